@@ -1,0 +1,42 @@
+import { Command } from "@effect/cli"
+import { Effect, Layer } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
+import { loggingLayer } from "../observability/Logging.ts"
+import { SqlLive } from "../storage/Database.ts"
+import { prepareDatabase } from "../storage/Migrations.ts"
+import { AdminServices, adminCommands } from "./admin.ts"
+import { printJson } from "./output.ts"
+
+/**
+ * What one-shot commands run on: the database (created and migrated first, once, failing fast
+ * when Postgres is down rather than retrying like a server) and logs on stderr.
+ */
+const OneShotBase = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) =>
+    SqlLive.pipe(
+      Layer.provideMerge(loggingLayer({ format: config.logFormat, level: config.logLevel, stderr: true })),
+      Layer.provideMerge(AppConfig.make(config))
+    ))
+).pipe(Layer.provide(AppConfig.layer))
+
+const OneShot = Layer.mergeAll(AdminServices, Layer.effectDiscard(prepareDatabase)).pipe(Layer.provideMerge(OneShotBase))
+
+const migrate = Command.make("migrate", {}, () =>
+  Effect.gen(function*() {
+    const result = yield* prepareDatabase
+    yield* printJson({ database_created: result.created, applied: result.applied })
+  }).pipe(Effect.provide(OneShotBase))).pipe(Command.withDescription("Create the database if absent and apply pending migrations"))
+
+const admin = Command.make("admin").pipe(
+  Command.withDescription("Operator commands; each prints JSON"),
+  Command.withSubcommands(adminCommands(OneShot))
+)
+
+/** The `herald` command line. `serve` is given by the composition root (src/main.ts). */
+export const makeCli = (serve: Effect.Effect<void, unknown, AppConfig>) => {
+  const serveCommand = Command.make("serve", {}, () => Effect.provide(serve, AppConfig.layer)).pipe(
+    Command.withDescription("Run a node: HERALD_ROLE=all (default) | api | worker")
+  )
+  const herald = Command.make("herald").pipe(Command.withSubcommands([serveCommand, migrate, admin]))
+  return Command.run(herald, { name: "herald", version: "0.1.0" })
+}

@@ -1,0 +1,97 @@
+import { Args, Command, Options } from "@effect/cli"
+import { Effect, Layer, Option, Redacted, Schema } from "effect"
+import { InvalidRequest } from "../domain/errors.ts"
+import { AccountLabel, Amount, Email, Password } from "../domain/identity.ts"
+import { Plan } from "../domain/plans.ts"
+import { Passwords } from "../security/Passwords.ts"
+import { AccountsRepo } from "../storage/AccountsRepo.ts"
+import { UsersRepo } from "../storage/UsersRepo.ts"
+import { printJson } from "./output.ts"
+
+/** Decodes one CLI input with a domain Schema; a bad value names the flag or argument. */
+const parse = <A, I>(schema: Schema.Schema<A, I>, name: string, value: I) =>
+  Schema.decode(schema)(value).pipe(
+    Effect.mapError((error) => InvalidRequest.single(name, error.message.split("\n").at(-1)?.trim() ?? "invalid value"))
+  )
+
+const accountArg = Args.text({ name: "ACCOUNT" }).pipe(Args.withDescription("account id (uuid)"))
+const accountId = (value: string) => parse(Schema.UUID, "ACCOUNT", value)
+
+const plans = Plan.literals.map((p): [string, typeof p] => [p, p])
+
+const createAccount = Command.make(
+  "create-account",
+  {
+    email: Options.text("email"),
+    password: Options.redacted("password"),
+    label: Options.text("label"),
+    plan: Options.choice("plan", Plan.literals).pipe(Options.withDefault("starter" as const))
+  },
+  (input) =>
+    Effect.gen(function*() {
+      const email = yield* parse(Email, "--email", input.email)
+      yield* parse(Password, "--password", Redacted.value(input.password))
+      const label = yield* parse(AccountLabel, "--label", input.label)
+      const passwordHash = yield* (yield* Passwords).hash(input.password)
+      const created = yield* (yield* AccountsRepo).createWithOwner({ email, passwordHash, label, plan: input.plan })
+      yield* printJson({ account_id: created.accountId, user_id: created.userId })
+    })
+).pipe(Command.withDescription("Create an account with its owner (prints {account_id, user_id})"))
+
+const setPlan = Command.make(
+  "set-plan",
+  {
+    account: accountArg,
+    plan: Args.choice(plans, { name: "PLAN" }),
+    rate: Options.integer("rate").pipe(
+      Options.withDescription("enterprise only: requests per minute shared by the public API and GraphQL"),
+      Options.optional
+    )
+  },
+  (input) =>
+    Effect.gen(function*() {
+      const id = yield* accountId(input.account)
+      const rate = Option.getOrNull(input.rate)
+      if (rate !== null && (input.plan !== "enterprise" || rate < 1)) {
+        return yield* InvalidRequest.single("--rate", "is a positive number and only for the enterprise plan")
+      }
+      const account = yield* (yield* AccountsRepo).setPlan(id, input.plan, rate)
+      yield* printJson({ account_id: account.accountId, plan: account.plan, rate_per_minute: account.planRatePerMinute })
+    })
+).pipe(Command.withDescription("Change an account's plan"))
+
+const walletCredit = Command.make(
+  "wallet-credit",
+  { account: accountArg, amount: Args.text({ name: "AMOUNT" }) },
+  (input) =>
+    Effect.gen(function*() {
+      const id = yield* accountId(input.account)
+      const amount = yield* parse(Amount, "AMOUNT", input.amount)
+      const balance = yield* (yield* AccountsRepo).credit(id, amount)
+      yield* printJson({ account_id: id, credited: Number(amount), balance })
+    })
+).pipe(Command.withDescription("Top up an account's wallet"))
+
+const resetPassword = Command.make(
+  "reset-password",
+  { email: Args.text({ name: "EMAIL" }), password: Args.redacted({ name: "PASSWORD" }) },
+  (input) =>
+    Effect.gen(function*() {
+      const email = yield* parse(Email, "EMAIL", input.email)
+      yield* parse(Password, "PASSWORD", Redacted.value(input.password))
+      const passwordHash = yield* (yield* Passwords).hash(input.password)
+      const user = yield* (yield* UsersRepo).setPassword(email, passwordHash)
+      yield* printJson({ user_id: user.userId, tokens_revoked: true })
+    })
+).pipe(Command.withDescription("Set a new password; every token of that person stops working at once"))
+
+export const AdminServices = Layer.mergeAll(AccountsRepo.Default, UsersRepo.Default, Passwords.Default)
+
+/** The admin subcommands, each run on the given layer (the database and its repositories). */
+export const adminCommands = <E, R>(layer: Layer.Layer<AccountsRepo | UsersRepo | Passwords, E, R>) =>
+  [
+    Command.provide(createAccount, layer),
+    Command.provide(setPlan, layer),
+    Command.provide(walletCredit, layer),
+    Command.provide(resetPassword, layer)
+  ] as const

@@ -1,0 +1,130 @@
+import { randomBytes } from "node:crypto"
+import { hostname } from "node:os"
+import { Config, ConfigError, Context, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
+
+export type Role = "all" | "api" | "worker"
+export type LogFormat = "json" | "pretty"
+
+/** Every setting of the process, read once at start and validated before anything else runs. */
+export interface AppSettings {
+  readonly port: number
+  readonly databaseUrl: Redacted.Redacted<string>
+  readonly natsUrl: string
+  readonly role: Role
+  readonly partitions: number
+  readonly nodeId: string
+  readonly natsPrefix: string
+  readonly gatewayRbmUrl: Option.Option<string>
+  readonly gatewayWaUrl: Option.Option<string>
+  readonly gatewayCapiUrl: Option.Option<string>
+  readonly gatewaySimPort: number
+  readonly webhookAllowPrivate: boolean
+  readonly logLevel: LogLevel.LogLevel
+  readonly logFormat: LogFormat
+}
+
+const url = (name: string, protocols: ReadonlyArray<string>) =>
+  Config.string(name).pipe(
+    Config.validate({
+      message: `must be a URL with scheme ${protocols.join(" or ")}`,
+      validation: (value) => {
+        try {
+          return protocols.includes(new URL(value).protocol.replace(/:$/, ""))
+        } catch {
+          return false
+        }
+      }
+    })
+  )
+
+const integerIn = (name: string, min: number, max: number) =>
+  Config.integer(name).pipe(
+    Config.validate({
+      message: `must be an integer from ${min} to ${max}`,
+      validation: (n) => n >= min && n <= max
+    })
+  )
+
+// NATS names (streams, consumers, KV buckets) accept only these characters, and the prefix is the
+// first token of every subject, so it must not contain dots or wildcards either.
+const natsPrefix = Config.string("HERALD_NATS_PREFIX").pipe(
+  Config.withDefault("herald"),
+  Config.validate({
+    message: "must be 1-32 characters of letters, digits, '_' or '-'",
+    validation: (s) => /^[A-Za-z0-9_-]{1,32}$/.test(s)
+  })
+)
+
+const nodeId = Config.string("HERALD_NODE_ID").pipe(
+  Config.validate({
+    message: "must be 1-64 characters of letters, digits, '_', '-' or '.'",
+    validation: (s) => /^[A-Za-z0-9_.-]{1,64}$/.test(s)
+  }),
+  Config.option,
+  Config.map(Option.getOrElse(() => `${hostname().replace(/[^A-Za-z0-9_-]/g, "-").slice(0, 40)}-${randomBytes(4).toString("hex")}`))
+)
+
+const logLevel = Config.string("LOG_LEVEL").pipe(
+  Config.withDefault("info"),
+  Config.mapOrFail((raw) => {
+    const level = LogLevel.allLevels.find((l) => l.label.toLowerCase() === raw.toLowerCase() || l._tag.toLowerCase() === raw.toLowerCase())
+    return level
+      ? Either.right(level)
+      : Either.left(ConfigError.InvalidData([], "must be one of trace, debug, info, warning, error, fatal, none"))
+  })
+)
+
+const optionalUrl = (name: string) => Config.option(url(name, ["http", "https"]))
+
+export const settingsConfig: Config.Config<AppSettings> = Config.all({
+  port: integerIn("PORT", 0, 65535).pipe(Config.withDefault(8080)),
+  databaseUrl: Config.redacted(url("DATABASE_URL", ["postgres", "postgresql"])).pipe(
+    Config.withDefault(Redacted.make("postgres://postgres@127.0.0.1:5432/herald"))
+  ),
+  natsUrl: url("NATS_URL", ["nats", "tls", "ws", "wss"]).pipe(Config.withDefault("nats://127.0.0.1:4222")),
+  role: Config.literal("all", "api", "worker")("HERALD_ROLE").pipe(Config.withDefault("all" as const)),
+  partitions: integerIn("HERALD_PARTITIONS", 1, 4096).pipe(Config.withDefault(32)),
+  nodeId,
+  natsPrefix,
+  gatewayRbmUrl: optionalUrl("GATEWAY_RBM_URL"),
+  gatewayWaUrl: optionalUrl("GATEWAY_WA_URL"),
+  gatewayCapiUrl: optionalUrl("GATEWAY_CAPI_URL"),
+  gatewaySimPort: integerIn("GATEWAY_SIM_PORT", 0, 65535).pipe(Config.withDefault(8090)),
+  webhookAllowPrivate: Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
+  logLevel,
+  logFormat: Config.literal("json", "pretty")("LOG_FORMAT").pipe(
+    Config.option,
+    Config.map(Option.getOrElse((): LogFormat => (process.stdout.isTTY ? "pretty" : "json")))
+  )
+})
+
+export class AppConfig extends Context.Tag("herald/AppConfig")<AppConfig, AppSettings>() {
+  static readonly layer = Layer.effect(AppConfig, settingsConfig)
+  static readonly make = (settings: AppSettings) => Layer.succeed(AppConfig, settings)
+}
+
+/**
+ * One line per wrong setting, naming the variable and what is wrong with it. Effect's own
+ * rendering nests And/Or trees; an operator reading a crash-looping container wants the variable.
+ */
+export const describeConfigError = (error: ConfigError.ConfigError): string => {
+  const lines = new Set<string>()
+  const walk = (e: ConfigError.ConfigError): void => {
+    switch (e._op) {
+      case "And":
+      case "Or":
+        walk(e.left)
+        walk(e.right)
+        return
+      case "InvalidData":
+      case "MissingData":
+      case "SourceUnavailable":
+      case "Unsupported":
+        lines.add(`${e.path.join(".") || "configuration"}: ${e.message}`)
+    }
+  }
+  walk(error)
+  return [...lines].join("; ")
+}
+
+export const loadSettings: Effect.Effect<AppSettings, ConfigError.ConfigError> = settingsConfig

@@ -1,0 +1,45 @@
+import { Schema } from "effect"
+
+/**
+ * Expected failures shared by every capability. Each carries the message a client reads; the HTTP
+ * edge (src/http/errors.ts) gives each its status and stable `code`.
+ */
+
+export class FieldIssue extends Schema.Class<FieldIssue>("FieldIssue")({
+  path: Schema.String,
+  message: Schema.String
+}) {}
+
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
+  message: Schema.String,
+  errors: Schema.Array(FieldIssue)
+}) {
+  static readonly single = (path: string, message: string) =>
+    new InvalidRequest({ message: path ? `${path}: ${message}` : message, errors: [new FieldIssue({ path, message })] })
+}
+
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
+  message: Schema.String
+}) {}
+
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
+  message: Schema.String,
+  key: Schema.String
+}) {}
+
+/** A dependency (Postgres, NATS) did not answer: the request may succeed if retried later. */
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
+  message: Schema.String
+}) {}
+
+export class EmailTaken extends Schema.TaggedError<EmailTaken>()("EmailTaken", {
+  message: Schema.String
+}) {}
+
+export class AccountNotFound extends Schema.TaggedError<AccountNotFound>()("AccountNotFound", {
+  message: Schema.String
+}) {}
+
+export class UserNotFound extends Schema.TaggedError<UserNotFound>()("UserNotFound", {
+  message: Schema.String
+}) {}

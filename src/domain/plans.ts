@@ -1,0 +1,22 @@
+import { Schema } from "effect"
+
+export const Plan = Schema.Literal("starter", "growth", "advanced", "enterprise")
+export type Plan = typeof Plan.Type
+
+/**
+ * Requests per minute shared by the public REST routes and GraphQL (contract, Limits). Starter has
+ * no public API; Enterprise's rate is set per account (`herald admin set-plan ... --rate N`) and
+ * defaults to Advanced's until it is.
+ */
+export const planRatePerMinute = (plan: Plan, enterpriseRate: number | null): number | null => {
+  switch (plan) {
+    case "starter":
+      return null
+    case "growth":
+      return 300
+    case "advanced":
+      return 600
+    case "enterprise":
+      return enterpriseRate ?? 600
+  }
+}

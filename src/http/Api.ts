@@ -1,0 +1,28 @@
+import { HttpApi, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { DecodeErrorResponse, ServiceUnavailableResponse } from "./errors.ts"
+import { HealthApi } from "./health/HealthApi.ts"
+
+// HttpApi answers a request that fails its schemas with its own `HttpApiDecodeError` body; the
+// contract wants the common envelope (`invalid_request` with `errors[{path, message}]`). The
+// API-level error schema is therefore replaced by one that encodes decode failures to it, plus the
+// 503 every endpoint may answer when a dependency is down.
+const withEnvelopeErrors = <A extends HttpApi.HttpApi.Any>(api: A): A => {
+  ;(api as unknown as { errorSchema: unknown }).errorSchema = Schema.Union(DecodeErrorResponse, ServiceUnavailableResponse)
+  return api
+}
+
+/** The whole HTTP API of an api node. */
+export const HeraldApi = withEnvelopeErrors(
+  HttpApi.make("herald")
+    .add(HealthApi)
+    .annotate(OpenApi.Title, "Herald")
+    .annotate(OpenApi.Version, "1")
+    .annotate(OpenApi.Description, "Herald messaging engine: RCS business messaging, webhooks, broadcasts.")
+)
+
+/**
+ * What a worker node serves: health only (plus /metrics), for orchestrators' probes. Same API id,
+ * so the health handlers built for HeraldApi serve it too.
+ */
+export const OpsApi = withEnvelopeErrors(HttpApi.make("herald").add(HealthApi))

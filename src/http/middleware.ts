@@ -1,0 +1,125 @@
+import { HttpLayerRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import { SqlError } from "@effect/sql/SqlError"
+import { Cause, Context, Effect, Option } from "effect"
+import { randomUUID } from "node:crypto"
+import { NatsUnavailable } from "../bus/Nats.ts"
+import { ServiceUnavailable } from "../domain/errors.ts"
+import { envelope } from "./errors.ts"
+import { recordRequest } from "./HttpMetrics.ts"
+
+/** Largest request body accepted (DESIGN.md): 10 MB. */
+export const MAX_BODY_BYTES = 10 * 1024 * 1024
+
+/**
+ * Filled in by the route middleware once the router matched, so the outer middleware can label
+ * metrics by route pattern (`/api/v1/rcs/bots/:bot_id`), never by raw URL.
+ */
+class MatchedRoute extends Context.Tag("herald/http/MatchedRoute")<MatchedRoute, { route: string }>() {}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+/**
+ * The outermost layer of every request: request id (taken from `x-request-id` when sane,
+ * generated otherwise) on the response and on every log line of the request, the size limit
+ * checked from Content-Length before the body is read, the error envelope for whatever the routes
+ * did not answer themselves, an access log line and the per-route metrics.
+ */
+export const RequestMiddleware = HttpLayerRouter.middleware(
+  (app) =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      const given = request.headers["x-request-id"]
+      const requestId = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID()
+      return answer(app, request, requestId).pipe(Effect.annotateLogs("request_id", requestId))
+    }),
+  { global: true }
+)
+
+const answer = <E, R>(
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+  request: HttpServerRequest.HttpServerRequest,
+  requestId: string
+) =>
+  Effect.gen(function*() {
+    const matched = { route: "unmatched" }
+    const started = performance.now()
+    const declared = Number(request.headers["content-length"] ?? 0)
+    const response = declared > MAX_BODY_BYTES
+      ? tooLarge()
+      : yield* app.pipe(
+        Effect.provideService(MatchedRoute, matched),
+        Effect.catchAllCause((cause) => errorToResponse(cause, request))
+      )
+    const status = response.status
+    const seconds = (performance.now() - started) / 1000
+    yield* recordRequest(request.method, matched.route, status, seconds)
+    const line = { method: request.method, route: matched.route, status, ms: Math.round(seconds * 1000) }
+    yield* status >= 500 ? Effect.logWarning("request answered", line) : Effect.logDebug("request answered", line)
+    return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+  })
+
+/** Applied to every route: tells the outer middleware which pattern matched. */
+export const RouteLabelMiddleware = HttpLayerRouter.middleware((app) =>
+  Effect.flatMap(Effect.serviceOption(MatchedRoute), (holder) =>
+    Option.isNone(holder)
+      ? app
+      : Effect.flatMap(HttpLayerRouter.RouteContext, (context) => {
+        holder.value.route = context.route.path
+        return app
+      }))
+)
+
+const tooLarge = () => envelope(413, "payload_too_large", `request body exceeds ${MAX_BODY_BYTES} bytes`)
+
+const errorToResponse = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpServerRequest) => {
+  if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+  const failure = Option.getOrUndefined(Cause.failureOption(cause))
+  if (failure instanceof HttpServerError.RouteNotFound) {
+    return Effect.succeed(envelope(404, "not_found", `no route for ${request.method} ${request.url.split("?")[0]}`))
+  }
+  if (failure instanceof HttpServerError.RequestError) {
+    const why = String((failure.cause as Error | undefined)?.message ?? "")
+    if (why.includes("maxBytes exceeded")) return Effect.succeed(tooLarge())
+    return Effect.succeed(
+      envelope(400, "invalid_request", "request body is not valid JSON", { errors: [{ path: "", message: why || "unreadable body" }] })
+    )
+  }
+  if (failure instanceof HttpApiDecodeError) {
+    // A decode failure of a route outside HttpApi's error encoding.
+    return Effect.succeed(envelope(400, "invalid_request", failure.message, { errors: [] }))
+  }
+  const unavailable = dependencyDown(cause)
+  if (unavailable !== undefined) {
+    return Effect.as(
+      Effect.logWarning("dependency unavailable", { reason: unavailable }),
+      envelope(503, "service_unavailable", unavailable)
+    )
+  }
+  return Effect.as(
+    Effect.logError("request failed", cause),
+    envelope(500, "internal_error", "internal error")
+  )
+}
+
+// pg error classes 08 (connection exception) and 57P (operator intervention: shutdown, crash),
+// 53300 too_many_connections, and the socket errors of an unreachable server.
+const PG_UNAVAILABLE = /^(08|57P|53300)/
+const SOCKET_ERRORS = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENOTFOUND", "EAI_AGAIN"])
+
+/** Whether a failure means a dependency is unreachable (→ 503), with a reason for the client. */
+export const dependencyDown = (cause: Cause.Cause<unknown>): string | undefined => {
+  for (const error of [...Cause.failures(cause), ...Cause.defects(cause)]) {
+    if (error instanceof ServiceUnavailable) return error.message
+    if (error instanceof NatsUnavailable) return "message bus unavailable"
+    if (error instanceof SqlError && isConnectionProblem(error.cause)) return "database unavailable"
+  }
+  return undefined
+}
+
+const isConnectionProblem = (cause: unknown): boolean => {
+  const e = cause as { code?: string; message?: string } | undefined
+  if (e === undefined || e === null) return false
+  if (typeof e.code === "string" && (PG_UNAVAILABLE.test(e.code) || SOCKET_ERRORS.has(e.code))) return true
+  const message = String(e.message ?? "")
+  return /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message)
+}

@@ -1,0 +1,38 @@
+import { HttpApiSwagger, HttpLayerRouter } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { createServer } from "node:http"
+import { AppConfig } from "../config/AppConfig.ts"
+import { HeraldApi, OpsApi } from "./Api.ts"
+import { HealthHttpLive } from "./health/HealthHttp.ts"
+import { MetricsRoute } from "./HttpMetrics.ts"
+import { RequestMiddleware, RouteLabelMiddleware } from "./middleware.ts"
+
+/** Handlers of every HttpApi group. Each capability adds its group's layer here. */
+export const ApiHandlers = Layer.mergeAll(HealthHttpLive)
+
+const FullRoutes = Layer.mergeAll(
+  HttpLayerRouter.addHttpApi(HeraldApi, { openapiPath: "/api/v1/openapi.json" }).pipe(Layer.provide(ApiHandlers)),
+  HttpApiSwagger.layerHttpLayerRouter({ api: HeraldApi, path: "/docs" }),
+  MetricsRoute
+)
+
+const OpsRoutes = Layer.mergeAll(HttpLayerRouter.addHttpApi(OpsApi).pipe(Layer.provide(HealthHttpLive)), MetricsRoute)
+
+const Listener = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) => NodeHttpServer.layer(() => createServer({ keepAliveTimeout: 5_000 }), { port: config.port }))
+)
+
+/**
+ * The HTTP server on PORT: the whole API on api nodes, health and metrics on worker nodes. On
+ * shutdown Node's server stops accepting, closes idle keep-alive sockets and waits for requests in
+ * flight, before the layers below it (NATS, Postgres) are released.
+ */
+export const HttpServerLive = (surface: "full" | "ops") =>
+  HttpLayerRouter.serve(
+    (surface === "full" ? FullRoutes : OpsRoutes).pipe(Layer.provide(RouteLabelMiddleware.layer), Layer.provide(RequestMiddleware)),
+    { disableLogger: true, disableListenLog: true }
+  ).pipe(
+    Layer.provide(Listener),
+    Layer.tap(() => Effect.logInfo("HTTP listening", { surface }))
+  )
