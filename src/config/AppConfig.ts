@@ -48,11 +48,11 @@ const integerIn = (name: string, min: number, max: number) =>
 // NATS names (streams, consumers, KV buckets) accept only these characters, and the prefix is the
 // first token of every subject, so it must not contain dots or wildcards either.
 const natsPrefix = Config.string("HERALD_NATS_PREFIX").pipe(
-  Config.withDefault("herald"),
   Config.validate({
     message: "must be 1-32 characters of letters, digits, '_' or '-'",
     validation: (s) => /^[A-Za-z0-9_-]{1,32}$/.test(s)
-  })
+  }),
+  Config.withDefault("herald")
 )
 
 const nodeId = Config.string("HERALD_NODE_ID").pipe(
@@ -65,21 +65,24 @@ const nodeId = Config.string("HERALD_NODE_ID").pipe(
 )
 
 const logLevel = Config.string("LOG_LEVEL").pipe(
-  Config.withDefault("info"),
   Config.mapOrFail((raw) => {
     const level = LogLevel.allLevels.find((l) => l.label.toLowerCase() === raw.toLowerCase() || l._tag.toLowerCase() === raw.toLowerCase())
     return level
       ? Either.right(level)
-      : Either.left(ConfigError.InvalidData([], "must be one of trace, debug, info, warning, error, fatal, none"))
-  })
+      : Either.left(ConfigError.InvalidData(["LOG_LEVEL"], "must be one of trace, debug, info, warning, error, fatal, none"))
+  }),
+  Config.withDefault(LogLevel.Info)
 )
 
 const optionalUrl = (name: string) => Config.option(url(name, ["http", "https"]))
 
 export const settingsConfig: Config.Config<AppSettings> = Config.all({
   port: integerIn("PORT", 0, 65535).pipe(Config.withDefault(8080)),
-  databaseUrl: Config.redacted(url("DATABASE_URL", ["postgres", "postgresql"])).pipe(
-    Config.withDefault(Redacted.make("postgres://postgres@127.0.0.1:5432/herald"))
+  // Validated as a plain string (so the error can say what is wrong), then kept redacted: it may
+  // carry a password, and a Redacted value never prints.
+  databaseUrl: url("DATABASE_URL", ["postgres", "postgresql"]).pipe(
+    Config.withDefault("postgres://postgres@127.0.0.1:5432/herald"),
+    Config.map(Redacted.make)
   ),
   natsUrl: url("NATS_URL", ["nats", "tls", "ws", "wss"]).pipe(Config.withDefault("nats://127.0.0.1:4222")),
   role: Config.literal("all", "api", "worker")("HERALD_ROLE").pipe(Config.withDefault("all" as const)),

@@ -7,7 +7,7 @@ import { HealthApi } from "./health/HealthApi.ts"
 // contract wants the common envelope (`invalid_request` with `errors[{path, message}]`). The
 // API-level error schema is therefore replaced by one that encodes decode failures to it, plus the
 // 503 every endpoint may answer when a dependency is down.
-const withEnvelopeErrors = <A extends HttpApi.HttpApi.Any>(api: A): A => {
+export const withEnvelopeErrors = <A extends HttpApi.HttpApi.Any>(api: A): A => {
   ;(api as unknown as { errorSchema: unknown }).errorSchema = Schema.Union(DecodeErrorResponse, ServiceUnavailableResponse)
   return api
 }

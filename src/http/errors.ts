@@ -14,6 +14,7 @@ export const errorResponse = <Self extends { readonly _tag: string }, Fields ext
   code: string
 ): Schema.Schema<Self, unknown, never> => {
   const { _tag, ...extra } = errorClass.fields as Schema.Struct.Fields
+  const keys = Object.keys(extra)
   const wire = Schema.Struct({
     success: Schema.Literal(false),
     code: Schema.Literal(code),
@@ -22,10 +23,12 @@ export const errorResponse = <Self extends { readonly _tag: string }, Fields ext
   return Schema.transform(wire, Schema.typeSchema(errorClass), {
     strict: false,
     decode: ({ success: _s, code: _c, ...fields }) => new (errorClass as any)(fields),
-    encode: (error) => {
-      const { _tag, ...fields } = error as Record<string, unknown>
-      return { success: false as const, code, ...fields }
-    }
+    // Fields are read by name: `message` of an Error subclass is not an own enumerable property.
+    encode: (error) => ({
+      success: false as const,
+      code,
+      ...Object.fromEntries(keys.map((key) => [key, (error as Record<string, unknown>)[key]]))
+    })
   }).annotations({
     ...HttpApiSchema.annotations({ status }),
     identifier: `${code}_error`,

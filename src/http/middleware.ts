@@ -1,15 +1,15 @@
-import { HttpLayerRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { FileSystem, HttpIncomingMessage, HttpLayerRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Context, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { NatsUnavailable } from "../bus/Nats.ts"
 import { ServiceUnavailable } from "../domain/errors.ts"
+import { bufferChunkedBody, isChunkedUpload, MAX_BODY_BYTES } from "./bodyLimit.ts"
 import { envelope } from "./errors.ts"
 import { recordRequest } from "./HttpMetrics.ts"
 
-/** Largest request body accepted (DESIGN.md): 10 MB. */
-export const MAX_BODY_BYTES = 10 * 1024 * 1024
+const BODY_LIMIT = Option.some(FileSystem.Size(MAX_BODY_BYTES))
 
 /**
  * Filled in by the route middleware once the router matched, so the outer middleware can label
@@ -25,6 +25,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
  * checked from Content-Length before the body is read, the error envelope for whatever the routes
  * did not answer themselves, an access log line and the per-route metrics.
  */
+export { MAX_BODY_BYTES }
+
 export const RequestMiddleware = HttpLayerRouter.middleware(
   (app) =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
@@ -44,10 +46,17 @@ const answer = <E, R>(
     const matched = { route: "unmatched" }
     const started = performance.now()
     const declared = Number(request.headers["content-length"] ?? 0)
-    const response = declared > MAX_BODY_BYTES
+    const readable = declared > MAX_BODY_BYTES
+      ? undefined
+      : isChunkedUpload(request)
+      ? yield* bufferChunkedBody(request)
+      : request
+    const response = readable === undefined
       ? tooLarge()
       : yield* app.pipe(
+        Effect.provideService(HttpServerRequest.HttpServerRequest, readable),
         Effect.provideService(MatchedRoute, matched),
+        Effect.provideService(HttpIncomingMessage.MaxBodySize, BODY_LIMIT),
         Effect.catchAllCause((cause) => errorToResponse(cause, request))
       )
     const status = response.status
@@ -77,8 +86,10 @@ const errorToResponse = (cause: Cause.Cause<unknown>, request: HttpServerRequest
   if (failure instanceof HttpServerError.RouteNotFound) {
     return Effect.succeed(envelope(404, "not_found", `no route for ${request.method} ${request.url.split("?")[0]}`))
   }
-  if (failure instanceof HttpServerError.RequestError) {
-    const why = String((failure.cause as Error | undefined)?.message ?? "")
+  // HttpApi reads bodies with `orDie`, so an unreadable or oversized body arrives as a defect.
+  const unreadable = [failure, ...Cause.defects(cause)].find((e) => e instanceof HttpServerError.RequestError)
+  if (unreadable instanceof HttpServerError.RequestError) {
+    const why = String((unreadable.cause as Error | undefined)?.message ?? "")
     if (why.includes("maxBytes exceeded")) return Effect.succeed(tooLarge())
     return Effect.succeed(
       envelope(400, "invalid_request", "request body is not valid JSON", { errors: [{ path: "", message: why || "unreadable body" }] })

@@ -23,16 +23,20 @@ const Listener = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => NodeHttpServer.layer(() => createServer({ keepAliveTimeout: 5_000 }), { port: config.port }))
 )
 
+/** Serves routes behind Herald's middleware (request id, errors, metrics) on the given listener. */
+export const serveRoutes = <A, E, R>(routes: Layer.Layer<A, E, R>) =>
+  HttpLayerRouter.serve(routes.pipe(Layer.provide(RouteLabelMiddleware.layer), Layer.provide(RequestMiddleware)), {
+    disableLogger: true,
+    disableListenLog: true
+  })
+
 /**
  * The HTTP server on PORT: the whole API on api nodes, health and metrics on worker nodes. On
  * shutdown Node's server stops accepting, closes idle keep-alive sockets and waits for requests in
  * flight, before the layers below it (NATS, Postgres) are released.
  */
 export const HttpServerLive = (surface: "full" | "ops") =>
-  HttpLayerRouter.serve(
-    (surface === "full" ? FullRoutes : OpsRoutes).pipe(Layer.provide(RouteLabelMiddleware.layer), Layer.provide(RequestMiddleware)),
-    { disableLogger: true, disableListenLog: true }
-  ).pipe(
+  serveRoutes(surface === "full" ? FullRoutes : OpsRoutes).pipe(
     Layer.provide(Listener),
     Layer.tap(() => Effect.logInfo("HTTP listening", { surface }))
   )

@@ -1,0 +1,81 @@
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Either, LogLevel, Option, Redacted } from "effect"
+import { describeConfigError, loadSettings } from "../../src/config/AppConfig.ts"
+
+const load = (env: Record<string, string>) =>
+  loadSettings.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))), Effect.either)
+
+describe("AppConfig", () => {
+  it.effect("uses the defaults of DESIGN.md when nothing is set", () =>
+    Effect.gen(function*() {
+      const settings = Either.getOrThrow(yield* load({ LOG_FORMAT: "json" }))
+      expect(settings.port).toBe(8080)
+      expect(Redacted.value(settings.databaseUrl)).toBe("postgres://postgres@127.0.0.1:5432/herald")
+      expect(settings.natsUrl).toBe("nats://127.0.0.1:4222")
+      expect(settings.role).toBe("all")
+      expect(settings.partitions).toBe(32)
+      expect(settings.natsPrefix).toBe("herald")
+      expect(settings.nodeId).toMatch(/^[A-Za-z0-9_.-]+$/)
+      expect(settings.gatewayRbmUrl).toEqual(Option.none())
+      expect(settings.gatewaySimPort).toBe(8090)
+      expect(settings.webhookAllowPrivate).toBe(false)
+      expect(settings.logLevel).toEqual(LogLevel.Info)
+    }))
+
+  it.effect("reads every variable", () =>
+    Effect.gen(function*() {
+      const settings = Either.getOrThrow(
+        yield* load({
+          PORT: "9000",
+          DATABASE_URL: "postgresql://u:p@db:5432/x",
+          NATS_URL: "nats://bus:4222",
+          HERALD_ROLE: "worker",
+          HERALD_PARTITIONS: "64",
+          HERALD_NODE_ID: "node-1",
+          HERALD_NATS_PREFIX: "prod_eu",
+          GATEWAY_RBM_URL: "http://sim:8090",
+          WEBHOOK_ALLOW_PRIVATE: "true",
+          LOG_LEVEL: "debug",
+          LOG_FORMAT: "pretty"
+        })
+      )
+      expect(settings).toMatchObject({ port: 9000, role: "worker", partitions: 64, nodeId: "node-1", natsPrefix: "prod_eu", webhookAllowPrivate: true, logFormat: "pretty" })
+      expect(settings.gatewayRbmUrl).toEqual(Option.some("http://sim:8090"))
+      expect(settings.logLevel).toEqual(LogLevel.Debug)
+      // The database URL carries a password: it never prints.
+      expect(String(settings.databaseUrl)).not.toContain("p@db")
+    }))
+
+  const bad: ReadonlyArray<[Record<string, string>, string]> = [
+    [{ PORT: "eighty" }, "PORT"],
+    [{ PORT: "70000" }, "PORT: must be an integer from 0 to 65535"],
+    [{ HERALD_ROLE: "boss" }, "HERALD_ROLE"],
+    [{ HERALD_PARTITIONS: "0" }, "HERALD_PARTITIONS: must be an integer from 1 to 4096"],
+    [{ DATABASE_URL: "mysql://x/y" }, "DATABASE_URL: must be a URL with scheme postgres or postgresql"],
+    [{ NATS_URL: "not a url" }, "NATS_URL"],
+    [{ HERALD_NATS_PREFIX: "a.b" }, "HERALD_NATS_PREFIX: must be 1-32 characters"],
+    [{ HERALD_NODE_ID: "has space" }, "HERALD_NODE_ID"],
+    [{ LOG_LEVEL: "loud" }, "LOG_LEVEL: must be one of"],
+    [{ LOG_FORMAT: "xml" }, "LOG_FORMAT"],
+    [{ WEBHOOK_ALLOW_PRIVATE: "maybe" }, "WEBHOOK_ALLOW_PRIVATE"],
+    [{ GATEWAY_RBM_URL: "ftp://x" }, "GATEWAY_RBM_URL"]
+  ]
+  for (const [env, expected] of bad) {
+    it.effect(`rejects ${JSON.stringify(env)} naming the variable`, () =>
+      Effect.gen(function*() {
+        const result = yield* load(env)
+        expect(Either.isLeft(result)).toBe(true)
+        const line = describeConfigError(Either.getLeft(result).pipe(Option.getOrThrow))
+        expect(line).toContain(expected)
+        expect(line).not.toContain("\n")
+      }))
+  }
+
+  it.effect("reports every wrong variable at once", () =>
+    Effect.gen(function*() {
+      const result = yield* load({ PORT: "x", HERALD_ROLE: "y" })
+      const line = describeConfigError(Either.getLeft(result).pipe(Option.getOrThrow))
+      expect(line).toContain("PORT")
+      expect(line).toContain("HERALD_ROLE")
+    }))
+})

@@ -1,0 +1,96 @@
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { NATS_URL } from "../support/isolation.ts"
+import { envFor } from "../support/isolation.ts"
+import { type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
+import { TcpProxy } from "../support/TcpProxy.ts"
+import { eventually, useIsolation } from "../support/e2e.ts"
+
+// Postgres and NATS are shared by every test file running in parallel, so they are never really
+// stopped here: the node under test reaches them through a proxy this file switches off and on.
+
+const iso = useIsolation()
+
+const ready = async (node: HeraldProcess) => {
+  const res = await fetch(`${node.url}/health/ready`)
+  return { status: res.status, body: await res.json() }
+}
+
+describe("Postgres unavailable", () => {
+  const nodes: Array<HeraldProcess> = []
+  afterAll(() => Promise.all(nodes.map((n) => n.kill())))
+
+  it("starts without it, answers 503 until it is up, then works without a restart; survives losing it", async () => {
+    const proxy = await TcpProxy.reserve({ host: "127.0.0.1", port: 5432 })
+    const url = new URL(iso.databaseUrl)
+    url.port = String(proxy.port)
+    const node = await startHerald(envFor(iso, { DATABASE_URL: url.toString() }), { waitReady: false })
+    nodes.push(node)
+
+    const down = await ready(node)
+    expect(down.status).toBe(503)
+    expect(down.body).toMatchObject({ success: false, code: "service_unavailable", checks: { postgres: "down", nats: "up" } })
+    expect(down.body.message).toContain("postgres")
+
+    await proxy.up()
+    const up = await eventually(async () => {
+      const r = await ready(node)
+      if (r.status !== 200) throw new Error(JSON.stringify(r.body))
+      return r
+    }, { timeoutMs: 20_000 })
+    expect(up.body.checks).toEqual({ postgres: "up", migrations: "up", nats: "up" })
+
+    // Lost while running: 503 (never 500), and back on its own.
+    await proxy.down()
+    const lost = await eventually(async () => {
+      const r = await ready(node)
+      if (r.status !== 503) throw new Error(`still ${r.status}`)
+      return r
+    })
+    expect(lost.body).toMatchObject({ code: "service_unavailable", checks: { postgres: "down" } })
+    await proxy.up()
+    await eventually(async () => {
+      const r = await ready(node)
+      if (r.status !== 200) throw new Error(JSON.stringify(r.body))
+    }, { timeoutMs: 20_000 })
+    await proxy.down()
+  })
+})
+
+describe("NATS unavailable", () => {
+  const nodes: Array<HeraldProcess> = []
+  afterAll(() => Promise.all(nodes.map((n) => n.kill())))
+
+  it("starts without it, answers 503 until it is up, then works without a restart; survives losing it", async () => {
+    const nats = new URL(NATS_URL)
+    const proxy = await TcpProxy.reserve({ host: nats.hostname, port: Number(nats.port || 4222) })
+    const node = await startHerald(envFor(iso, { NATS_URL: `nats://127.0.0.1:${proxy.port}` }), { waitReady: false })
+    nodes.push(node)
+
+    const down = await eventually(async () => {
+      const r = await ready(node)
+      if (r.body.checks?.postgres !== "up") throw new Error("database not ready yet")
+      return r
+    })
+    expect(down.status).toBe(503)
+    expect(down.body).toMatchObject({ code: "service_unavailable", checks: { nats: "down", postgres: "up" } })
+
+    await proxy.up()
+    await eventually(async () => {
+      const r = await ready(node)
+      if (r.status !== 200) throw new Error(JSON.stringify(r.body))
+    }, { timeoutMs: 20_000 })
+
+    await proxy.down()
+    await eventually(async () => {
+      const r = await ready(node)
+      if (r.status !== 503 || r.body.checks.nats !== "down") throw new Error(`still ${r.status}`)
+    })
+    await proxy.up()
+    await eventually(async () => {
+      const r = await ready(node)
+      if (r.status !== 200) throw new Error(JSON.stringify(r.body))
+    }, { timeoutMs: 20_000 })
+    expect(node.output()).toContain("NATS reconnected")
+    await proxy.down()
+  })
+})

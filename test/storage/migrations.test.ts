@@ -1,0 +1,55 @@
+import { PgClient } from "@effect/sql-pg"
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { SqlLive } from "../../src/storage/Database.ts"
+import { prepareDatabase, Storage } from "../../src/storage/Migrations.ts"
+import { IsolationLive, IsolationTag, TestConfig } from "../support/isolation.ts"
+
+const Env = Layer.mergeAll(SqlLive, Storage.Default.pipe(Layer.provide(SqlLive))).pipe(
+  Layer.provideMerge(TestConfig()),
+  Layer.provideMerge(IsolationLive)
+)
+
+layer(Env, { timeout: 60_000 })("storage", (it) => {
+  it.effect("creates the database named in DATABASE_URL and migrates it in the background", () =>
+    Effect.gen(function*() {
+      const storage = yield* Storage
+      yield* storage.awaitReadyFor("20 seconds")
+      const sql = yield* SqlClient.SqlClient
+      const tables = yield* sql<{ tablename: string }>`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1`
+      expect(tables.map((t) => t.tablename)).toEqual(
+        expect.arrayContaining(["accounts", "users", "memberships", "settings", "wallet_transactions", "herald_migrations"])
+      )
+      const iso = yield* IsolationTag
+      const [db] = yield* sql<{ current: string }>`SELECT current_database() AS current`
+      expect(db!.current).toBe(iso.database)
+    }))
+
+  it.effect("is idempotent and safe when several nodes migrate at once", () =>
+    Effect.gen(function*() {
+      yield* (yield* Storage).awaitReady
+      const results = yield* Effect.all([prepareDatabase, prepareDatabase, prepareDatabase], { concurrency: "unbounded" })
+      for (const r of results) {
+        expect(r.created).toBe(false)
+        expect(r.applied).toEqual([])
+      }
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql<{ id: number }>`SELECT migration_id AS id FROM herald_migrations`
+      expect(new Set(rows.map((r) => r.id)).size).toBe(rows.length)
+    }))
+
+  it.effect("stores timestamps as timestamptz and ids as uuid", () =>
+    Effect.gen(function*() {
+      yield* (yield* Storage).awaitReady
+      const sql = yield* PgClient.PgClient
+      const columns = yield* sql<{ tableName: string; columnName: string; dataType: string }>`
+        SELECT table_name, column_name, data_type FROM information_schema.columns
+        WHERE table_schema = 'public' AND (column_name LIKE '%\\_at' OR column_name LIKE '%\\_id') AND table_name <> 'herald_migrations'`
+      for (const c of columns) {
+        if (c.columnName.endsWith("_at")) expect(c.dataType, `${c.tableName}.${c.columnName}`).toBe("timestamp with time zone")
+        else expect(c.dataType, `${c.tableName}.${c.columnName}`).toBe("uuid")
+      }
+      expect(columns.length).toBeGreaterThan(10)
+    }))
+})

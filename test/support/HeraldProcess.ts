@@ -1,0 +1,93 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { freePort } from "./TcpProxy.ts"
+
+const BIN = fileURLToPath(new URL("../../bin/herald.js", import.meta.url))
+
+export interface HeraldProcess {
+  readonly url: string
+  readonly port: number
+  readonly child: ChildProcess
+  /** Everything the process printed so far (stdout and stderr). */
+  readonly output: () => string
+  readonly logs: () => Array<Record<string, unknown>>
+  /** SIGTERM and wait for the exit; resolves with the code and how long it took. */
+  readonly stop: () => Promise<{ code: number | null; ms: number }>
+  /** kill -9. */
+  readonly kill: () => Promise<void>
+  readonly exited: Promise<number | null>
+}
+
+/** Runs `herald <args>` as a child process and collects its output. */
+export const runHerald = (args: ReadonlyArray<string>, env: Record<string, string>) => {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let stdout = ""
+  let stderr = ""
+  child.stdout.on("data", (d) => (stdout += d))
+  child.stderr.on("data", (d) => (stderr += d))
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+  return { child, exited, stdout: () => stdout, stderr: () => stderr }
+}
+
+/** `herald <args>` to completion: exit code, stdout and stderr. */
+export const heraldCommand = async (args: ReadonlyArray<string>, env: Record<string, string>) => {
+  const run = runHerald(args, env)
+  const code = await run.exited
+  return { code, stdout: run.stdout(), stderr: run.stderr() }
+}
+
+/**
+ * Starts `herald serve` on a free port and waits until it answers /health/live (or, with
+ * `waitReady`, /health/ready with 200).
+ */
+export const startHerald = async (
+  env: Record<string, string>,
+  options: { readonly waitReady?: boolean; readonly timeoutMs?: number } = {}
+): Promise<HeraldProcess> => {
+  const port = env.PORT ? Number(env.PORT) : await freePort()
+  const run = runHerald(["serve"], { ...env, PORT: String(port) })
+  const url = `http://127.0.0.1:${port}`
+  const output = () => run.stdout() + run.stderr()
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000)
+  const path = options.waitReady === false ? "/health/live" : "/health/ready"
+  let exitCode: number | null | undefined
+  void run.exited.then((code) => (exitCode = code ?? -1))
+  for (;;) {
+    if (exitCode !== undefined) throw new Error(`herald exited with ${exitCode} before it was up:\n${output()}`)
+    const ok = await fetch(url + path).then((r) => r.status === 200, () => false)
+    if (ok) break
+    if (Date.now() > deadline) {
+      run.child.kill("SIGKILL")
+      throw new Error(`herald did not answer ${path} in time:\n${output()}`)
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return {
+    url,
+    port,
+    child: run.child,
+    output,
+    logs: () =>
+      run.stdout().split("\n").filter((l) => l.startsWith("{")).map((l) => {
+        try {
+          return JSON.parse(l) as Record<string, unknown>
+        } catch {
+          return {}
+        }
+      }),
+    exited: run.exited,
+    stop: async () => {
+      const started = Date.now()
+      if (run.child.exitCode === null) run.child.kill("SIGTERM")
+      const code = await run.exited
+      return { code, ms: Date.now() - started }
+    },
+    kill: async () => {
+      if (run.child.exitCode === null) run.child.kill("SIGKILL")
+      await run.exited
+    }
+  }
+}

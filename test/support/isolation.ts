@@ -1,0 +1,94 @@
+import { Context, Duration, Effect, Layer, LogLevel, Option, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
+import { connect } from "nats"
+import Pg from "pg"
+import { AppConfig, type AppSettings } from "../../src/config/AppConfig.ts"
+
+/** Where the test suite finds Postgres and NATS (the machine's services by default). */
+export const PG_ADMIN_URL = process.env.TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
+export const NATS_URL = process.env.TEST_NATS_URL ?? "nats://127.0.0.1:4222"
+
+export interface Isolation {
+  readonly id: string
+  readonly database: string
+  readonly databaseUrl: string
+  readonly natsPrefix: string
+}
+
+/** A fresh name set for one test file: its own database and its own NATS prefix. */
+export const makeIsolation = (): Isolation => {
+  const id = randomBytes(5).toString("hex")
+  const database = `herald_test_${id}`
+  const url = new URL(PG_ADMIN_URL)
+  url.pathname = `/${database}`
+  return { id, database, databaseUrl: url.toString(), natsPrefix: `t${id}` }
+}
+
+const adminQuery = async (text: string) => {
+  const client = new Pg.Client({ connectionString: PG_ADMIN_URL })
+  await client.connect()
+  try {
+    await client.query(text)
+  } finally {
+    await client.end()
+  }
+}
+
+/** Drops the database and removes every stream (and KV bucket) under the prefix. */
+export const cleanup = async (iso: Isolation) => {
+  await adminQuery(`DROP DATABASE IF EXISTS "${iso.database}" WITH (FORCE)`)
+  const nc = await connect({ servers: NATS_URL })
+  try {
+    const jsm = await nc.jetstreamManager()
+    const upper = `${iso.natsPrefix.toUpperCase()}_`
+    const kv = `KV_${iso.natsPrefix}_`
+    for await (const name of jsm.streams.names()) {
+      if (name.startsWith(upper) || name.startsWith(kv)) await jsm.streams.delete(name).catch(() => false)
+    }
+  } finally {
+    await nc.close()
+  }
+}
+
+export class IsolationTag extends Context.Tag("test/Isolation")<IsolationTag, Isolation>() {}
+
+/** The file's isolation, created before its tests and removed after them. */
+export const IsolationLive = Layer.scoped(
+  IsolationTag,
+  Effect.acquireRelease(Effect.sync(makeIsolation), (iso) =>
+    Effect.promise(() => cleanup(iso)).pipe(Effect.timeout(Duration.seconds(20)), Effect.ignore))
+)
+
+export const settingsFor = (iso: Isolation, overrides: Partial<AppSettings> = {}): AppSettings => ({
+  port: 0,
+  databaseUrl: Redacted.make(iso.databaseUrl),
+  natsUrl: NATS_URL,
+  role: "all",
+  partitions: 8,
+  nodeId: `test-${iso.id}-${randomBytes(2).toString("hex")}`,
+  natsPrefix: iso.natsPrefix,
+  gatewayRbmUrl: Option.none(),
+  gatewayWaUrl: Option.none(),
+  gatewayCapiUrl: Option.none(),
+  gatewaySimPort: 0,
+  webhookAllowPrivate: true,
+  logLevel: LogLevel.Warning,
+  logFormat: "json",
+  ...overrides
+})
+
+/** AppConfig for an in-process test, on the file's isolation. */
+export const TestConfig = (overrides: Partial<AppSettings> = {}) =>
+  Layer.effect(AppConfig, Effect.map(IsolationTag, (iso) => settingsFor(iso, overrides)))
+
+/** Environment variables for a child `herald` process on the file's isolation. */
+export const envFor = (iso: Isolation, overrides: Record<string, string> = {}): Record<string, string> => ({
+  DATABASE_URL: iso.databaseUrl,
+  NATS_URL,
+  HERALD_NATS_PREFIX: iso.natsPrefix,
+  HERALD_PARTITIONS: "8",
+  WEBHOOK_ALLOW_PRIVATE: "true",
+  LOG_FORMAT: "json",
+  LOG_LEVEL: "info",
+  ...overrides
+})
