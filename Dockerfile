@@ -10,6 +10,8 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY bin ./bin
 COPY src ./src
 COPY tsconfig.json ./
+# The bundle is built now, as root: at run time /app is read-only to the node user.
+RUN node bin/build.mjs
 
 USER node
 EXPOSE 8080

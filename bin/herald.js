@@ -1,7 +1,15 @@
 #!/usr/bin/env node
-// The `herald` command. Sources are TypeScript run through tsx's loader, so the package needs no
-// build step; `node --enable-source-maps` stack traces point at the .ts files.
-import { register } from "tsx/esm/api"
+// The `herald` command. Runs dist/herald.mjs, rebuilt from src/ first when a source is newer (a
+// few hundred milliseconds with esbuild); where dist/ is not writable, as in the Docker image where
+// it is built at image build time, the existing bundle is used.
+import { buildBundle, bundlePath, isFresh } from "./build.mjs"
 
-register()
-await import("../src/main.ts")
+process.setSourceMapsEnabled(true)
+if (!isFresh()) {
+  try {
+    await buildBundle()
+  } catch (error) {
+    if (error?.code !== "EACCES" && error?.code !== "EROFS") throw error
+  }
+}
+await import(bundlePath)

@@ -12,7 +12,7 @@ const iso = useIsolation()
 
 const ready = async (node: HeraldProcess) => {
   const res = await fetch(`${node.url}/health/ready`)
-  return { status: res.status, body: await res.json() }
+  return { status: res.status, body: (await res.json()) as any }
 }
 
 describe("Postgres unavailable", () => {

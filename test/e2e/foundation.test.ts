@@ -21,7 +21,7 @@ describe("herald serve", () => {
     expect(startedIn).toBeLessThan(10_000)
     const res = await fetch(`${node.url}/health/ready`)
     expect(res.status).toBe(200)
-    const body = await res.json()
+    const body = (await res.json()) as any
     expect(body).toMatchObject({ status: "ready", role: "all", checks: { postgres: "up", migrations: "up", nats: "up" } })
     const tables = await db<{ tablename: string }>("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
     expect(tables.map((t) => t.tablename)).toContain("accounts")
@@ -41,11 +41,11 @@ describe("herald serve", () => {
   it("refuses an oversized body with 413", async () => {
     const res = await fetch(`${node.url}/api/v1/anything`, { method: "POST", body: "x".repeat(10 * 1024 * 1024 + 1), headers: { "content-type": "application/json" } })
     expect(res.status).toBe(413)
-    expect((await res.json()).code).toBe("payload_too_large")
+    expect(((await res.json()) as any).code).toBe("payload_too_large")
   })
 
   it("serves the OpenAPI document and a docs page with no CDN", async () => {
-    const spec = await (await fetch(`${node.url}/api/v1/openapi.json`)).json()
+    const spec = (await (await fetch(`${node.url}/api/v1/openapi.json`)).json()) as any
     expect(spec.openapi).toMatch(/^3\./)
     expect(Object.keys(spec.paths)).toContain("/health/ready")
     const docs = await (await fetch(`${node.url}/docs`)).text()
