@@ -22,7 +22,7 @@ export class StreamMismatch extends Schema.TaggedError<StreamMismatch>()("Stream
   message: Schema.String
 }) {}
 
-interface Connected {
+export interface Connected {
   readonly nc: NatsConnection
   readonly jsm: JetStreamManager
   readonly js: JetStreamClient

@@ -21,6 +21,10 @@ export interface AppSettings {
   readonly webhookAllowPrivate: boolean
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: LogFormat
+  /** Tries of a failing actor command before it is parked in the poison table. */
+  readonly actorMaxAttempts: number
+  /** Actors processing at once on one node, over all kinds. */
+  readonly actorConcurrency: number
 }
 
 const url = (name: string, protocols: ReadonlyArray<string>) =>
@@ -95,6 +99,8 @@ export const settingsConfig: Config.Config<AppSettings> = Config.all({
   gatewaySimPort: integerIn("GATEWAY_SIM_PORT", 0, 65535).pipe(Config.withDefault(8090)),
   webhookAllowPrivate: Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
   logLevel,
+  actorMaxAttempts: integerIn("HERALD_ACTOR_MAX_ATTEMPTS", 1, 100).pipe(Config.withDefault(5)),
+  actorConcurrency: integerIn("HERALD_ACTOR_CONCURRENCY", 1, 100_000).pipe(Config.withDefault(512)),
   logFormat: Config.literal("json", "pretty")("LOG_FORMAT").pipe(
     Config.option,
     Config.map(Option.getOrElse((): LogFormat => (process.stdout.isTTY ? "pretty" : "json")))

@@ -74,6 +74,8 @@ export const settingsFor = (iso: Isolation, overrides: Partial<AppSettings> = {}
   webhookAllowPrivate: true,
   logLevel: LogLevel.Warning,
   logFormat: "json",
+  actorMaxAttempts: 5,
+  actorConcurrency: 512,
   ...overrides
 })
 

@@ -1,11 +1,13 @@
 import type { SqlClient } from "@effect/sql"
 import type { Effect } from "effect"
 import identity from "./0001_identity.ts"
+import actorRuntime from "./0002_actor_runtime.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
  * is part of the code that was reviewed and does not depend on the working directory.
  */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
-  "0001_identity": identity
+  "0001_identity": identity,
+  "0002_actor_runtime": actorRuntime
 }

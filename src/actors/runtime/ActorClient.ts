@@ -1,0 +1,138 @@
+import { Duration, Effect, Option, Schema } from "effect"
+import { createInbox, headers as natsHeaders } from "nats"
+import { randomUUID } from "node:crypto"
+import { Nats, NatsUnavailable } from "../../bus/Nats.ts"
+import { AppConfig } from "../../config/AppConfig.ts"
+import type { ActorKind } from "./ActorKind.ts"
+import { isValidKey, partitionOf } from "./partitioning.ts"
+import { commandSubject, decodeJson, encodeJson, Header, streamSpec } from "./transport.ts"
+
+export class AskTimeout extends Schema.TaggedError<AskTimeout>()("AskTimeout", {
+  kind: Schema.String,
+  key: Schema.String,
+  message: Schema.String
+}) {}
+
+/** The command failed every try and was parked in the poison table. */
+export class CommandParked extends Schema.TaggedError<CommandParked>()("CommandParked", {
+  kind: Schema.String,
+  key: Schema.String,
+  message: Schema.String
+}) {}
+
+export class InvalidActorKey extends Schema.TaggedError<InvalidActorKey>()("InvalidActorKey", {
+  key: Schema.String,
+  message: Schema.String
+}) {}
+
+/** What an actor sends back to an `ask`. */
+export type ReplyWire = { readonly exit: unknown } | { readonly parked: string }
+
+export interface SendOptions {
+  /** Deduplication id (Nats-Msg-Id): a publish repeated with the same id is dropped. */
+  readonly msgId?: string
+}
+
+/**
+ * Sends commands to actors from anywhere (API nodes included). `send` returns once JetStream has
+ * stored the command; `ask` also waits for the actor's reply, which it publishes after the
+ * command's effects committed.
+ */
+export class ActorClient extends Effect.Service<ActorClient>()("herald/ActorClient", {
+  effect: Effect.gen(function*() {
+    const nats = yield* Nats
+    const config = yield* AppConfig
+    const streams = new Map<string, Effect.Effect<void, NatsUnavailable>>()
+
+    /** The kind's stream, created once per process (memoised; forgotten after a failure). */
+    const ensureKind = (kind: ActorKind.Any): Effect.Effect<void, NatsUnavailable> =>
+      Effect.suspend(() => {
+        let once = streams.get(kind.name)
+        if (once === undefined) {
+          once = Effect.runSync(
+            Effect.cached(
+              nats.ensureStream(streamSpec(nats.names, kind.name)).pipe(
+                Effect.asVoid,
+                Effect.mapError((e) => new NatsUnavailable({ message: e.message }))
+              )
+            )
+          )
+          streams.set(kind.name, once)
+        }
+        return once.pipe(Effect.tapError(() => Effect.sync(() => streams.delete(kind.name))))
+      })
+
+    const publish = <K extends ActorKind.Any>(
+      kind: K,
+      key: string,
+      command: ActorKind.Command<K>,
+      options: SendOptions & { readonly replyTo?: string }
+    ) =>
+      Effect.gen(function*() {
+        if (!isValidKey(key)) {
+          return yield* new InvalidActorKey({ key, message: "actor keys are 1-200 characters without '.', '*', '>' or spaces" })
+        }
+        yield* ensureKind(kind)
+        const encoded = yield* Schema.encode(kind.command)(command).pipe(Effect.orDie)
+        const { js } = yield* nats.connected
+        const partition = partitionOf(key, config.partitions)
+        const h = natsHeaders()
+        if (options.replyTo) h.set(Header.replyTo, options.replyTo)
+        const ack = yield* Effect.tryPromise({
+          try: () =>
+            js.publish(commandSubject(nats.names, kind.name, partition, key), encodeJson(encoded), {
+              msgID: options.msgId ?? randomUUID(),
+              headers: h
+            }),
+          catch: (cause) => new NatsUnavailable({ message: `publish to ${kind.name} failed: ${String(cause)}` })
+        })
+        return { partition, seq: ack.seq, duplicate: ack.duplicate }
+      })
+
+    const send = <K extends ActorKind.Any>(kind: K, key: string, command: ActorKind.Command<K>, options: SendOptions = {}) =>
+      publish(kind, key, command, options).pipe(Effect.withSpan("ActorClient.send", { attributes: { kind: kind.name, key } }))
+
+    /**
+     * Request-reply. The command is durable like a `send`: when no answer comes in time the caller
+     * gets `AskTimeout`, and the actor still processes the command when an owner gets to it.
+     */
+    const ask = <K extends ActorKind.Any, Req extends ActorKind.Command<K> & Schema.TaggedRequest.All>(
+      kind: K,
+      key: string,
+      request: Req,
+      options: SendOptions & { readonly timeout?: Duration.DurationInput } = {}
+    ): Effect.Effect<
+      Schema.WithResult.Success<Req>,
+      Schema.WithResult.Failure<Req> | AskTimeout | CommandParked | NatsUnavailable | InvalidActorKey
+    > =>
+      Effect.gen(function*() {
+        const { nc } = yield* nats.connected
+        const inbox = createInbox(nats.names.subject("_inbox"))
+        const subscription = nc.subscribe(inbox, { max: 1 })
+        const reply = Effect.async<Option.Option<ReplyWire>>((resume) => {
+          void (async () => {
+            for await (const m of subscription) return resume(Effect.succeed(Option.some(decodeJson(m.data) as ReplyWire)))
+            resume(Effect.succeed(Option.none()))
+          })()
+          return Effect.sync(() => subscription.unsubscribe())
+        })
+        const timeout = options.timeout ?? Duration.seconds(10)
+        const answer = yield* Effect.zipRight(publish(kind, key, request, { ...options, replyTo: inbox }), reply).pipe(
+          Effect.timeoutFail({
+            duration: timeout,
+            onTimeout: () => new AskTimeout({ kind: kind.name, key, message: `no answer from ${kind.name}/${key} within ${Duration.format(timeout)}` })
+          }),
+          Effect.ensuring(Effect.sync(() => subscription.unsubscribe()))
+        )
+        if (Option.isNone(answer)) {
+          return yield* new AskTimeout({ kind: kind.name, key, message: "reply subscription closed" })
+        }
+        const wire = answer.value
+        if ("parked" in wire) return yield* new CommandParked({ kind: kind.name, key, message: wire.parked })
+        const exit = yield* Schema.decodeUnknown(Schema.exitSchema(request))(wire.exit).pipe(Effect.orDie)
+        return yield* exit
+      }).pipe(Effect.withSpan("ActorClient.ask", { attributes: { kind: kind.name, key } })) as any
+
+    return { send, ask, ensureKind } as const
+  })
+}) {}

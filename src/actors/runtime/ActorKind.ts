@@ -1,0 +1,82 @@
+import type { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import type { Duration, Effect, Schema } from "effect"
+
+/**
+ * What a behaviour may do besides returning its next state. Nothing here happens at once: every
+ * call is recorded and carried out only when the command's state change commits, in the same
+ * transaction (outbox rows, timer rows, extra writes) or right after it (replies). A command that
+ * fails and is retried therefore leaves no trace of its failed attempts.
+ */
+export interface ActorContext<Command> {
+  readonly key: string
+  readonly partition: number
+  /** JetStream sequence of this command: increases with every command of the partition. */
+  readonly seq: number
+  /** 1 for the first try; more when earlier tries failed. */
+  readonly attempt: number
+  /** The timer that fired this command, when a timer did. */
+  readonly timerId: string | undefined
+  /** Answers an `ask`: the value must be what the request class declares as its success. */
+  readonly reply: <R extends Command & Schema.TaggedRequest.All>(request: R, value: Schema.WithResult.Success<R>) => void
+  /** Answers an `ask` with the request's declared failure; the command itself counts as done. */
+  readonly fail: <R extends Command & Schema.TaggedRequest.All>(request: R, error: Schema.WithResult.Failure<R>) => void
+  /** Sends a command to another actor (through the outbox: delivered once the commit is durable). */
+  readonly send: <K extends ActorKind.Any>(kind: K, key: string, command: ActorKind.Command<K>, options?: { readonly msgId?: string }) => void
+  /**
+   * Schedules a command to this actor. The timer survives crashes: it is a row written with the
+   * state, fired by whichever node owns the partition then. Returns the timer id.
+   */
+  readonly schedule: (command: Command, when: { readonly at: Date } | { readonly after: Duration.DurationInput }, timerId?: string) => string
+  readonly cancelTimer: (timerId: string) => void
+  /** A write of the actor's own tables, run in the transaction that commits this command. */
+  readonly persist: (write: Effect.Effect<void, SqlError, SqlClient.SqlClient>) => void
+}
+
+export interface ActorKindOptions<C, CI, S, SI, E, R> {
+  /** Commands this kind accepts, encoded as JSON on the wire. */
+  readonly command: Schema.Schema<C, CI>
+  /** The persisted state, stored as JSON in the kind's table. */
+  readonly state: Schema.Schema<S, SI>
+  /** State of an actor that never processed a command. */
+  readonly initial: (key: string) => S
+  /**
+   * Applies one command. A failure (or defect) is retried with backoff from the last committed
+   * state; after `maxAttempts` tries the command is parked in the poison table and skipped.
+   */
+  readonly behaviour: (state: S, command: C, context: ActorContext<C>) => Effect.Effect<S, E, R>
+  /** Tries before parking; defaults to HERALD_ACTOR_MAX_ATTEMPTS. */
+  readonly maxAttempts?: number
+  /** An actor idle this long stops and frees its memory; the next command reloads it. */
+  readonly passivateAfter?: Duration.DurationInput
+  /** Postgres table of the state; `actor_<name>` by default. */
+  readonly table?: string
+}
+
+export interface ActorKind<Name extends string, C, CI, S, SI, E, R> extends ActorKindOptions<C, CI, S, SI, E, R> {
+  readonly name: Name
+  readonly table: string
+}
+
+export declare namespace ActorKind {
+  export type Any = ActorKind<string, any, any, any, any, any, any>
+  export type Command<K> = K extends ActorKind<any, infer C, any, any, any, any, any> ? C : never
+  export type State<K> = K extends ActorKind<any, any, any, infer S, any, any, any> ? S : never
+  export type Context<K> = K extends ActorKind<any, any, any, any, any, any, infer R> ? R : never
+}
+
+const NAME = /^[a-z][a-z0-9_]{0,30}$/
+
+/**
+ * Declares an actor kind. The name becomes a subject token, part of the stream and consumer names
+ * and of the table name, so it is lower-case letters, digits and '_'.
+ */
+export const make = <const Name extends string, C, CI, S, SI, E = never, R = never>(
+  name: Name,
+  options: ActorKindOptions<C, CI, S, SI, E, R>
+): ActorKind<Name, C, CI, S, SI, E, R> => {
+  if (!NAME.test(name)) throw new Error(`actor kind name ${JSON.stringify(name)} must match ${NAME}`)
+  const table = options.table ?? `actor_${name}`
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(table)) throw new Error(`actor table name ${JSON.stringify(table)} is not a plain identifier`)
+  return { ...options, name, table }
+}

@@ -1,0 +1,259 @@
+import { SqlClient } from "@effect/sql"
+import { Deferred, Duration, Effect, Exit, Layer, Metric, MetricLabel, Schedule, Scope } from "effect"
+import { Nats } from "../../bus/Nats.ts"
+import { AppConfig } from "../../config/AppConfig.ts"
+import { Storage } from "../../storage/Migrations.ts"
+import { ActorClient } from "./ActorClient.ts"
+import type { ActorKind } from "./ActorKind.ts"
+import { ensureStateTable } from "./committer.ts"
+import { type Lease, makeLeases } from "./leases.ts"
+import { makeMembership, nodeInfo } from "./membership.ts"
+import * as M from "./metrics.ts"
+import { Outbox } from "./outbox.ts"
+import { OwnedPartitions } from "./OwnedPartitions.ts"
+import { type OwnedPartition, type PartitionEnv, type RegisteredKind, startPartition } from "./partition.ts"
+import { ownerOf } from "./partitioning.ts"
+import { streamSpec } from "./transport.ts"
+
+/** Lease and membership lifetimes (ACTORS.md): renewed at about a third of their TTL. */
+export const LEASE_TTL = Duration.seconds(6)
+const RENEW_EVERY = Duration.seconds(2)
+const HEARTBEAT_EVERY = Duration.seconds(2)
+const ASSIGN_EVERY = Duration.seconds(1)
+/** A new node first listens this long, so it sees the others before it claims partitions. */
+const SETTLE = Duration.millis(1500)
+/** How long a hand-off waits for commands already received to finish. */
+const HANDOFF_DRAIN = Duration.seconds(5)
+const MAX_ACK_PENDING = 1000
+
+interface Held {
+  readonly lease: Lease
+  readonly partition: OwnedPartition
+  readonly scope: Scope.CloseableScope
+  missedRenewals: number
+}
+
+const startupSchedule = Schedule.exponential(Duration.millis(200), 2).pipe(Schedule.either(Schedule.spaced(Duration.seconds(5))))
+
+/**
+ * The node's actor runtime. Every node registers the kinds it knows (so they can be sent to);
+ * worker nodes also take part in ownership: they heartbeat into the membership bucket, compute the
+ * rendezvous assignment every second, acquire the leases of their partitions, renew them, hand off
+ * the ones that moved to another node (drained, then released), and give everything back on
+ * shutdown.
+ */
+export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRuntime", {
+  scoped: Effect.gen(function*() {
+    const config = yield* AppConfig
+    const sql = yield* SqlClient.SqlClient
+    const nats = yield* Nats
+    const storage = yield* Storage
+    const client = yield* ActorClient
+    const outbox = yield* Outbox
+    const kinds = new Map<string, RegisteredKind>()
+    const prepared = new Set<string>()
+    const held = new Map<string, Held>()
+    const acquiring = new Set<string>()
+    const permits = yield* Effect.makeSemaphore(config.actorConcurrency)
+    const isWorker = config.role !== "api"
+    const nodeId = config.nodeId
+
+    const register = <K extends ActorKind.Any>(
+      kind: K,
+      options: { readonly maxAttempts?: number; readonly passivateAfter?: Duration.DurationInput } = {}
+    ): Effect.Effect<void, never, ActorKind.Context<K>> =>
+      Effect.gen(function*() {
+        const services = yield* Effect.context<ActorKind.Context<K>>()
+        kinds.set(kind.name, {
+          kind,
+          services,
+          maxAttempts: options.maxAttempts ?? kind.maxAttempts ?? config.actorMaxAttempts,
+          passivateAfter: Duration.decode(options.passivateAfter ?? kind.passivateAfter ?? Duration.minutes(2))
+        })
+      })
+
+    /** The kind's stream and state table, once per process. */
+    const prepare = (registered: RegisteredKind) =>
+      prepared.has(registered.kind.name)
+        ? Effect.void
+        : Effect.gen(function*() {
+          yield* nats.ensureStream(streamSpec(nats.names, registered.kind.name))
+          yield* ensureStateTable(registered.kind.table).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+          prepared.add(registered.kind.name)
+        })
+
+    const snapshot = Effect.sync(() => {
+      const out: Record<string, Array<number>> = {}
+      for (const h of held.values()) (out[h.partition.kind] ??= []).push(h.partition.partition)
+      for (const list of Object.values(out)) list.sort((a, b) => a - b)
+      return out
+    })
+
+    const setOwnedGauge = Effect.suspend(() =>
+      Effect.forEach(kinds.keys(), (name) => {
+        let n = 0
+        for (const h of held.values()) if (h.partition.kind === name) n++
+        return Metric.set(M.partitionsOwned.pipe(Metric.tagged("kind", name)), n)
+      }, { discard: true })
+    )
+
+    const leaseEvent = (kind: string, event: "acquired" | "released" | "lost") =>
+      Metric.increment(Metric.taggedWithLabels(M.leaseChanges, [MetricLabel.make("kind", kind), MetricLabel.make("event", event)]))
+
+    if (isWorker) {
+      yield* Effect.gen(function*() {
+        yield* storage.awaitReady
+        const bus = yield* nats.connected.pipe(Effect.retry(startupSchedule))
+        const leaseKv = yield* nats.kv("leases", { ttl: Duration.toMillis(LEASE_TTL), history: 1 }).pipe(Effect.retry(startupSchedule))
+        const nodeKv = yield* nats.kv("nodes", { ttl: Duration.toMillis(LEASE_TTL), history: 1 }).pipe(Effect.retry(startupSchedule))
+        const leases = makeLeases(leaseKv, nodeId)
+        const membership = makeMembership(nodeKv, nodeInfo(nodeId, config.role))
+
+        const env: PartitionEnv = {
+          sql,
+          bus,
+          names: nats.names,
+          partitions: config.partitions,
+          permits,
+          nudgeRelay: outbox.nudge,
+          ensureKind: (kind) => client.ensureKind(kind),
+          maxAckPending: MAX_ACK_PENDING
+        }
+
+        /** Stops a partition: drained first when handing off, at once when it was lost. */
+        const drop = (id: string, how: "handoff" | "lost", reason: string) =>
+          Effect.gen(function*() {
+            const h = held.get(id)
+            if (h === undefined) return
+            held.delete(id)
+            if (how === "handoff") yield* h.partition.drain(HANDOFF_DRAIN)
+            yield* Scope.close(h.scope, Exit.void)
+            if (how === "handoff") yield* leases.release(h.lease)
+            yield* leaseEvent(h.partition.kind, how === "handoff" ? "released" : "lost")
+            yield* setOwnedGauge
+            yield* Effect.logInfo(how === "handoff" ? "partition handed off" : "partition dropped", {
+              kind: h.partition.kind,
+              partition: h.partition.partition,
+              reason
+            })
+          })
+
+        const acquire = (registered: RegisteredKind, partition: number) =>
+          Effect.gen(function*() {
+            const lease = yield* leases.acquire(registered.kind.name, partition)
+            if (lease === undefined) return
+            const fenced = yield* Effect.gen(function*() {
+              // Raise the fence before touching anything: from this commit on, writes of any
+              // previous owner are rejected. GREATEST keeps epochs rising even if the KV bucket
+              // was ever re-created and its revisions started over.
+              const [row] = yield* sql<{ epoch: string }>`
+                INSERT INTO partition_epochs (kind, partition, epoch, owner)
+                VALUES (${registered.kind.name}, ${partition}, ${lease.acquiredRevision}, ${nodeId})
+                ON CONFLICT (kind, partition) DO UPDATE
+                  SET epoch = GREATEST(partition_epochs.epoch + 1, excluded.epoch), owner = excluded.owner, acquired_at = now()
+                RETURNING epoch`
+              const epoch = Number(row!.epoch)
+              const scope = yield* Scope.make()
+              const partitionHandle = yield* startPartition(env, registered, partition, epoch).pipe(
+                Scope.extend(scope),
+                Effect.onError(() => Scope.close(scope, Exit.void))
+              )
+              return { scope, partitionHandle }
+            }).pipe(Effect.either)
+            if (fenced._tag === "Left") {
+              yield* leases.release(lease)
+              return yield* Effect.fail(fenced.left)
+            }
+            const id = `${registered.kind.name}/${partition}`
+            held.set(id, { lease, partition: fenced.right.partitionHandle, scope: fenced.right.scope, missedRenewals: 0 })
+            yield* leaseEvent(registered.kind.name, "acquired")
+            yield* setOwnedGauge
+            yield* Effect.logInfo("partition acquired", { kind: registered.kind.name, partition, epoch: fenced.right.partitionHandle.epoch })
+            // A partition that loses its consumer or is fenced out is dropped at once.
+            yield* Effect.flatMap(Deferred.await(fenced.right.partitionHandle.lost), (reason) => drop(id, "lost", reason)).pipe(
+              Effect.forkIn(fenced.right.scope),
+              Effect.zipRight(Effect.void)
+            )
+          }).pipe(
+            Effect.catchAllCause((cause) => Effect.logWarning("partition acquisition failed", { kind: registered.kind.name, partition }, cause)),
+            Effect.ensuring(Effect.sync(() => acquiring.delete(`${registered.kind.name}/${partition}`)))
+          )
+
+        const assign = Effect.gen(function*() {
+          const live = yield* membership.live
+          if (!live.includes(nodeId)) live.push(nodeId)
+          const toAcquire: Array<[RegisteredKind, number]> = []
+          const toHandOff: Array<string> = []
+          for (const registered of kinds.values()) {
+            yield* prepare(registered)
+            for (let p = 0; p < config.partitions; p++) {
+              const id = `${registered.kind.name}/${p}`
+              const mine = ownerOf(live, registered.kind.name, p) === nodeId
+              if (mine && !held.has(id) && !acquiring.has(id)) {
+                acquiring.add(id)
+                toAcquire.push([registered, p])
+              } else if (!mine && held.has(id)) {
+                toHandOff.push(id)
+              }
+            }
+          }
+          yield* Effect.forEach(toHandOff, (id) => drop(id, "handoff", "assignment moved"), { concurrency: "unbounded", discard: true })
+          yield* Effect.forEach(toAcquire, ([registered, p]) => acquire(registered, p), { concurrency: 8, discard: true })
+        })
+
+        const renewAll = Effect.suspend(() =>
+          Effect.forEach(
+            [...held.entries()],
+            ([id, h]) =>
+              leases.renew(h.lease).pipe(
+                Effect.tap(() => Effect.sync(() => (h.missedRenewals = 0))),
+                Effect.catchTags({
+                  LeaseLost: (e) => drop(id, "lost", e.message),
+                  // Two renewals missed: the lease may have lapsed; stop before someone else starts.
+                  NatsUnavailable: (e) => ++h.missedRenewals >= 2 ? drop(id, "lost", `renewal failed twice: ${e.message}`) : Effect.void
+                })
+              ),
+            { concurrency: 16, discard: true }
+          )
+        )
+
+        yield* membership.heartbeat.pipe(
+          Effect.catchAll((e) => Effect.logWarning("membership heartbeat failed", e.message)),
+          Effect.repeat(Schedule.spaced(HEARTBEAT_EVERY)),
+          Effect.forkScoped
+        )
+        yield* renewAll.pipe(Effect.repeat(Schedule.spaced(RENEW_EVERY)), Effect.forkScoped)
+        yield* Effect.sleep(SETTLE)
+        yield* assign.pipe(
+          Effect.catchAllCause((cause) => Effect.logWarning("partition assignment failed", cause)),
+          Effect.repeat(Schedule.spaced(ASSIGN_EVERY)),
+          Effect.forkScoped
+        )
+
+        // Shutdown: leave the membership first (others start claiming), then hand everything
+        // off drained, so the next owners do not wait for redeliveries.
+        yield* Effect.addFinalizer(() =>
+          Effect.gen(function*() {
+            yield* membership.leave
+            yield* Effect.forEach([...held.keys()], (id) => drop(id, "handoff", "node stopping"), { concurrency: "unbounded", discard: true })
+          }).pipe(Effect.timeout(Duration.seconds(8)), Effect.ignore)
+        )
+      }).pipe(
+        Effect.catchAllCause((cause) => Effect.logError("actor runtime stopped", cause)),
+        Effect.forkScoped
+      )
+    }
+
+    return { register, snapshot, kinds: () => [...kinds.keys()] } as const
+  })
+}) {}
+
+/** /health/ready reports what this node owns. */
+export const OwnedPartitionsLive = Layer.effect(
+  OwnedPartitions,
+  Effect.map(ActorRuntime, (runtime) => ({ snapshot: runtime.snapshot }))
+)
+
+/** Registers a kind with the node's runtime (a worker then owns its share of the partitions). */
+export const registerKind = <K extends ActorKind.Any>(kind: K, options?: { readonly maxAttempts?: number; readonly passivateAfter?: Duration.DurationInput }) =>
+  Layer.effectDiscard(Effect.flatMap(ActorRuntime, (runtime) => runtime.register(kind, options)))

@@ -1,0 +1,82 @@
+import { Effect, Schema } from "effect"
+import type { KV } from "nats"
+import { NatsUnavailable } from "../../bus/Nats.ts"
+import { decodeJson, encodeJson } from "./transport.ts"
+
+/** A held lease. `revision` is the latest (it changes at every renewal). */
+export interface Lease {
+  readonly kind: string
+  readonly partition: number
+  readonly key: string
+  /** Revision of the entry when it was created: the fencing token (ACTORS.md, Ownership). */
+  readonly acquiredRevision: number
+  revision: number
+}
+
+export class LeaseLost extends Schema.TaggedError<LeaseLost>()("LeaseLost", {
+  key: Schema.String,
+  message: Schema.String
+}) {}
+
+export const leaseKey = (kind: string, partition: number) => `${kind}.${partition}`
+
+export interface LeaseValue {
+  readonly node: string
+  readonly acquired_at: string
+}
+
+const unavailable = (what: string) => (cause: unknown) => new NatsUnavailable({ message: `lease ${what}: ${String(cause)}` })
+
+const isConflict = (cause: unknown) => /wrong last sequence|key exists|10071/i.test(String(cause))
+
+/**
+ * Leases on (kind, partition) in a KV bucket whose TTL is the lease's lifetime: `create` succeeds
+ * only when nobody holds it, `update` at the last revision renews it, and a holder that stops
+ * renewing simply loses it when the entry ages out.
+ */
+export const makeLeases = (kv: KV, nodeId: string) => {
+  const value = () => encodeJson({ node: nodeId, acquired_at: new Date().toISOString() } satisfies LeaseValue)
+
+  /** Some(lease) when acquired, None when someone holds it. */
+  const acquire = (kind: string, partition: number) =>
+    Effect.tryPromise({ try: () => kv.create(leaseKey(kind, partition), value()), catch: (cause) => cause }).pipe(
+      Effect.map((revision): Lease | undefined => ({ kind, partition, key: leaseKey(kind, partition), acquiredRevision: revision, revision })),
+      Effect.catchAll((cause) => (isConflict(cause) ? Effect.succeed(undefined) : Effect.fail(unavailable("create")(cause))))
+    )
+
+  /** Renews at the last revision; a conflict means someone else holds it now. */
+  const renew = (lease: Lease) =>
+    Effect.tryPromise({ try: () => kv.update(lease.key, value(), lease.revision), catch: (cause) => cause }).pipe(
+      Effect.tap((revision) => Effect.sync(() => (lease.revision = revision))),
+      Effect.catchAll((cause): Effect.Effect<never, LeaseLost | NatsUnavailable> =>
+        isConflict(cause)
+          ? Effect.fail(new LeaseLost({ key: lease.key, message: `lease ${lease.key} was taken or expired` }))
+          : Effect.fail(unavailable("renew")(cause))
+      )
+    )
+
+  /** Gives the lease up, only if it is still ours (at our last revision). */
+  const release = (lease: Lease) =>
+    Effect.tryPromise({ try: () => kv.delete(lease.key, { previousSeq: lease.revision }), catch: unavailable("release") }).pipe(Effect.ignore)
+
+  /** Every lease held right now: key → holder and revision. */
+  const list = Effect.tryPromise({
+    try: async () => {
+      const out: Array<{ key: string; node: string; revision: number; acquiredAt: string }> = []
+      const keys = await kv.keys()
+      for await (const key of keys) {
+        const entry = await kv.get(key)
+        if (entry && entry.operation === "PUT") {
+          const v = decodeJson(entry.value) as LeaseValue
+          out.push({ key, node: v.node, revision: entry.revision, acquiredAt: v.acquired_at })
+        }
+      }
+      return out
+    },
+    catch: unavailable("list")
+  })
+
+  return { acquire, renew, release, list } as const
+}
+
+export type Leases = ReturnType<typeof makeLeases>

@@ -1,0 +1,448 @@
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import {
+  Cause,
+  type Context,
+  Deferred,
+  Duration,
+  Effect,
+  Exit,
+  FiberMap,
+  Metric,
+  Option,
+  Queue,
+  Schedule,
+  Schema
+} from "effect"
+import { headers as natsHeaders, type JsMsg } from "nats"
+import type { BusNamesShape } from "../../bus/BusNames.ts"
+import type { Connected } from "../../bus/Nats.ts"
+import type { ActorContext, ActorKind } from "./ActorKind.ts"
+import type { ReplyWire } from "./ActorClient.ts"
+import { emptyWrite, type FencedOut, makeCommitter, type StateWrite } from "./committer.ts"
+import * as M from "./metrics.ts"
+import { partitionOf } from "./partitioning.ts"
+import { commandSubject, consumerName, consumerSpec, decodeJson, encodeJson, Header, keyOfSubject, streamSpec } from "./transport.ts"
+
+/** A registered kind: the declaration plus the services its behaviour runs with. */
+export interface RegisteredKind {
+  readonly kind: ActorKind.Any
+  readonly services: Context.Context<any>
+  readonly maxAttempts: number
+  readonly passivateAfter: Duration.Duration
+}
+
+/** What every owned partition of a node shares. */
+export interface PartitionEnv {
+  readonly sql: SqlClient.SqlClient
+  readonly bus: Connected
+  readonly names: BusNamesShape
+  readonly partitions: number
+  /** Bounds how many actors of this node process at once. */
+  readonly permits: Effect.Semaphore
+  /** Wakes the outbox relay after a commit wrote outbox rows. */
+  readonly nudgeRelay: Effect.Effect<void>
+  /** Makes sure a kind's stream exists before the outbox relay publishes to it. */
+  readonly ensureKind: (kind: ActorKind.Any) => Effect.Effect<void, unknown>
+  readonly maxAckPending: number
+}
+
+export interface OwnedPartition {
+  readonly kind: string
+  readonly partition: number
+  readonly epoch: number
+  /** Completes when the partition must be dropped at once (fenced out, consumer lost). */
+  readonly lost: Deferred.Deferred<string>
+  /** Stops fetching and waits (bounded) until every command received was acknowledged. */
+  readonly drain: (deadline: Duration.DurationInput) => Effect.Effect<void>
+}
+
+/** How far ahead timers are loaded into memory; later ones are picked up by the periodic reload. */
+const TIMER_HORIZON = Duration.minutes(5)
+const TIMER_RELOAD = Duration.seconds(30)
+const MAX_MAILBOX_BATCH = 256
+
+const retryBackoff = (attempt: number) => Duration.millis(Math.min(5_000, 50 * 2 ** attempt))
+
+/** Commit retries while the database is unreachable: capped backoff, forever (the fence still holds). */
+const commitRetry = Schedule.exponential(Duration.millis(100), 2).pipe(
+  Schedule.either(Schedule.spaced(Duration.seconds(2))),
+  Schedule.whileInput((e: FencedOut | SqlError) => e._tag === "SqlError")
+)
+
+interface Mailbox {
+  readonly queue: Queue.Queue<JsMsg>
+  closed: boolean
+}
+
+interface TimerEntry {
+  readonly key: string
+  readonly fireAt: Date
+  readonly command: unknown
+}
+
+/**
+ * Runs one owned (kind, partition) until its scope closes: the durable consumer, one mailbox fiber
+ * per live actor key, the group committer, and the partition's durable timers.
+ */
+export const startPartition = (env: PartitionEnv, registered: RegisteredKind, partition: number, epoch: number) =>
+  Effect.gen(function*() {
+    const { kind } = registered
+    const { sql, bus, names } = env
+    const lost = yield* Deferred.make<string>()
+    const committer = yield* makeCommitter({ kind: kind.name, table: kind.table, partition, epoch }).pipe(
+      Effect.provideService(SqlClient.SqlClient, sql)
+    )
+    const mailboxes = new Map<string, Mailbox>()
+    const actorFibers = yield* FiberMap.make<string>()
+    const runActor = yield* FiberMap.runtime(actorFibers)<never>()
+    const timerFibers = yield* FiberMap.make<string>()
+    const runTimer = yield* FiberMap.runtime(timerFibers)<never>()
+    const timers = new Map<string, TimerEntry>()
+    let inflight = 0
+    const depth = M.mailboxDepth.pipe(Metric.tagged("kind", kind.name), Metric.tagged("partition", String(partition)))
+    const processed = M.commandsProcessed.pipe(Metric.tagged("kind", kind.name))
+    const failed = M.commandsFailed.pipe(Metric.tagged("kind", kind.name))
+    const parked = M.commandsParked.pipe(Metric.tagged("kind", kind.name))
+    const latency = M.processingSeconds.pipe(Metric.tagged("kind", kind.name))
+    const lateness = M.timerLatenessSeconds.pipe(Metric.tagged("kind", kind.name))
+    const decodeCommand = Schema.decodeUnknown(kind.command)
+    const encodeCommand = Schema.encode(kind.command)
+    const decodeState = Schema.decodeUnknown(kind.state)
+    const encodeState = Schema.encode(kind.state)
+    const received = new WeakMap<JsMsg, number>()
+
+    const settle = (messages: ReadonlyArray<JsMsg>) =>
+      Effect.sync(() => {
+        for (const m of messages) m.ack()
+        inflight -= messages.length
+      }).pipe(Effect.zipRight(Metric.set(depth, inflight)))
+
+    // --- timers ----------------------------------------------------------------------------
+
+    const fireTimer = (timerId: string, entry: TimerEntry) =>
+      Effect.gen(function*() {
+        const wait = entry.fireAt.getTime() - Date.now()
+        if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
+        const h = natsHeaders()
+        h.set(Header.timer, timerId)
+        yield* Effect.tryPromise(() =>
+          bus.js.publish(commandSubject(names, kind.name, partition, entry.key), encodeJson(entry.command), {
+            msgID: `${timerId}@${entry.fireAt.getTime()}`,
+            headers: h
+          })
+        ).pipe(Effect.retry(Schedule.spaced(Duration.millis(200))))
+      })
+
+    const scheduleTimer = (timerId: string, entry: TimerEntry) =>
+      Effect.sync(() => {
+        timers.set(timerId, entry)
+        if (entry.fireAt.getTime() - Date.now() <= Duration.toMillis(TIMER_HORIZON)) runTimer(timerId, fireTimer(timerId, entry))
+      })
+
+    const cancelTimer = (timerId: string) =>
+      Effect.zipRight(Effect.sync(() => timers.delete(timerId)), FiberMap.remove(timerFibers, timerId))
+
+    const loadTimers = Effect.gen(function*() {
+      const rows = yield* sql<{ timerId: string; actorKey: string; fireAt: Date; command: unknown }>`
+        SELECT timer_id, actor_key, fire_at, command FROM actor_timers
+        WHERE kind = ${kind.name} AND partition = ${partition} AND fire_at < now() + ${`${Duration.toSeconds(TIMER_HORIZON)} seconds`}::interval`
+      for (const row of rows) {
+        if (!(yield* FiberMap.has(timerFibers, row.timerId))) {
+          yield* scheduleTimer(row.timerId, { key: row.actorKey, fireAt: new Date(row.fireAt), command: row.command })
+        }
+      }
+    })
+
+    // --- one actor ---------------------------------------------------------------------------
+
+    const loadState = (key: string) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<{ state: unknown; lastSeq: string }>`
+          SELECT state, last_seq FROM ${sql(kind.table)} WHERE actor_key = ${key}`
+        if (rows[0] === undefined) return { state: kind.initial(key), seq: 0 }
+        return { state: yield* Effect.orDie(decodeState(rows[0].state)), seq: Number(rows[0].lastSeq) }
+      })
+
+    const runActorLoop = (key: string, mailbox: Mailbox) =>
+      Effect.gen(function*() {
+        let loaded: { state: unknown; seq: number } | undefined
+
+        /** Writes what the batch changed, then acknowledges and answers. */
+        const flush = (write: StateWrite, state: unknown, acks: Array<JsMsg>, replies: Array<() => Effect.Effect<void>>) =>
+          Effect.gen(function*() {
+            const changed = write.state !== undefined || write.poison.length > 0 || write.timersRemove.length > 0
+            if (changed) {
+              write.state = yield* Effect.orDie(encodeState(state))
+              yield* committer.commit(write).pipe(
+                Effect.tapError((e) => (e._tag === "SqlError" ? Effect.sync(() => acks.forEach((m) => m.working())) : Effect.void)),
+                Effect.retry(commitRetry),
+                Effect.catchTag("FencedOut", (e) => Effect.zipRight(Deferred.succeed(lost, e.message), Effect.interrupt)),
+                Effect.orDie
+              )
+              loaded = { state, seq: write.lastSeq }
+              for (const t of write.timersRemove) yield* cancelTimer(t)
+              for (const t of write.timersAdd) yield* scheduleTimer(t.timerId, { key, fireAt: t.fireAt, command: t.command })
+              if (write.outbox.length > 0) yield* env.nudgeRelay
+            }
+            const now = Date.now()
+            for (const m of acks) {
+              const at = received.get(m)
+              if (at !== undefined) yield* Metric.update(latency, (now - at) / 1000)
+            }
+            yield* settle(acks)
+            yield* Metric.incrementBy(processed, acks.length)
+            for (const reply of replies) yield* reply()
+          })
+
+        const processBatch = (batch: ReadonlyArray<JsMsg>) =>
+          Effect.gen(function*() {
+            if (loaded === undefined) loaded = yield* Effect.orDie(loadState(key))
+            let state = loaded.state
+            let applied = loaded.seq
+            let write = emptyWrite(key, applied)
+            let acks: Array<JsMsg> = []
+            let replies: Array<() => Effect.Effect<void>> = []
+
+            for (const message of batch) {
+              const seq = message.seq
+              if (seq <= applied) {
+                acks.push(message)
+                continue
+              }
+              const timerId = message.headers?.get(Header.timer) || undefined
+              if (timerId !== undefined && !timers.has(timerId)) {
+                // The timer was cancelled or already handled: a fire is a no-op.
+                acks.push(message)
+                continue
+              }
+              const replyTo = message.headers?.get(Header.replyTo) || undefined
+              const raw = decodeJson(message.data)
+              const decoded = yield* Effect.either(decodeCommand(raw))
+              if (decoded._tag === "Left") {
+                write.poison.push({ key, seq, command: raw, error: `undecodable command: ${decoded.left.message}`, attempts: 0 })
+                write.lastSeq = applied = seq
+                acks.push(message)
+                if (replyTo) replies.push(() => publishReply(replyTo, { parked: "undecodable command" }))
+                yield* Metric.increment(parked)
+                continue
+              }
+              const command = decoded.right
+              for (let attempt = 1;; attempt++) {
+                const effects = recordEffects(key, seq, attempt, timerId)
+                const exit = yield* registered.kind.behaviour(state, command, effects.context).pipe(
+                  Effect.provide(registered.services),
+                  Effect.exit
+                )
+                if (Exit.isSuccess(exit)) {
+                  state = exit.value
+                  write.state = state
+                  write.lastSeq = applied = seq
+                  yield* effects.applyTo(write)
+                  if (timerId !== undefined) {
+                    write.timersRemove.push(timerId)
+                    const due = timers.get(timerId)
+                    if (due) yield* Metric.update(lateness, Math.max(0, Date.now() - due.fireAt.getTime()) / 1000)
+                  }
+                  acks.push(message)
+                  if (replyTo && effects.reply) {
+                    const answer = effects.reply
+                    replies.push(() => publishReply(replyTo, answer))
+                  }
+                  break
+                }
+                yield* Metric.increment(failed)
+                const error = Cause.pretty(exit.cause)
+                if (attempt >= registered.maxAttempts) {
+                  yield* Effect.logWarning("actor command parked after its last try", { kind: kind.name, key, seq, attempts: attempt })
+                  write.poison.push({ key, seq, command: raw, error, attempts: attempt })
+                  if (timerId !== undefined) write.timersRemove.push(timerId)
+                  write.lastSeq = applied = seq
+                  acks.push(message)
+                  if (replyTo) replies.push(() => publishReply(replyTo, { parked: `command failed ${attempt} times: ${firstLine(error)}` }))
+                  yield* Metric.increment(parked)
+                  break
+                }
+                yield* Effect.logDebug("actor command failed; retrying", { kind: kind.name, key, seq, attempt, error: firstLine(error) })
+                // Make what this batch already applied durable, so that a restart from the
+                // persisted state below does not lose it.
+                yield* flush(write, state, acks, replies)
+                write = emptyWrite(key, applied)
+                acks = []
+                replies = []
+                if (Cause.isDie(exit.cause)) {
+                  // A defect: the actor restarts from its persisted state.
+                  loaded = yield* Effect.orDie(loadState(key))
+                  state = loaded.state
+                }
+                message.working()
+                yield* Effect.sleep(retryBackoff(attempt))
+              }
+            }
+            yield* flush(write, state, acks, replies)
+          })
+
+        for (;;) {
+          const first = yield* Queue.take(mailbox.queue).pipe(Effect.timeoutOption(registered.passivateAfter))
+          if (Option.isNone(first)) {
+            // Passivate, unless a command slipped in meanwhile.
+            if (Option.getOrElse(mailbox.queue.unsafeSize(), () => 0) === 0) {
+              mailbox.closed = true
+              mailboxes.delete(key)
+              return
+            }
+            continue
+          }
+          const rest = yield* Queue.takeUpTo(mailbox.queue, MAX_MAILBOX_BATCH - 1)
+          yield* env.permits.withPermits(1)(processBatch([first.value, ...rest]))
+        }
+      }).pipe(
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.void
+            : Effect.zipRight(
+              Effect.logError("actor mailbox crashed; dropping the partition", cause),
+              Deferred.succeed(lost, `mailbox of ${key} crashed`)
+            )
+        )
+      )
+
+    const publishReply = (replyTo: string, wire: ReplyWire) => Effect.sync(() => bus.nc.publish(replyTo, encodeJson(wire)))
+
+    /** The context a behaviour sees; its effects are recorded and applied at commit. */
+    const recordEffects = (key: string, seq: number, attempt: number, timerId: string | undefined) => {
+      const outbox: Array<Effect.Effect<StateWrite["outbox"][number]>> = []
+      const timersAdd: Array<Effect.Effect<StateWrite["timersAdd"][number]>> = []
+      const timersRemove: Array<string> = []
+      const persist: Array<StateWrite["persist"][number]> = []
+      const targets = new Map<string, ActorKind.Any>()
+      let counter = 0
+      let reply: ReplyWire | undefined
+      const context: ActorContext<unknown> = {
+        key,
+        partition,
+        seq,
+        attempt,
+        timerId,
+        reply: (request, value) => {
+          reply = { exit: encodeExit(request, Exit.succeed(value)) }
+        },
+        fail: (request, error) => {
+          reply = { exit: encodeExit(request, Exit.fail(error)) }
+        },
+        send: (target, targetKey, command, options) => {
+          const n = counter++
+          targets.set(target.name, target)
+          outbox.push(
+            Effect.map(Effect.orDie(Schema.encode(target.command)(command)), (payload) => ({
+              subject: commandSubject(names, target.name, partitionOf(targetKey, env.partitions), targetKey),
+              // Deterministic: a command re-applied after a crash sends the same id, which
+              // JetStream's duplicate window drops.
+              msgId: options?.msgId ?? `${kind.name}:${key}:${seq}:${n}`,
+              payload,
+              headers: null
+            }))
+          )
+        },
+        schedule: (command, when, id) => {
+          const timer = id ?? `${kind.name}:${key}:${seq}:t${counter++}`
+          const fireAt = "at" in when ? when.at : new Date(Date.now() + Duration.toMillis(when.after))
+          timersAdd.push(Effect.map(Effect.orDie(encodeCommand(command)), (encoded) => ({ timerId: timer, key, fireAt, command: encoded })))
+          return timer
+        },
+        cancelTimer: (id) => {
+          timersRemove.push(id)
+        },
+        persist: (effect) => {
+          persist.push(effect)
+        }
+      }
+      const applyTo = (write: StateWrite) =>
+        Effect.gen(function*() {
+          for (const target of targets.values()) yield* Effect.orDie(env.ensureKind(target))
+          for (const o of outbox) write.outbox.push(yield* o)
+          for (const t of timersAdd) write.timersAdd.push(yield* t)
+          write.timersRemove.push(...timersRemove)
+          write.persist.push(...persist)
+        })
+      return {
+        context,
+        applyTo,
+        get reply() {
+          return reply
+        }
+      }
+    }
+
+    // --- routing -----------------------------------------------------------------------------
+
+    const route = (message: JsMsg) => {
+      inflight++
+      received.set(message, Date.now())
+      const key = keyOfSubject(message.subject)
+      let mailbox = mailboxes.get(key)
+      if (mailbox === undefined || mailbox.closed) {
+        const created: Mailbox = { queue: Effect.runSync(Queue.unbounded<JsMsg>()), closed: false }
+        mailboxes.set(key, created)
+        runActor(key, runActorLoop(key, created))
+        mailbox = created
+      }
+      mailbox.queue.unsafeOffer(message)
+    }
+
+    // --- the consumer --------------------------------------------------------------------------
+
+    const stream = names.stream(kind.name)
+    const durable = consumerName(kind.name, partition)
+    yield* Effect.tryPromise(async () => {
+      const existing = await bus.jsm.consumers.info(stream, durable).catch(() => undefined)
+      // Commands delivered to a previous owner that died are pending until their ack wait
+      // runs out; re-creating the consumer redelivers them now (the stream keeps every
+      // unacknowledged command), and the last_seq check skips those already applied.
+      if (existing !== undefined && existing.num_ack_pending > 0) await bus.jsm.consumers.delete(stream, durable)
+      if (existing === undefined || existing.num_ack_pending > 0) {
+        await bus.jsm.consumers.add(stream, consumerSpec(names, kind.name, partition, env.maxAckPending))
+      }
+    })
+    const consumer = yield* Effect.tryPromise(() => bus.js.consumers.get(stream, durable))
+
+    yield* loadTimers.pipe(Effect.orDie)
+    yield* loadTimers.pipe(
+      Effect.delay(TIMER_RELOAD),
+      Effect.forever,
+      Effect.catchAllCause((cause) => Effect.logWarning("timer reload failed", cause)),
+      Effect.forever,
+      Effect.forkScoped
+    )
+
+    const messages = yield* Effect.acquireRelease(
+      Effect.tryPromise(() => consumer.consume({ max_messages: Math.min(512, env.maxAckPending), expires: 5_000, callback: route })),
+      (iterator) => Effect.promise(() => iterator.close().catch(() => undefined))
+    )
+    // The consume loop ends only if the consumer vanished or the connection closed for good.
+    yield* Effect.promise(() => messages.closed()).pipe(
+      Effect.zipRight(Deferred.succeed(lost, "consumer closed")),
+      Effect.forkScoped
+    )
+
+    const drain = (deadline: Duration.DurationInput) =>
+      Effect.gen(function*() {
+        yield* Effect.promise(() => messages.close().catch(() => undefined))
+        yield* Effect.suspend(() => (inflight <= 0 ? Effect.void : Effect.fail("busy"))).pipe(
+          Effect.retry(Schedule.spaced(Duration.millis(20))),
+          Effect.timeout(deadline),
+          Effect.ignore
+        )
+      })
+
+    yield* Effect.annotateLogs(Effect.logDebug("partition started"), { kind: kind.name, partition, epoch })
+    return { kind: kind.name, partition, epoch, lost, drain } satisfies OwnedPartition
+  })
+
+const firstLine = (text: string) => text.split("\n")[0] ?? text
+
+// A request's reply travels as its Exit, encoded with the request's own success/failure schemas.
+const encodeExit = (request: Schema.TaggedRequest.All, exit: Exit.Exit<unknown, unknown>): unknown =>
+  Schema.encodeSync(Schema.exitSchema(request as any) as Schema.Schema<Exit.Exit<unknown, unknown>, unknown>)(exit)
+
+export { streamSpec }

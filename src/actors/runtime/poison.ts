@@ -1,0 +1,60 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import { headers as natsHeaders } from "nats"
+import { Nats } from "../../bus/Nats.ts"
+import { NotFound } from "../../domain/errors.ts"
+import { encodeJson } from "./transport.ts"
+
+export interface ParkedCommand {
+  readonly poisonId: string
+  readonly kind: string
+  readonly partition: number
+  readonly actorKey: string
+  readonly seq: string
+  readonly command: unknown
+  readonly error: string
+  readonly attempts: number
+  readonly parkedAt: Date
+  readonly redrivenAt: Date | null
+}
+
+/**
+ * Commands that failed every try, parked with their payload and error. Re-driving publishes the
+ * command again (a new message, processed from the actor's current state) and marks the row.
+ */
+export class PoisonQueue extends Effect.Service<PoisonQueue>()("herald/actors/PoisonQueue", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const nats = yield* Nats
+
+    const list = (options: { readonly kind?: string; readonly includeRedriven?: boolean; readonly limit?: number } = {}) =>
+      sql<ParkedCommand>`
+        SELECT poison_id, kind, partition, actor_key, seq, command, error, attempts, parked_at, redriven_at
+        FROM actor_poison
+        WHERE (${options.kind ?? null}::text IS NULL OR kind = ${options.kind ?? null})
+          AND (${options.includeRedriven ?? false} OR redriven_at IS NULL)
+        ORDER BY parked_at DESC
+        LIMIT ${options.limit ?? 100}`.pipe(Effect.orDie, Effect.withSpan("PoisonQueue.list"))
+
+    const redrive = (poisonId: string) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<ParkedCommand>`
+          SELECT poison_id, kind, partition, actor_key, seq, command, error, attempts, parked_at, redriven_at
+          FROM actor_poison WHERE poison_id = ${poisonId} AND redriven_at IS NULL`.pipe(Effect.orDie)
+        const parked = Option.fromNullable(rows[0])
+        if (Option.isNone(parked)) return yield* new NotFound({ message: `no parked command ${poisonId} waiting for a re-drive` })
+        const p = parked.value
+        const { js } = yield* nats.connected
+        yield* Effect.tryPromise(() =>
+          js.publish(nats.names.subject(p.kind, p.partition, p.actorKey), encodeJson(p.command), {
+            msgID: `redrive-${p.poisonId}`,
+            headers: natsHeaders()
+          })
+        ).pipe(Effect.orDie)
+        yield* sql`UPDATE actor_poison SET redriven_at = now() WHERE poison_id = ${poisonId}`.pipe(Effect.orDie)
+        return { poison_id: p.poisonId, kind: p.kind, key: p.actorKey }
+      }).pipe(Effect.withSpan("PoisonQueue.redrive"))
+
+    return { list, redrive } as const
+  })
+}) {}

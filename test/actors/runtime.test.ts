@@ -1,0 +1,117 @@
+import { SqlClient } from "@effect/sql"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Effect, Either } from "effect"
+import { ActorClient } from "../../src/actors/runtime/ActorClient.ts"
+import { ActorRuntime } from "../../src/actors/runtime/ActorRuntime.ts"
+import { PoisonQueue } from "../../src/actors/runtime/poison.ts"
+import { eventually, useIsolation } from "../support/e2e.ts"
+import { startNode, type TestNode } from "../support/nodes.ts"
+import { Add, Counter, Detonate, Explode, Flaky, Forward, Remind, Total, Withdraw } from "../support/testKinds.ts"
+
+const iso = useIsolation()
+let node: TestNode
+
+beforeAll(async () => {
+  node = await startNode(iso, { partitions: 4 })
+  // Wait until the node owns every partition.
+  await eventually(async () => {
+    const owned = await node.runPromise(Effect.flatMap(ActorRuntime, (r) => r.snapshot))
+    if ((owned.counter ?? []).length !== 4) throw new Error(JSON.stringify(owned))
+  }, { timeoutMs: 20_000 })
+})
+afterAll(() => node?.dispose())
+
+const run = <A, E>(effect: Effect.Effect<A, E, any>) => node.runPromise(effect as Effect.Effect<A, E, never>)
+
+const total = (key: string) => run(Effect.flatMap(ActorClient, (c) => c.ask(Counter, key, new Total(), { timeout: "10 seconds" })))
+
+describe("one node", () => {
+  it("applies sent commands in order and answers asks", async () => {
+    await run(Effect.flatMap(ActorClient, (c) => Effect.forEach(Array.from({ length: 50 }, (_, i) => i + 1), (n) => c.send(Counter, "a", new Add({ sender: "s", n, amount: 2 })), { discard: true })))
+    const answer = await total("a")
+    expect(answer).toEqual({ total: 100, count: 50 })
+    const [row] = await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ state: any; lastSeq: string }>`SELECT state, last_seq FROM actor_counter WHERE actor_key = 'a'`))
+    expect(row!.state.violations).toEqual([])
+    expect(row!.state.total).toBe(100)
+  })
+
+  it("answers a request's declared failure as a typed error", async () => {
+    await run(Effect.flatMap(ActorClient, (c) => c.send(Counter, "w", new Add({ sender: "s", n: 1, amount: 5 }))))
+    const ok = await run(Effect.flatMap(ActorClient, (c) => c.ask(Counter, "w", new Withdraw({ amount: 3 }))))
+    expect(ok).toEqual({ total: 2 })
+    const refused = await run(Effect.flatMap(ActorClient, (c) => Effect.either(c.ask(Counter, "w", new Withdraw({ amount: 3 })))))
+    expect(Either.getLeft(refused)._tag === "Some" && (Either.getLeft(refused) as any).value).toEqual({ reason: "insufficient" })
+  })
+
+  it("retries a failing command and applies it when a later try succeeds", async () => {
+    await run(Effect.flatMap(ActorClient, (c) => c.send(Counter, "flaky", new Flaky({ times: 2 }))))
+    await eventually(async () => {
+      const [row] = await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ state: any }>`SELECT state FROM actor_counter WHERE actor_key = 'flaky'`))
+      if (row?.state.flakyTries !== 3) throw new Error(JSON.stringify(row))
+    })
+  })
+
+  it("parks a command that always fails, without blocking its key or its partition", async () => {
+    await run(Effect.flatMap(ActorClient, (c) => Effect.all([
+      c.send(Counter, "p", new Add({ sender: "s", n: 1, amount: 1 })),
+      c.send(Counter, "p", new Explode({ mode: "fail" })),
+      c.send(Counter, "p", new Add({ sender: "s", n: 2, amount: 1 })),
+      c.send(Counter, "p", new Explode({ mode: "die" })),
+      c.send(Counter, "p", new Add({ sender: "s", n: 3, amount: 1 }))
+    ])))
+    expect(await total("p")).toEqual({ total: 3, count: 3 })
+    const parked = await run(Effect.flatMap(PoisonQueue, (q) => q.list({ kind: "counter" })))
+    const mine = parked.filter((p) => p.actorKey === "p")
+    expect(mine).toHaveLength(2)
+    expect(mine.map((p) => p.attempts)).toEqual([3, 3])
+    expect(mine.some((p) => p.error.includes("always fails"))).toBe(true)
+    expect(mine.some((p) => p.error.includes("always dies"))).toBe(true)
+    expect(mine.map((p) => (p.command as any)._tag).sort()).toEqual(["Explode", "Explode"])
+    // Re-driving publishes it again: it fails again and is parked again, as a new row.
+    const redriven = await run(Effect.flatMap(PoisonQueue, (q) => q.redrive(mine[0]!.poisonId)))
+    expect(redriven.key).toBe("p")
+    await eventually(async () => {
+      const again = await run(Effect.flatMap(PoisonQueue, (q) => q.list({ kind: "counter" })))
+      if (again.filter((p) => p.actorKey === "p").length !== 2) throw new Error("not parked again yet")
+    })
+    const second = await run(Effect.flatMap(PoisonQueue, (q) => Effect.either(q.redrive(mine[0]!.poisonId))))
+    expect(Either.isLeft(second)).toBe(true)
+  })
+
+  it("an ask of a parked command fails with CommandParked", async () => {
+    const result = await run(Effect.flatMap(ActorClient, (c) => Effect.either(c.ask(Counter, "p2", new Detonate()))))
+    expect(Either.isLeft(result) && result.left._tag).toBe("CommandParked")
+  })
+
+  it("fires durable timers on time", async () => {
+    const started = Date.now()
+    await run(Effect.flatMap(ActorClient, (c) => Effect.forEach(["t1", "t2", "t3"], (key, i) => c.send(Counter, key, new Remind({ tag: key, afterMs: 300 + i * 100 })), { discard: true })))
+    await eventually(async () => {
+      const rows = await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ state: any }>`SELECT state FROM actor_counter WHERE actor_key IN ('t1','t2','t3')`))
+      const fired = rows.flatMap((r) => r.state.fired)
+      if (fired.length !== 3) throw new Error(`fired ${fired.length}`)
+      for (const f of fired) {
+        expect(f.at).toBeGreaterThanOrEqual(f.dueAt - 5)
+        expect(f.at - f.dueAt).toBeLessThan(250)
+      }
+    })
+    expect(Date.now() - started).toBeLessThan(5_000)
+    const left = await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM actor_timers`))
+    expect(left[0]!.n).toBe(0)
+  })
+
+  it("sends between actors through the outbox", async () => {
+    await run(Effect.flatMap(ActorClient, (c) => c.send(Counter, "from", new Forward({ to: "to", amount: 7 }))))
+    await eventually(async () => {
+      const answer = await total("to")
+      if (answer.total !== 7) throw new Error(JSON.stringify(answer))
+    })
+    const pending = await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM actor_outbox WHERE published_at IS NULL`))
+    expect(pending[0]!.n).toBe(0)
+  })
+
+  it("reports what it owns", async () => {
+    const owned = await run(Effect.flatMap(ActorRuntime, (r) => r.snapshot))
+    expect(owned).toEqual({ counter: [0, 1, 2, 3] })
+  })
+})

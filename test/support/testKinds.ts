@@ -1,0 +1,117 @@
+import { Effect, Layer, Schema } from "effect"
+import * as ActorKind from "../../src/actors/runtime/ActorKind.ts"
+import { registerKind } from "../../src/actors/runtime/ActorRuntime.ts"
+
+// Commands of the test counter. `n` is the sender's own sequence number: the actor checks that
+// each sender's commands arrive in order and exactly once.
+export class Add extends Schema.TaggedClass<Add>()("Add", {
+  sender: Schema.String,
+  n: Schema.Number,
+  amount: Schema.Number
+}) {}
+
+export class Explode extends Schema.TaggedClass<Explode>()("Explode", {
+  mode: Schema.Literal("fail", "die")
+}) {}
+
+/** Fails its first `times` tries, then succeeds. */
+export class Flaky extends Schema.TaggedClass<Flaky>()("Flaky", { times: Schema.Number }) {}
+
+export class Remind extends Schema.TaggedClass<Remind>()("Remind", {
+  tag: Schema.String,
+  afterMs: Schema.Number
+}) {}
+
+export class Fired extends Schema.TaggedClass<Fired>()("Fired", {
+  tag: Schema.String,
+  dueAt: Schema.Number
+}) {}
+
+export class Forward extends Schema.TaggedClass<Forward>()("Forward", {
+  to: Schema.String,
+  amount: Schema.Number
+}) {}
+
+export class Total extends Schema.TaggedRequest<Total>()("Total", {
+  failure: Schema.Never,
+  success: Schema.Struct({ total: Schema.Number, count: Schema.Number }),
+  payload: {}
+}) {}
+
+export class Withdraw extends Schema.TaggedRequest<Withdraw>()("Withdraw", {
+  failure: Schema.Struct({ reason: Schema.Literal("insufficient") }),
+  success: Schema.Struct({ total: Schema.Number }),
+  payload: { amount: Schema.Number }
+}) {}
+
+/** A request whose handling always dies: its ask ends in CommandParked. */
+export class Detonate extends Schema.TaggedRequest<Detonate>()("Detonate", {
+  failure: Schema.Never,
+  success: Schema.Void,
+  payload: {}
+}) {}
+
+export const CounterCommand = Schema.Union(Add, Explode, Flaky, Remind, Fired, Forward, Total, Withdraw, Detonate)
+
+export const CounterState = Schema.Struct({
+  total: Schema.Number,
+  count: Schema.Number,
+  lastBySender: Schema.Record({ key: Schema.String, value: Schema.Number }),
+  violations: Schema.Array(Schema.String),
+  flakyTries: Schema.Number,
+  fired: Schema.Array(Schema.Struct({ tag: Schema.String, dueAt: Schema.Number, at: Schema.Number, node: Schema.String }))
+})
+type CounterState = typeof CounterState.Type
+
+class Boom extends Schema.TaggedError<Boom>()("Boom", { message: Schema.String }) {}
+
+const node = process.env.HERALD_NODE_ID ?? "in-process"
+
+export const Counter = ActorKind.make("counter", {
+  command: CounterCommand,
+  state: CounterState,
+  initial: (): CounterState => ({ total: 0, count: 0, lastBySender: {}, violations: [], flakyTries: 0, fired: [] }),
+  behaviour: (state, command, ctx) => {
+    switch (command._tag) {
+      case "Add": {
+        const last = state.lastBySender[command.sender] ?? 0
+        const violations = command.n === last + 1 ? state.violations : [...state.violations, `${command.sender}: ${last} then ${command.n}`].slice(-20)
+        return Effect.succeed({
+          ...state,
+          total: state.total + command.amount,
+          count: state.count + 1,
+          lastBySender: { ...state.lastBySender, [command.sender]: command.n },
+          violations
+        })
+      }
+      case "Explode":
+        return command.mode === "fail" ? Effect.fail(new Boom({ message: "always fails" })) : Effect.die(new Error("always dies"))
+      case "Flaky":
+        return ctx.attempt <= command.times
+          ? Effect.fail(new Boom({ message: `try ${ctx.attempt}` }))
+          : Effect.succeed({ ...state, flakyTries: ctx.attempt })
+      case "Remind":
+        ctx.schedule(new Fired({ tag: command.tag, dueAt: Date.now() + command.afterMs }), { after: command.afterMs })
+        return Effect.succeed(state)
+      case "Fired":
+        return Effect.succeed({ ...state, fired: [...state.fired, { tag: command.tag, dueAt: command.dueAt, at: Date.now(), node }] })
+      case "Forward":
+        ctx.send(Counter, command.to, new Add({ sender: `fwd-${ctx.key}`, n: state.count + 1, amount: command.amount }))
+        return Effect.succeed({ ...state, count: state.count + 1 })
+      case "Total":
+        ctx.reply(command, { total: state.total, count: state.count })
+        return Effect.succeed(state)
+      case "Detonate":
+        return Effect.die(new Error("detonated"))
+      case "Withdraw":
+        if (command.amount > state.total) {
+          ctx.fail(command, { reason: "insufficient" as const })
+          return Effect.succeed(state)
+        }
+        ctx.reply(command, { total: state.total - command.amount })
+        return Effect.succeed({ ...state, total: state.total - command.amount })
+    }
+  }
+})
+
+export const TestKinds = Layer.mergeAll(registerKind(Counter, { maxAttempts: 3 }))
