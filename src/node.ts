@@ -1,4 +1,5 @@
 import { Effect, Layer } from "effect"
+import { ActorRuntimeLive } from "./actors/runtime/index.ts"
 import { NatsLive } from "./bus/Nats.ts"
 import { AppConfig, type AppSettings } from "./config/AppConfig.ts"
 import { HttpServerLive } from "./http/server.ts"
@@ -6,12 +7,17 @@ import { loggingLayer } from "./observability/Logging.ts"
 import { SqlLive } from "./storage/Database.ts"
 import { Storage } from "./storage/Migrations.ts"
 
+/** The actor kinds of Herald itself. Each capability adds its kind's registration here. */
+export const HeraldKinds: Layer.Layer<never> = Layer.empty
+
 /**
  * One Herald node. Layers are released in reverse order of construction: the HTTP server stops
- * first (finishing requests in flight), then the runtime, then NATS is drained and the pool closed.
+ * first (finishing requests in flight), then the actor runtime hands its partitions off, then NATS
+ * is drained and the Postgres pool closed.
  */
-export const NodeLive = (settings: AppSettings) => {
+export const NodeLive = <E = never, R = never>(settings: AppSettings, kinds: Layer.Layer<never, E, R> = HeraldKinds as Layer.Layer<never, E, R>) => {
   const Infrastructure = Layer.mergeAll(SqlLive, NatsLive, Storage.Default.pipe(Layer.provide(SqlLive)))
+  const Runtime = kinds.pipe(Layer.provideMerge(ActorRuntimeLive))
   const Http = HttpServerLive(settings.role === "worker" ? "ops" : "full")
   return Layer.mergeAll(
     Http,
@@ -22,6 +28,7 @@ export const NodeLive = (settings: AppSettings) => {
       )
     )
   ).pipe(
+    Layer.provide(Runtime),
     Layer.provide(Infrastructure),
     Layer.provide(AppConfig.make(settings)),
     Layer.provide(loggingLayer({ format: settings.logFormat, level: settings.logLevel }))
