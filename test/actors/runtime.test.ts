@@ -4,6 +4,7 @@ import { Effect, Either } from "effect"
 import { ActorClient } from "../../src/actors/runtime/ActorClient.ts"
 import { ActorRuntime } from "../../src/actors/runtime/ActorRuntime.ts"
 import { PoisonQueue } from "../../src/actors/runtime/poison.ts"
+import { partitionOf } from "../../src/actors/runtime/partitioning.ts"
 import { eventually, useIsolation } from "../support/e2e.ts"
 import { startNode, type TestNode } from "../support/nodes.ts"
 import { Add, Counter, Detonate, Explode, Flaky, Forward, Remind, Total, Withdraw } from "../support/testKinds.ts"
@@ -76,6 +77,21 @@ describe("one node", () => {
     })
     const second = await run(Effect.flatMap(PoisonQueue, (q) => Effect.either(q.redrive(mine[0]!.poisonId))))
     expect(Either.isLeft(second)).toBe(true)
+  })
+
+  it("a retrying command does not hold up other keys of its partition", async () => {
+    const blocked = "blocked"
+    const neighbour = Array.from({ length: 200 }, (_, i) => `n${i}`).find((k) => partitionOf(k, 4) === partitionOf(blocked, 4) && k !== blocked)!
+    await run(Effect.flatMap(ActorClient, (c) => c.send(Counter, blocked, new Explode({ mode: "fail" }))))
+    const answered = await total(neighbour)
+    expect(answered).toEqual({ total: 0, count: 0 })
+    // The neighbour answered while the failing command was still being retried.
+    const parkedYet = await run(Effect.flatMap(PoisonQueue, (q) => q.list({ kind: "counter" })))
+    expect(parkedYet.filter((p) => p.actorKey === blocked)).toHaveLength(0)
+    await eventually(async () => {
+      const parked = await run(Effect.flatMap(PoisonQueue, (q) => q.list({ kind: "counter" })))
+      if (parked.filter((p) => p.actorKey === blocked).length !== 1) throw new Error("not parked yet")
+    })
   })
 
   it("an ask of a parked command fails with CommandParked", async () => {
