@@ -6,6 +6,9 @@ import { SqlLive } from "../storage/Database.ts"
 import { prepareDatabase } from "../storage/Migrations.ts"
 import { AdminServices, adminCommands } from "./admin.ts"
 import { printJson } from "./output.ts"
+import { partitions, poison } from "./actors.ts"
+import { PoisonQueue } from "../actors/runtime/poison.ts"
+import { NatsLive } from "../bus/Nats.ts"
 
 /**
  * What one-shot commands run on: the database (created and migrated first, once, failing fast
@@ -21,6 +24,12 @@ const OneShotBase = Layer.unwrapEffect(
 
 const OneShot = Layer.mergeAll(AdminServices, Layer.effectDiscard(prepareDatabase)).pipe(Layer.provideMerge(OneShotBase))
 
+/** One-shot commands that also read NATS (leases, membership, streams). */
+const OneShotWithBus = Layer.mergeAll(PoisonQueue.Default, Layer.effectDiscard(prepareDatabase)).pipe(
+  Layer.provideMerge(NatsLive),
+  Layer.provideMerge(OneShotBase)
+)
+
 const migrate = Command.make("migrate", {}, () =>
   Effect.gen(function*() {
     const result = yield* prepareDatabase
@@ -29,7 +38,11 @@ const migrate = Command.make("migrate", {}, () =>
 
 const admin = Command.make("admin").pipe(
   Command.withDescription("Operator commands; each prints JSON"),
-  Command.withSubcommands(adminCommands(OneShot))
+  Command.withSubcommands([
+    ...adminCommands(OneShot),
+    partitions.pipe(Command.provide(OneShotWithBus)),
+    poison.pipe(Command.provide(OneShotWithBus))
+  ])
 )
 
 /** The `herald` command line. `serve` is given by the composition root (src/main.ts). */

@@ -1,9 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { useIsolation } from "../support/e2e.ts"
+import { eventually, useIsolation } from "../support/e2e.ts"
 import { awaitApplied, awaitAssignment, awaitFullOwnership, sampleOwnership, sendWave } from "../support/cluster.ts"
 import { startNode, type TestNode } from "../support/nodes.ts"
 import { startWorker, type Worker } from "../support/workers.ts"
+import { ActorClient } from "../../src/actors/runtime/ActorClient.ts"
+import { heraldCommand } from "../support/HeraldProcess.ts"
+import { envFor } from "../support/isolation.ts"
+import { Counter, Explode } from "../support/testKinds.ts"
 
 // Worker nodes are real processes; the test drives them from an in-process api node (which owns
 // nothing, only sends).
@@ -41,6 +45,39 @@ describe("three worker nodes", () => {
     const { reports } = await awaitFullOwnership(workers, "counter", PARTITIONS)
     expect(Object.values(reports).every((owned) => owned.length > 0)).toBe(true)
   }, 120_000)
+
+  it("herald admin partitions prints the owner of each partition", async () => {
+    const { reports } = await awaitAssignment(workers, "counter", PARTITIONS)
+    const result = await heraldCommand(["admin", "partitions"], envFor(iso, { HERALD_PARTITIONS: String(PARTITIONS) }))
+    expect(result.code, result.stderr).toBe(0)
+    const out = JSON.parse(result.stdout)
+    expect(out.nodes.map((n: { node_id: string }) => n.node_id)).toEqual(["w1", "w2", "w3"])
+    expect(out.partitions.counter).toHaveLength(PARTITIONS)
+    for (const row of out.partitions.counter) {
+      expect(reports[row.owner]).toContain(row.partition)
+      expect(row.epoch).toBeGreaterThan(0)
+    }
+  }, 60_000)
+
+  it("herald admin poison lists and re-drives parked commands", async () => {
+    await client.runPromise(Effect.flatMap(ActorClient, (c) => c.send(Counter, "poisoned", new Explode({ mode: "fail" }))))
+    const env = envFor(iso, { HERALD_PARTITIONS: String(PARTITIONS) })
+    const parked = await eventually(async () => {
+      const r = await heraldCommand(["admin", "poison", "list", "--kind", "counter"], env)
+      const rows = JSON.parse(r.stdout).parked as Array<{ poison_id: string; key: string; attempts: number; error: string }>
+      const mine = rows.filter((p) => p.key === "poisoned")
+      if (mine.length !== 1) throw new Error(r.stdout + r.stderr)
+      return mine[0]!
+    }, { timeoutMs: 20_000, intervalMs: 500 })
+    expect(parked.attempts).toBe(3)
+    expect(parked.error).toContain("always fails")
+    const redriven = await heraldCommand(["admin", "poison", "redrive", parked.poison_id], env)
+    expect(redriven.code, redriven.stderr).toBe(0)
+    expect(JSON.parse(redriven.stdout).redriven[0]).toMatchObject({ poison_id: parked.poison_id, kind: "counter", key: "poisoned" })
+    const again = await heraldCommand(["admin", "poison", "redrive", parked.poison_id], env)
+    expect(again.code).toBe(1)
+    expect(JSON.parse(again.stderr.trim().split("\n").at(-1)!).code).toBe("not_found")
+  }, 60_000)
 
   it("a fourth node takes its share while commands flow, losing and doubling nothing", async () => {
     const sampler = sampleOwnership(() => workers, "counter")

@@ -35,7 +35,7 @@ export interface CounterRow {
 }
 
 export const counterRows = (client: TestNode) =>
-  client.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<CounterRow>`SELECT actor_key, state FROM actor_counter`))
+  client.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<CounterRow>`SELECT actor_key, state FROM actor_counter WHERE actor_key LIKE 'k%'`))
 
 /** Waits until the counters hold `expected` commands in all. */
 export const awaitApplied = async (client: TestNode, expected: number, timeoutMs = 60_000) => {

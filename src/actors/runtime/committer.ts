@@ -75,7 +75,8 @@ export const ensureStateTable = (table: string) =>
       )`.pipe(
       Effect.catchTag("SqlError", (e) => {
         const code = (e.cause as { code?: string } | undefined)?.code
-        return code === "23505" || code === "42P07" ? Effect.void : Effect.fail(e)
+        // Racing creators: unique violation on the catalog, relation or type already exists.
+        return code === "23505" || code === "42P07" || code === "42710" ? Effect.void : Effect.fail(e)
       })
     )
   })

@@ -63,8 +63,10 @@ export const makeLeases = (kv: KV, nodeId: string) => {
   const list = Effect.tryPromise({
     try: async () => {
       const out: Array<{ key: string; node: string; revision: number; acquiredAt: string }> = []
-      const keys = await kv.keys()
-      for await (const key of keys) {
+      // Keys first: awaiting other requests inside the keys() iteration cuts it short.
+      const keys: Array<string> = []
+      for await (const key of await kv.keys()) keys.push(key)
+      for (const key of keys) {
         const entry = await kv.get(key)
         if (entry && entry.operation === "PUT") {
           const v = decodeJson(entry.value) as LeaseValue

@@ -35,7 +35,10 @@ export const makeMembership = (kv: KV, info: NodeInfo) => {
   const list = Effect.tryPromise({
     try: async () => {
       const nodes: Array<NodeInfo> = []
-      for await (const key of await kv.keys()) {
+      // Keys first: awaiting other requests inside the keys() iteration cuts it short.
+      const keys: Array<string> = []
+      for await (const key of await kv.keys()) keys.push(key)
+      for (const key of keys) {
         const entry = await kv.get(key)
         if (entry && entry.operation === "PUT") nodes.push(decodeJson(entry.value) as NodeInfo)
       }

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { headers as natsHeaders } from "nats"
 import { Nats } from "../../bus/Nats.ts"
 import { NotFound } from "../../domain/errors.ts"
@@ -38,6 +38,7 @@ export class PoisonQueue extends Effect.Service<PoisonQueue>()("herald/actors/Po
 
     const redrive = (poisonId: string) =>
       Effect.gen(function*() {
+        if (!Schema.is(Schema.UUID)(poisonId)) return yield* new NotFound({ message: `no parked command ${poisonId}` })
         const rows = yield* sql<ParkedCommand>`
           SELECT poison_id, kind, partition, actor_key, seq, command, error, attempts, parked_at, redriven_at
           FROM actor_poison WHERE poison_id = ${poisonId} AND redriven_at IS NULL`.pipe(Effect.orDie)
