@@ -143,9 +143,13 @@ export class Nats extends Effect.Service<Nats>()("herald/Nats", {
     }
     void connection
 
-    const connected = Deferred.await(ready).pipe(
+    // Once connected, hot paths (every publish) get the connection without a timeout race.
+    let current: Connected | undefined
+    const awaitConnection = Deferred.await(ready).pipe(
+      Effect.tap((c) => Effect.sync(() => (current = c))),
       Effect.timeoutFail({ duration: awaitConnectionTimeout, onTimeout: () => new NatsUnavailable({ message: "NATS is not connected" }) })
     )
+    const connected: Effect.Effect<Connected, NatsUnavailable> = Effect.suspend(() => (current !== undefined ? Effect.succeed(current) : awaitConnection))
 
     const ensureStream = (spec: Partial<StreamConfig> & { readonly name: string }) =>
       Effect.gen(function*() {

@@ -1,4 +1,4 @@
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Metric, MetricBoundaries, Schema } from "effect"
 import * as ActorKind from "../../src/actors/runtime/ActorKind.ts"
 import { registerKind } from "../../src/actors/runtime/ActorRuntime.ts"
 
@@ -114,4 +114,22 @@ export const Counter = ActorKind.make("counter", {
   }
 })
 
-export const TestKinds = Layer.mergeAll(registerKind(Counter, { maxAttempts: 3 }))
+export const TestKinds = Layer.mergeAll(registerKind(Counter, { maxAttempts: 3 }), Layer.suspend(() => registerKind(BenchCounter)))
+
+// --- the benchmark's counter: the smallest durable actor, timing each command end to end ----
+
+export class Incr extends Schema.TaggedClass<Incr>()("Incr", { sentAt: Schema.Number }) {}
+
+const benchLatency = Metric.histogram(
+  "bench_command_latency_seconds",
+  MetricBoundaries.fromIterable([0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10]),
+  "From publish to application of a benchmark command"
+)
+
+export const BenchCounter = ActorKind.make("bench", {
+  command: Incr,
+  state: Schema.Struct({ count: Schema.Number }),
+  initial: () => ({ count: 0 }),
+  behaviour: (state, command) =>
+    Effect.as(Metric.update(benchLatency, (Date.now() - command.sentAt) / 1000), { count: state.count + 1 })
+})

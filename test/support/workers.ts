@@ -18,9 +18,9 @@ export interface Worker {
 }
 
 /** Starts a worker node process (role worker) hosting the test kinds; resolves once it is ready. */
-export const startWorker = async (iso: Isolation, nodeId: string, env: Record<string, string> = {}): Promise<Worker> => {
+export const startWorker = async (iso: Isolation, nodeId: string, env: Record<string, string> = {}, nodeArgs: ReadonlyArray<string> = []): Promise<Worker> => {
   const port = await freePort()
-  const child = spawn(process.execPath, ["--import", "tsx", SCRIPT], {
+  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", SCRIPT], {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...envFor(iso, { HERALD_ROLE: "worker", HERALD_NODE_ID: nodeId, PORT: String(port), LOG_LEVEL: "warning", ...env }) },
     stdio: ["ignore", "pipe", "pipe"]
   })

@@ -1,5 +1,5 @@
 import { Duration, Effect, Option, Schema } from "effect"
-import { createInbox, headers as natsHeaders } from "nats"
+import { createInbox, type MsgHdrs, headers as natsHeaders } from "nats"
 import { randomUUID } from "node:crypto"
 import { Nats, NatsUnavailable } from "../../bus/Nats.ts"
 import { AppConfig } from "../../config/AppConfig.ts"
@@ -24,6 +24,17 @@ export class InvalidActorKey extends Schema.TaggedError<InvalidActorKey>()("Inva
   key: Schema.String,
   message: Schema.String
 }) {}
+
+// Building a Schema encoder is far costlier than running one: one per kind, built on first use.
+const encoders = new WeakMap<ActorKind.Any, (command: unknown) => Effect.Effect<unknown, unknown>>()
+export const encoderOf = (kind: ActorKind.Any) => {
+  let encode = encoders.get(kind)
+  if (encode === undefined) {
+    encode = Schema.encode(kind.command as Schema.Schema<unknown, unknown>)
+    encoders.set(kind, encode)
+  }
+  return encode
+}
 
 /** What an actor sends back to an `ask`. */
 export type ReplyWire = { readonly exit: unknown } | { readonly parked: string }
@@ -73,11 +84,14 @@ export class ActorClient extends Effect.Service<ActorClient>()("herald/ActorClie
           return yield* new InvalidActorKey({ key, message: "actor keys are 1-200 characters without '.', '*', '>' or spaces" })
         }
         yield* ensureKind(kind)
-        const encoded = yield* Schema.encode(kind.command)(command).pipe(Effect.orDie)
+        const encoded = yield* encoderOf(kind)(command).pipe(Effect.orDie)
         const { js } = yield* nats.connected
         const partition = partitionOf(key, config.partitions)
-        const h = natsHeaders()
-        if (options.replyTo) h.set(Header.replyTo, options.replyTo)
+        let h: MsgHdrs | undefined
+        if (options.replyTo) {
+          h = natsHeaders()
+          h.set(Header.replyTo, options.replyTo)
+        }
         const ack = yield* Effect.tryPromise({
           try: () =>
             js.publish(commandSubject(nats.names, kind.name, partition, key), encodeJson(encoded), {
@@ -90,7 +104,7 @@ export class ActorClient extends Effect.Service<ActorClient>()("herald/ActorClie
       })
 
     const send = <K extends ActorKind.Any>(kind: K, key: string, command: ActorKind.Command<K>, options: SendOptions = {}) =>
-      publish(kind, key, command, options).pipe(Effect.withSpan("ActorClient.send", { attributes: { kind: kind.name, key } }))
+      publish(kind, key, command, options)
 
     /**
      * Request-reply. The command is durable like a `send`: when no answer comes in time the caller

@@ -1,11 +1,11 @@
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Queue, Schedule, Schema } from "effect"
+import { Duration, Effect, Queue, Schedule } from "effect"
 import { headers as natsHeaders } from "nats"
 import { randomUUID } from "node:crypto"
 import { Nats } from "../../bus/Nats.ts"
 import { AppConfig } from "../../config/AppConfig.ts"
 import { Storage } from "../../storage/Migrations.ts"
-import { ActorClient } from "./ActorClient.ts"
+import { ActorClient, encoderOf } from "./ActorClient.ts"
 import type { ActorKind } from "./ActorKind.ts"
 import { partitionOf } from "./partitioning.ts"
 import { commandSubject, encodeJson } from "./transport.ts"
@@ -36,7 +36,7 @@ export class Outbox extends Effect.Service<Outbox>()("herald/actors/Outbox", {
     const enqueue = <K extends ActorKind.Any>(kind: K, key: string, command: ActorKind.Command<K>, options: { readonly msgId?: string } = {}) =>
       Effect.gen(function*() {
         yield* client.ensureKind(kind)
-        const payload = yield* Effect.orDie(Schema.encode(kind.command)(command))
+        const payload = yield* Effect.orDie(encoderOf(kind)(command))
         const subject = commandSubject(nats.names, kind.name, partitionOf(key, config.partitions), key)
         yield* sql`
           INSERT INTO actor_outbox (subject, msg_id, payload)

@@ -18,7 +18,7 @@ import { headers as natsHeaders, type JsMsg } from "nats"
 import type { BusNamesShape } from "../../bus/BusNames.ts"
 import type { Connected } from "../../bus/Nats.ts"
 import type { ActorContext, ActorKind } from "./ActorKind.ts"
-import type { ReplyWire } from "./ActorClient.ts"
+import { encoderOf, type ReplyWire } from "./ActorClient.ts"
 import { emptyWrite, type FencedOut, makeCommitter, type StateWrite } from "./committer.ts"
 import * as M from "./metrics.ts"
 import { partitionOf } from "./partitioning.ts"
@@ -73,6 +73,9 @@ const commitRetry = Schedule.exponential(Duration.millis(100), 2).pipe(
 interface Mailbox {
   readonly queue: Queue.Queue<JsMsg>
   closed: boolean
+  /** Commands waiting in the queue, and when the oldest of them arrived (latency metric). */
+  queued: number
+  oldest: number
 }
 
 interface TimerEntry {
@@ -110,7 +113,6 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
     const encodeCommand = Schema.encode(kind.command)
     const decodeState = Schema.decodeUnknown(kind.state)
     const encodeState = Schema.encode(kind.state)
-    const received = new WeakMap<JsMsg, number>()
 
     const settle = (messages: ReadonlyArray<JsMsg>) =>
       Effect.sync(() => {
@@ -169,7 +171,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
         let loaded: { state: unknown; seq: number } | undefined
 
         /** Writes what the batch changed, then acknowledges and answers. */
-        const flush = (write: StateWrite, state: unknown, acks: Array<JsMsg>, replies: Array<() => Effect.Effect<void>>) =>
+        const flush = (write: StateWrite, state: unknown, acks: Array<JsMsg>, replies: Array<() => Effect.Effect<void>>, arrivedAt: number) =>
           Effect.gen(function*() {
             const changed = write.state !== undefined || write.poison.length > 0 || write.timersRemove.length > 0
             if (changed) {
@@ -185,17 +187,15 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
               for (const t of write.timersAdd) yield* scheduleTimer(t.timerId, { key, fireAt: t.fireAt, command: t.command })
               if (write.outbox.length > 0) yield* env.nudgeRelay
             }
-            const now = Date.now()
-            for (const m of acks) {
-              const at = received.get(m)
-              if (at !== undefined) yield* Metric.update(latency, (now - at) / 1000)
-            }
+            // One observation per batch, for its oldest command: per-command updates cost more
+            // than the rest of the bookkeeping together.
+            if (acks.length > 0) yield* Metric.update(latency, (Date.now() - arrivedAt) / 1000)
             yield* settle(acks)
             yield* Metric.incrementBy(processed, acks.length)
             for (const reply of replies) yield* reply()
           })
 
-        const processBatch = (batch: ReadonlyArray<JsMsg>) =>
+        const processBatch = (batch: ReadonlyArray<JsMsg>, arrivedAt: number) =>
           Effect.gen(function*() {
             if (loaded === undefined) loaded = yield* Effect.orDie(loadState(key))
             let state = loaded.state
@@ -230,10 +230,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
               const command = decoded.right
               for (let attempt = 1;; attempt++) {
                 const effects = recordEffects(key, seq, attempt, timerId)
-                const exit = yield* registered.kind.behaviour(state, command, effects.context).pipe(
-                  Effect.provide(registered.services),
-                  Effect.exit
-                )
+                const exit = yield* Effect.exit(registered.kind.behaviour(state, command, effects.context))
                 if (Exit.isSuccess(exit)) {
                   state = exit.value
                   write.state = state
@@ -266,7 +263,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
                 yield* Effect.logDebug("actor command failed; retrying", { kind: kind.name, key, seq, attempt, error: firstLine(error) })
                 // Make what this batch already applied durable, so that a restart from the
                 // persisted state below does not lose it.
-                yield* flush(write, state, acks, replies)
+                yield* flush(write, state, acks, replies, arrivedAt)
                 write = emptyWrite(key, applied)
                 acks = []
                 replies = []
@@ -279,22 +276,25 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
                 yield* Effect.sleep(retryBackoff(attempt))
               }
             }
-            yield* flush(write, state, acks, replies)
+            yield* flush(write, state, acks, replies, arrivedAt)
           })
 
         for (;;) {
           const first = yield* Queue.take(mailbox.queue).pipe(Effect.timeoutOption(registered.passivateAfter))
           if (Option.isNone(first)) {
             // Passivate, unless a command slipped in meanwhile.
-            if (Option.getOrElse(mailbox.queue.unsafeSize(), () => 0) === 0) {
+            if (mailbox.queued === 0) {
               mailbox.closed = true
               mailboxes.delete(key)
               return
             }
             continue
           }
+          const arrivedAt = mailbox.oldest
           const rest = yield* Queue.takeUpTo(mailbox.queue, MAX_MAILBOX_BATCH - 1)
-          yield* env.permits.withPermits(1)(processBatch([first.value, ...rest]))
+          mailbox.queued -= rest.length + 1
+          if (mailbox.queued > 0) mailbox.oldest = Date.now()
+          yield* env.permits.withPermits(1)(processBatch([first.value, ...rest], arrivedAt))
         }
       }).pipe(
         Effect.catchAllCause((cause) =>
@@ -334,7 +334,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
           const n = counter++
           targets.set(target.name, target)
           outbox.push(
-            Effect.map(Effect.orDie(Schema.encode(target.command)(command)), (payload) => ({
+            Effect.map(Effect.orDie(encoderOf(target)(command)), (payload) => ({
               subject: commandSubject(names, target.name, partitionOf(targetKey, env.partitions), targetKey),
               // Deterministic: a command re-applied after a crash sends the same id, which
               // JetStream's duplicate window drops.
@@ -378,15 +378,16 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
 
     const route = (message: JsMsg) => {
       inflight++
-      received.set(message, Date.now())
       const key = keyOfSubject(message.subject)
       let mailbox = mailboxes.get(key)
       if (mailbox === undefined || mailbox.closed) {
-        const created: Mailbox = { queue: Effect.runSync(Queue.unbounded<JsMsg>()), closed: false }
+        const created: Mailbox = { queue: Effect.runSync(Queue.unbounded<JsMsg>()), closed: false, queued: 0, oldest: 0 }
         mailboxes.set(key, created)
-        runActor(key, runActorLoop(key, created))
+        // The kind's services are provided once per actor fiber, not per command.
+        runActor(key, Effect.provide(runActorLoop(key, created), registered.services))
         mailbox = created
       }
+      if (mailbox.queued++ === 0) mailbox.oldest = Date.now()
       mailbox.queue.unsafeOffer(message)
     }
 

@@ -5,11 +5,20 @@
 
 const FNV_OFFSET = 0x811c9dc5
 const FNV_PRIME = 0x01000193
+const encoder = new TextEncoder()
 
 /** FNV-1a, 32 bit, over the UTF-8 bytes of the input. */
 export const fnv1a32 = (input: string): number => {
   let hash = FNV_OFFSET
-  const bytes = new TextEncoder().encode(input)
+  // Keys are nearly always ASCII: hash the char codes directly, without encoding.
+  if (/^[\x00-\x7f]*$/.test(input)) {
+    for (let i = 0; i < input.length; i++) {
+      hash ^= input.charCodeAt(i)
+      hash = Math.imul(hash, FNV_PRIME)
+    }
+    return hash >>> 0
+  }
+  const bytes = encoder.encode(input)
   for (let i = 0; i < bytes.length; i++) {
     hash ^= bytes[i]!
     hash = Math.imul(hash, FNV_PRIME)
