@@ -128,6 +128,6 @@ describe("one node", () => {
 
   it("reports what it owns", async () => {
     const owned = await run(Effect.flatMap(ActorRuntime, (r) => r.snapshot))
-    expect(owned).toEqual({ counter: [0, 1, 2, 3] })
+    expect(owned.counter).toEqual([0, 1, 2, 3])
   })
 })

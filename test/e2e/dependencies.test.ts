@@ -26,7 +26,11 @@ describe("Postgres unavailable", () => {
     const node = await startHerald(envFor(iso, { DATABASE_URL: url.toString() }), { waitReady: false })
     nodes.push(node)
 
-    const down = await ready(node)
+    const down = await eventually(async () => {
+      const r = await ready(node)
+      if (r.body.checks?.nats !== "up") throw new Error("NATS not connected yet")
+      return r
+    })
     expect(down.status).toBe(503)
     expect(down.body).toMatchObject({ success: false, code: "service_unavailable", checks: { postgres: "down", nats: "up" } })
     expect(down.body.message).toContain("postgres")
