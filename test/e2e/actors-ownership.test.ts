@@ -46,6 +46,23 @@ describe("three worker nodes", () => {
     expect(Object.values(reports).every((owned) => owned.length > 0)).toBe(true)
   }, 120_000)
 
+  it("exposes per-kind runtime metrics and the partitions owned", async () => {
+    const w = workers[0]!
+    const ready = (await (await fetch(`${w.url}/health/ready`)).json()) as { role: string; partitions_owned: Record<string, Array<number>> }
+    expect(ready.role).toBe("worker")
+    expect(ready.partitions_owned.counter!.length).toBeGreaterThan(0)
+    const text = await (await fetch(`${w.url}/metrics`)).text()
+    for (const name of [
+      "herald_actor_commands_processed_total",
+      "herald_actor_mailbox_depth",
+      "herald_actor_partitions_owned",
+      "herald_actor_lease_changes_total",
+      "herald_actor_processing_seconds_bucket",
+      "herald_actor_commit_batch_size_bucket"
+    ]) expect(text, name).toMatch(new RegExp(`^${name}\\{[^}]*kind="counter"`, "m"))
+    expect(text).toMatch(new RegExp(`^herald_actor_partitions_owned\\{kind="counter"\\} ${ready.partitions_owned.counter!.length}$`, "m"))
+  })
+
   it("herald admin partitions prints the owner of each partition", async () => {
     const { reports } = await awaitAssignment(workers, "counter", PARTITIONS)
     const result = await heraldCommand(["admin", "partitions"], envFor(iso, { HERALD_PARTITIONS: String(PARTITIONS) }))
