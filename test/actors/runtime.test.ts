@@ -5,6 +5,7 @@ import { ActorClient } from "../../src/actors/runtime/ActorClient.ts"
 import { ActorRuntime } from "../../src/actors/runtime/ActorRuntime.ts"
 import { PoisonQueue } from "../../src/actors/runtime/poison.ts"
 import { partitionOf } from "../../src/actors/runtime/partitioning.ts"
+import { renderPrometheus } from "../../src/observability/Prometheus.ts"
 import { eventually, useIsolation } from "../support/e2e.ts"
 import { startNode, type TestNode } from "../support/nodes.ts"
 import { Add, Counter, Detonate, Explode, Flaky, Forward, Remind, Total, Withdraw } from "../support/testKinds.ts"
@@ -99,21 +100,49 @@ describe("one node", () => {
     expect(Either.isLeft(result) && result.left._tag).toBe("CommandParked")
   })
 
-  it("fires durable timers on time", async () => {
-    const started = Date.now()
-    await run(Effect.flatMap(ActorClient, (c) => Effect.forEach(["t1", "t2", "t3"], (key, i) => c.send(Counter, key, new Remind({ tag: key, afterMs: 300 + i * 100 })), { discard: true })))
-    await eventually(async () => {
-      const rows = await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ state: any }>`SELECT state FROM actor_counter WHERE actor_key IN ('t1','t2','t3')`))
-      const fired = rows.flatMap((r) => r.state.fired)
-      if (fired.length !== 3) throw new Error(`fired ${fired.length}`)
-      for (const f of fired) {
-        expect(f.at).toBeGreaterThanOrEqual(f.dueAt - 5)
-        expect(f.at - f.dueAt).toBeLessThan(250)
-      }
+  it("fires durable timers on time (p99 lateness under 250 ms)", async () => {
+    const keys = Array.from({ length: 100 }, (_, i) => `t${i}`)
+    await run(Effect.flatMap(ActorClient, (c) =>
+      Effect.forEach(keys, (key, i) => c.send(Counter, key, new Remind({ tag: key, afterMs: 500 + (i % 10) * 100 })), { concurrency: 10, discard: true })))
+    const fired = await eventually(async () => {
+      const rows = await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ state: any }>`SELECT state FROM actor_counter WHERE actor_key LIKE 't%'`))
+      const all = rows.flatMap((r) => r.state.fired) as Array<{ at: number; dueAt: number }>
+      if (all.length !== keys.length) throw new Error(`fired ${all.length}`)
+      return all
     })
-    expect(Date.now() - started).toBeLessThan(5_000)
+    const lateness = fired.map((f) => f.at - f.dueAt).sort((a, b) => a - b)
+    // Never early (the due time is computed when the command is applied, a little after it was
+    // scheduled), and p99 under 250 ms.
+    expect(lateness[0]).toBeGreaterThanOrEqual(-5)
+    expect(lateness[Math.floor(lateness.length * 0.99)]).toBeLessThan(250)
     const left = await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM actor_timers`))
     expect(left[0]!.n).toBe(0)
+  })
+
+  it("passivates idle actors and reloads their state on the next command", async () => {
+    await run(Effect.flatMap(ActorClient, (c) => c.send(Counter, "sleepy", new Add({ sender: "s", n: 1, amount: 4 }))))
+    expect(await total("sleepy")).toEqual({ total: 4, count: 1 })
+    const activeNow = async () => {
+      const text = await run(renderPrometheus)
+      return [...text.matchAll(/^herald_actor_active\{kind="counter",partition="\d+"\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0)
+    }
+    expect(await activeNow()).toBeGreaterThan(0)
+    await eventually(async () => {
+      if ((await activeNow()) !== 0) throw new Error("still active")
+    }, { timeoutMs: 10_000 })
+    await run(Effect.flatMap(ActorClient, (c) => c.send(Counter, "sleepy", new Add({ sender: "s", n: 2, amount: 1 }))))
+    expect(await total("sleepy")).toEqual({ total: 5, count: 2 })
+  })
+
+  it("publishes an outbox row left behind by a crash between commit and publish", async () => {
+    // What a node leaves when it dies right after committing: the row, never published.
+    await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`
+      INSERT INTO actor_outbox (subject, msg_id, payload)
+      VALUES (${`${iso.natsPrefix}.counter.${partitionOf("orphan", 4)}.orphan`}, 'left-behind-1', ${JSON.stringify({ _tag: "Add", sender: "crash", n: 1, amount: 9 })}::jsonb)`))
+    await eventually(async () => {
+      const answer = await total("orphan")
+      if (answer.total !== 9) throw new Error(JSON.stringify(answer))
+    })
   })
 
   it("sends between actors through the outbox", async () => {

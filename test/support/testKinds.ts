@@ -114,7 +114,7 @@ export const Counter = ActorKind.make("counter", {
   }
 })
 
-export const TestKinds = Layer.mergeAll(registerKind(Counter, { maxAttempts: 3 }), Layer.suspend(() => registerKind(BenchCounter)))
+export const TestKinds = Layer.mergeAll(registerKind(Counter, { maxAttempts: 3, passivateAfter: "1 second" }), Layer.suspend(() => registerKind(BenchCounter)))
 
 // --- the benchmark's counter: the smallest durable actor, timing each command end to end ----
 

@@ -21,6 +21,10 @@ export const mailboxDepth = Metric.gauge("herald_actor_mailbox_depth", {
   description: "Commands received by this node and not yet acknowledged"
 })
 
+export const activeActors = Metric.gauge("herald_actor_active", {
+  description: "Actors in memory on this node (not passivated)"
+})
+
 export const partitionsOwned = Metric.gauge("herald_actor_partitions_owned", {
   description: "Partitions this node owns"
 })

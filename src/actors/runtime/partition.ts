@@ -104,6 +104,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
     const timers = new Map<string, TimerEntry>()
     let inflight = 0
     const depth = M.mailboxDepth.pipe(Metric.tagged("kind", kind.name), Metric.tagged("partition", String(partition)))
+    const active = M.activeActors.pipe(Metric.tagged("kind", kind.name), Metric.tagged("partition", String(partition)))
     const processed = M.commandsProcessed.pipe(Metric.tagged("kind", kind.name))
     const failed = M.commandsFailed.pipe(Metric.tagged("kind", kind.name))
     const parked = M.commandsParked.pipe(Metric.tagged("kind", kind.name))
@@ -169,6 +170,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
     const runActorLoop = (key: string, mailbox: Mailbox) =>
       Effect.gen(function*() {
         let loaded: { state: unknown; seq: number } | undefined
+        yield* Metric.set(active, mailboxes.size)
 
         /** Writes what the batch changed, then acknowledges and answers. */
         const flush = (write: StateWrite, state: unknown, acks: Array<JsMsg>, replies: Array<() => Effect.Effect<void>>, arrivedAt: number) =>
@@ -286,6 +288,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
             if (mailbox.queued === 0) {
               mailbox.closed = true
               mailboxes.delete(key)
+              yield* Metric.set(active, mailboxes.size)
               return
             }
             continue
