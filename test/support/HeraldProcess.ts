@@ -18,9 +18,15 @@ export interface HeraldProcess {
   readonly exited: Promise<number | null>
 }
 
-/** Runs `herald <args>` as a child process and collects its output. */
-export const runHerald = (args: ReadonlyArray<string>, env: Record<string, string>) => {
-  const child = spawn(process.execPath, [BIN, ...args], {
+/** What a node process runs: `herald` itself by default, or another entry (node args + script). */
+export interface Entry {
+  readonly argv: ReadonlyArray<string>
+}
+export const heraldEntry: Entry = { argv: [BIN] }
+
+/** Runs `herald <args>` (or another entry) as a child process and collects its output. */
+export const runHerald = (args: ReadonlyArray<string>, env: Record<string, string>, entry: Entry = heraldEntry) => {
+  const child = spawn(process.execPath, [...entry.argv, ...args], {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
@@ -45,10 +51,10 @@ export const heraldCommand = async (args: ReadonlyArray<string>, env: Record<str
  */
 export const startHerald = async (
   env: Record<string, string>,
-  options: { readonly waitReady?: boolean; readonly timeoutMs?: number } = {}
+  options: { readonly waitReady?: boolean; readonly timeoutMs?: number; readonly entry?: Entry } = {}
 ): Promise<HeraldProcess> => {
   const port = env.PORT ? Number(env.PORT) : await freePort()
-  const run = runHerald(["serve"], { ...env, PORT: String(port) })
+  const run = runHerald(options.entry ? [] : ["serve"], { ...env, PORT: String(port) }, options.entry)
   const url = `http://127.0.0.1:${port}`
   const output = () => run.stdout() + run.stderr()
   const deadline = Date.now() + (options.timeoutMs ?? 30_000)
