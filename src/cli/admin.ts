@@ -4,6 +4,7 @@ import { InvalidRequest } from "../domain/errors.ts"
 import { AccountLabel, Amount, Email, Password } from "../domain/identity.ts"
 import { Plan } from "../domain/plans.ts"
 import { Passwords } from "../security/Passwords.ts"
+import { SigningKeys } from "../security/SigningKeys.ts"
 import { AccountsRepo } from "../storage/AccountsRepo.ts"
 import { UsersRepo } from "../storage/UsersRepo.ts"
 import { printJson } from "./output.ts"
@@ -85,11 +86,18 @@ const resetPassword = Command.make(
     })
 ).pipe(Command.withDescription("Set a new password; every token of that person stops working at once"))
 
-export const AdminServices = Layer.mergeAll(AccountsRepo.Default, UsersRepo.Default, Passwords.Default)
+const rotateSigningKey = Command.make("rotate-signing-key", {}, () =>
+  Effect.gen(function*() {
+    const { kid } = yield* (yield* SigningKeys).rotate
+    yield* printJson({ kid, note: "new tokens are signed with this key; earlier keys keep verifying for 7 days" })
+  })).pipe(Command.withDescription("Start signing user tokens with a new key (all nodes pick it up within a minute)"))
+
+export const AdminServices = Layer.mergeAll(AccountsRepo.Default, UsersRepo.Default, Passwords.Default, SigningKeys.Default)
 
 /** The admin subcommands, each run on the given layer (the database and its repositories). */
-export const adminCommands = <E, R>(layer: Layer.Layer<AccountsRepo | UsersRepo | Passwords, E, R>) =>
+export const adminCommands = <E, R>(layer: Layer.Layer<AccountsRepo | UsersRepo | Passwords | SigningKeys, E, R>) =>
   [
+    Command.provide(rotateSigningKey, layer),
     Command.provide(createAccount, layer),
     Command.provide(setPlan, layer),
     Command.provide(walletCredit, layer),

@@ -43,3 +43,21 @@ export class AccountNotFound extends Schema.TaggedError<AccountNotFound>()("Acco
 export class UserNotFound extends Schema.TaggedError<UserNotFound>()("UserNotFound", {
   message: Schema.String
 }) {}
+
+/** Missing, expired, tampered or revoked credentials. */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
+  message: Schema.String
+}) {}
+
+export class InvalidCredentials extends Schema.TaggedError<InvalidCredentials>()("InvalidCredentials", {
+  message: Schema.String
+}) {}
+
+export class InvalidCode extends Schema.TaggedError<InvalidCode>()("InvalidCode", {
+  message: Schema.String
+}) {}
+
+export class TooManyAttempts extends Schema.TaggedError<TooManyAttempts>()("TooManyAttempts", {
+  message: Schema.String,
+  retry_after_seconds: Schema.Number
+}) {}

@@ -2,6 +2,7 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { DecodeErrorResponse, ServiceUnavailableResponse } from "./errors.ts"
 import { HealthApi } from "./health/HealthApi.ts"
+import { AccountSecurityApi, SignInApi } from "./rcs/SignInApi.ts"
 
 // HttpApi answers a request that fails its schemas with its own `HttpApiDecodeError` body; the
 // contract wants the common envelope (`invalid_request` with `errors[{path, message}]`). The
@@ -16,6 +17,8 @@ export const withEnvelopeErrors = <A extends HttpApi.HttpApi.Any>(api: A): A => 
 export const HeraldApi = withEnvelopeErrors(
   HttpApi.make("herald")
     .add(HealthApi)
+    .add(SignInApi)
+    .add(AccountSecurityApi)
     .annotate(OpenApi.Title, "Herald")
     .annotate(OpenApi.Version, "1")
     .annotate(OpenApi.Description, "Herald messaging engine: RCS business messaging, webhooks, broadcasts.")

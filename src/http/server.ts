@@ -1,4 +1,4 @@
-import { HttpApiSwagger, HttpLayerRouter } from "@effect/platform"
+import { HttpApiSwagger, HttpLayerRouter, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
@@ -7,15 +7,37 @@ import { HeraldApi, OpsApi } from "./Api.ts"
 import { HealthHttpLive } from "./health/HealthHttp.ts"
 import { MetricsRoute } from "./HttpMetrics.ts"
 import { RequestMiddleware, RouteLabelMiddleware } from "./middleware.ts"
+import { AccountSecurityHttpLive, SignInHttpLive } from "./rcs/SignInHttp.ts"
+import { AuthenticationLive } from "./Authentication.ts"
+import { SignIn } from "../security/SignIn.ts"
+import { SignInRepo } from "../storage/SignInRepo.ts"
+import { Passwords } from "../security/Passwords.ts"
+import { SigningKeys } from "../security/SigningKeys.ts"
 
 /** Handlers of every HttpApi group. Each capability adds its group's layer here. */
-export const ApiHandlers = Layer.mergeAll(HealthHttpLive)
+export const ApiHandlers = Layer.mergeAll(HealthHttpLive, SignInHttpLive, AccountSecurityHttpLive).pipe(
+  Layer.provideMerge(AuthenticationLive),
+  Layer.provideMerge(SignIn.Default),
+  Layer.provide(Layer.mergeAll(SignInRepo.Default, Passwords.Default)),
+  Layer.provideMerge(SigningKeys.Default)
+)
+
+/** The key set that verifies user tokens (RFC 7517), for clients and other services. */
+const JwksRoute = HttpLayerRouter.use((router) =>
+  Effect.flatMap(SigningKeys, (keys) =>
+    router.add(
+      "GET",
+      "/.well-known/jwks.json",
+      Effect.map(keys.jwks, (jwks) => HttpServerResponse.unsafeJson(jwks, { headers: { "cache-control": "public, max-age=60" } }))
+    ))
+)
 
 const FullRoutes = Layer.mergeAll(
-  HttpLayerRouter.addHttpApi(HeraldApi, { openapiPath: "/api/v1/openapi.json" }).pipe(Layer.provide(ApiHandlers)),
+  HttpLayerRouter.addHttpApi(HeraldApi, { openapiPath: "/api/v1/openapi.json" }),
   HttpApiSwagger.layerHttpLayerRouter({ api: HeraldApi, path: "/docs" }),
-  MetricsRoute
-)
+  MetricsRoute,
+  JwksRoute
+).pipe(Layer.provide(ApiHandlers))
 
 const OpsRoutes = Layer.mergeAll(HttpLayerRouter.addHttpApi(OpsApi).pipe(Layer.provide(HealthHttpLive)), MetricsRoute)
 

@@ -8,14 +8,14 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("herald/UsersRepo", {
     const sql = yield* SqlClient.SqlClient
 
     /**
-     * Replaces the password and bumps the token version, which invalidates every token issued
-     * before (tokens carry the version they were issued under).
+     * Replaces the password; every token issued up to this second stops working (an issued-after
+     * check: the contract's claims carry no version).
      */
     const setPassword = (email: Email, passwordHash: string) =>
-      sql<{ userId: string; tokenVersion: number }>`
-        UPDATE users SET password_hash = ${passwordHash}, token_version = token_version + 1, updated_at = now()
+      sql<{ userId: string }>`
+        UPDATE users SET password_hash = ${passwordHash}, tokens_valid_after = now(), updated_at = now()
         WHERE lower(email) = ${email}
-        RETURNING user_id, token_version`.pipe(
+        RETURNING user_id`.pipe(
         Effect.orDie,
         Effect.flatMap((rows) =>
           rows[0] === undefined ? Effect.fail(new UserNotFound({ message: `no user with e-mail ${email}` })) : Effect.succeed(rows[0])

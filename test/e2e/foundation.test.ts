@@ -167,11 +167,11 @@ describe("herald migrate and admin", () => {
     expect(JSON.parse(credit.stdout)).toMatchObject({ account_id: accountId, balance: 150.25 })
     const ledger = await db("SELECT kind, amount, balance_after FROM wallet_transactions WHERE account_id = $1", [accountId])
     expect(ledger).toEqual([{ kind: "credit", amount: "150.2500", balance_after: "150.2500" }])
-    const before = await db<{ token_version: number }>("SELECT token_version FROM users WHERE email = 'owner@example.com'")
     const reset = await heraldCommand(["admin", "reset-password", "OWNER@example.com", "brand new pass"], env)
     expect(reset.code, reset.stderr).toBe(0)
-    const after = await db<{ token_version: number }>("SELECT token_version FROM users WHERE email = 'owner@example.com'")
-    expect(after[0]!.token_version).toBe(before[0]!.token_version + 1)
+    const after = await db<{ recent: boolean; password_hash: string }>("SELECT tokens_valid_after > now() - interval '1 minute' AS recent, password_hash FROM users WHERE email = 'owner@example.com'")
+    expect(after[0]!.recent).toBe(true)
+    expect(after[0]!.password_hash).toMatch(/^\$argon2id\$/)
   })
 
   it("names unknown accounts and users clearly", async () => {

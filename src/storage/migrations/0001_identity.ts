@@ -9,8 +9,6 @@ export default Effect.gen(function*() {
       user_id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
       email text NOT NULL,
       password_hash text NOT NULL,
-      -- Bumped by a password change or reset: tokens carry the version they were issued under.
-      token_version integer NOT NULL DEFAULT 0,
       totp_secret text,
       totp_enabled boolean NOT NULL DEFAULT false,
       totp_enabled_at timestamptz,

@@ -2,6 +2,7 @@ import type { SqlClient } from "@effect/sql"
 import type { Effect } from "effect"
 import identity from "./0001_identity.ts"
 import actorRuntime from "./0002_actor_runtime.ts"
+import signIn from "./0003_sign_in.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
@@ -9,5 +10,6 @@ import actorRuntime from "./0002_actor_runtime.ts"
  */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_identity": identity,
-  "0002_actor_runtime": actorRuntime
+  "0002_actor_runtime": actorRuntime,
+  "0003_sign_in": signIn
 }

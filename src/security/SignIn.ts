@@ -1,0 +1,237 @@
+import { Duration, Effect, Option, Redacted, Schema } from "effect"
+import { InvalidCode, InvalidCredentials, InvalidRequest, TooManyAttempts, Unauthorized } from "../domain/errors.ts"
+import { type Email, Password } from "../domain/identity.ts"
+import {
+  ACCOUNT_PICK_LIFETIME,
+  AccountPickClaims,
+  contractMemberId,
+  type Membership,
+  type Principal,
+  UserClaims
+} from "../domain/signIn.ts"
+import { SignInRepo, type SignInUser } from "../storage/SignInRepo.ts"
+import { Passwords } from "./Passwords.ts"
+import { randomCode, sha256 } from "./secrets.ts"
+import { SigningKeys, TOKEN_LIFETIME } from "./SigningKeys.ts"
+import { newTotpSecret, totpUri, verifyTotp } from "./Totp.ts"
+
+export interface TokenAnswer {
+  readonly success: true
+  readonly token: string
+  readonly role: Membership["role"]
+  readonly user: {
+    readonly user_id: string
+    readonly email: string
+    readonly account_label: string
+    readonly member_id: string
+    readonly assigned_bots: ReadonlyArray<string>
+  }
+}
+
+export type LoginAnswer =
+  | TokenAnswer
+  | { readonly success: true; readonly requires_2fa: true; readonly message: string }
+  | {
+    readonly success: true
+    readonly need_account_pick: true
+    readonly session_token: string
+    readonly accounts: ReadonlyArray<{ account_id: string; role: string; label: string; member_id?: string }>
+  }
+
+const RECOVERY_CODES = 10
+
+// Verified when the e-mail is unknown, so that answering takes as long as for a known one.
+const DUMMY_HASH = "$argon2id$v=19$m=19456,t=2,p=1$vmB92+jxAOlWIcdVSLbafQ$84Ql1x9WP4I1NwpT4goUoNuY5IAVBxGjenVUVEPVmrY"
+
+const nowSeconds = () => Math.floor(Date.now() / 1000)
+
+const unauthorized = new Unauthorized({ message: "unauthorized" })
+
+/**
+ * Sign-in (contract, "Login" state table): password, then the second factor when enabled, then the
+ * account when the person belongs to several. Failures are counted per e-mail in Postgres, so the
+ * lock holds whichever API node answers.
+ */
+export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
+  effect: Effect.gen(function*() {
+    const repo = yield* SignInRepo
+    const passwords = yield* Passwords
+    const keys = yield* SigningKeys
+
+    const ensureNotLocked = (email: Email) =>
+      Effect.flatMap(repo.lockedFor(email), (seconds) =>
+        seconds > 0
+          ? Effect.fail(new TooManyAttempts({ message: `too many failed sign-ins; try again in ${Math.ceil(seconds / 60)} minutes`, retry_after_seconds: seconds }))
+          : Effect.void)
+
+    const fail = (email: Email, what: "password" | "code") =>
+      Effect.flatMap(repo.recordFailure(email, what), (locked): Effect.Effect<never, TooManyAttempts | InvalidCredentials | InvalidCode> =>
+        locked > 0
+          ? Effect.fail(new TooManyAttempts({ message: "too many failed sign-ins; try again in 15 minutes", retry_after_seconds: locked }))
+          : what === "password"
+          ? Effect.fail(new InvalidCredentials({ message: "invalid e-mail or password" }))
+          : Effect.fail(new InvalidCode({ message: "invalid two-factor code" })))
+
+    /** An authenticator code, or an unused recovery code (used up by this call). */
+    const secondFactorValid = (user: SignInUser, code: string) =>
+      Effect.suspend(() => {
+        const trimmed = code.replace(/\s+/g, "")
+        if (user.totpSecret !== null && verifyTotp(user.totpSecret, trimmed)) return Effect.succeed(true)
+        return /^[a-z0-9-]{6,32}$/i.test(trimmed)
+          ? repo.consumeRecoveryCode(user.userId, sha256(trimmed.toLowerCase().replace(/-/g, "")))
+          : Effect.succeed(false)
+      })
+
+    /** Tokens issued before the last password change are refused; keep a fresh one after it. */
+    const issuedAt = (tokensValidAfter: Date | null) =>
+      tokensValidAfter === null ? nowSeconds() : Math.max(nowSeconds(), Math.floor(tokensValidAfter.getTime() / 1000) + 1)
+
+    const tokenFor = (user: SignInUser, membership: Membership) =>
+      Effect.gen(function*() {
+        const iat = issuedAt(user.tokensValidAfter)
+        const claims = yield* Schema.encode(UserClaims)({
+          type: "rcs_user",
+          user_id: membership.ownerUserId,
+          email: user.email,
+          mid: contractMemberId(membership),
+          role: membership.role,
+          bots: membership.assignedBots,
+          iat,
+          exp: iat + Duration.toSeconds(TOKEN_LIFETIME)
+        }).pipe(Effect.orDie)
+        const token = yield* keys.sign(claims)
+        return {
+          success: true,
+          token,
+          role: membership.role,
+          user: {
+            user_id: membership.ownerUserId,
+            email: user.email,
+            account_label: membership.accountLabel,
+            member_id: contractMemberId(membership),
+            assigned_bots: membership.assignedBots
+          }
+        } satisfies TokenAnswer
+      })
+
+    const login = (input: { email: Email; password: Redacted.Redacted<string>; totpCode: Option.Option<string> }) =>
+      Effect.gen(function*() {
+        yield* ensureNotLocked(input.email)
+        const user = yield* repo.findUser(input.email)
+        const passwordOk = yield* passwords.verify(user?.passwordHash ?? DUMMY_HASH, input.password)
+        if (user === undefined || !passwordOk) return yield* fail(input.email, "password")
+        if (user.totpEnabled) {
+          if (Option.isNone(input.totpCode)) {
+            return { success: true, requires_2fa: true, message: "two-factor code required" } as const
+          }
+          if (!(yield* secondFactorValid(user, input.totpCode.value))) return yield* fail(input.email, "code")
+        }
+        yield* repo.clearFailures(input.email)
+        const memberships = yield* repo.memberships(user.userId)
+        if (memberships.length === 0) return yield* fail(input.email, "password")
+        if (memberships.length === 1) return yield* tokenFor(user, memberships[0]!)
+        const iat = nowSeconds()
+        const sessionToken = yield* keys.sign(
+          yield* Schema.encode(AccountPickClaims)({ type: "rcs_account_pick", person_id: user.userId, iat, exp: iat + Duration.toSeconds(ACCOUNT_PICK_LIFETIME) }).pipe(Effect.orDie)
+        )
+        return {
+          success: true,
+          need_account_pick: true,
+          session_token: sessionToken,
+          accounts: memberships.map((m) => ({
+            account_id: m.accountId,
+            role: m.role,
+            label: m.accountLabel,
+            ...(m.role === "owner" ? {} : { member_id: m.memberId })
+          }))
+        } as const
+      }).pipe(Effect.withSpan("SignIn.login"))
+
+    const selectAccount = (input: { sessionToken: string; accountId: string }) =>
+      Effect.gen(function*() {
+        const payload = yield* keys.verify(input.sessionToken).pipe(Effect.mapError(() => unauthorized))
+        const claims = yield* Schema.decodeUnknown(AccountPickClaims)(payload).pipe(Effect.mapError(() => unauthorized))
+        const user = yield* repo.findUserById(claims.person_id)
+        if (user === undefined || claims.iat < issuedAt(user.tokensValidAfter) - 1) return yield* unauthorized
+        const membership = (yield* repo.memberships(user.userId)).find((m) => m.accountId === input.accountId)
+        if (membership === undefined) return yield* InvalidRequest.single("account_id", "is not an account of this person")
+        return yield* tokenFor(user, membership)
+      }).pipe(Effect.withSpan("SignIn.selectAccount"))
+
+    /**
+     * The principal of a bearer token. Signature, algorithm and expiry first; then role and bot
+     * scope are read from the database (the claims are only hints), and tokens issued before the
+     * person's last password change are refused.
+     */
+    const authenticate = (token: string) =>
+      Effect.gen(function*() {
+        const payload = yield* keys.verify(token).pipe(Effect.mapError(() => unauthorized))
+        const claims = yield* Schema.decodeUnknown(UserClaims)(payload).pipe(Effect.mapError(() => unauthorized))
+        const subject = yield* repo.tokenSubject(claims.user_id, claims.mid)
+        if (subject === undefined) return yield* unauthorized
+        const validAfter = subject.tokensValidAfter
+        if (validAfter !== null && claims.iat <= Math.floor(validAfter.getTime() / 1000)) return yield* unauthorized
+        return {
+          accountId: subject.accountId,
+          accountLabel: subject.accountLabel,
+          ownerUserId: subject.ownerUserId,
+          personUserId: subject.personUserId,
+          email: subject.email,
+          memberId: subject.memberId,
+          role: subject.role,
+          bots: subject.assignedBots
+        } satisfies Principal
+      })
+
+    const person = (principal: Principal) =>
+      Effect.flatMap(repo.findUserById(principal.personUserId), (user) => (user === undefined ? Effect.fail(unauthorized) : Effect.succeed(user)))
+
+    /** Every token of the person stops working at once (tokens_valid_after moves to now). */
+    const changePassword = (principal: Principal, current: Redacted.Redacted<string>, next: Redacted.Redacted<string>) =>
+      Effect.gen(function*() {
+        const user = yield* person(principal)
+        const email = user.email.toLowerCase() as Email
+        yield* ensureNotLocked(email)
+        if (!(yield* passwords.verify(user.passwordHash, current))) return yield* fail(email, "password")
+        yield* Schema.decode(Password)(Redacted.value(next)).pipe(
+          Effect.mapError((e) => InvalidRequest.single("new_password", e.message.split("\n").at(-1)?.trim() ?? "invalid"))
+        )
+        yield* repo.setPassword(user.userId, yield* passwords.hash(next))
+        return { success: true as const }
+      }).pipe(Effect.withSpan("SignIn.changePassword"))
+
+    const setupTwoFactor = (principal: Principal) =>
+      Effect.gen(function*() {
+        const user = yield* person(principal)
+        if (user.totpEnabled) return yield* InvalidRequest.single("", "two-factor authentication is already enabled")
+        const secret = newTotpSecret()
+        yield* repo.setPendingTotp(user.userId, secret)
+        return { success: true as const, secret, otpauth_uri: totpUri(secret, user.email) }
+      })
+
+    const enableTwoFactor = (principal: Principal, code: string) =>
+      Effect.gen(function*() {
+        const user = yield* person(principal)
+        if (user.totpEnabled) return yield* InvalidRequest.single("", "two-factor authentication is already enabled")
+        if (user.totpSecret === null) return yield* InvalidRequest.single("", "call /auth/2fa/setup first")
+        if (!verifyTotp(user.totpSecret, code.replace(/\s+/g, ""))) return yield* new InvalidCode({ message: "invalid two-factor code" })
+        const codes = Array.from({ length: RECOVERY_CODES }, () => randomCode(10))
+        yield* repo.enableTotp(user.userId, codes.map((c) => sha256(c)))
+        return { success: true as const, recovery_codes: codes.map((c) => `${c.slice(0, 5)}-${c.slice(5)}`) }
+      })
+
+    const disableTwoFactor = (principal: Principal, password: Redacted.Redacted<string>, code: string) =>
+      Effect.gen(function*() {
+        const user = yield* person(principal)
+        const email = user.email.toLowerCase() as Email
+        yield* ensureNotLocked(email)
+        if (!user.totpEnabled) return yield* InvalidRequest.single("", "two-factor authentication is not enabled")
+        if (!(yield* passwords.verify(user.passwordHash, password))) return yield* fail(email, "password")
+        if (!(yield* secondFactorValid(user, code))) return yield* fail(email, "code")
+        yield* repo.disableTotp(user.userId)
+        return { success: true as const }
+      })
+
+    return { login, selectAccount, authenticate, changePassword, setupTwoFactor, enableTwoFactor, disableTwoFactor } as const
+  })
+}) {}

@@ -1,0 +1,116 @@
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect, Schema } from "effect"
+import { exportJWK, generateKeyPair, importJWK, type JWK, jwtVerify, type JWTPayload, SignJWT } from "jose"
+import { randomUUID } from "node:crypto"
+
+/** User tokens live 7 days (contract); a retired key stays published that long after its successor. */
+export const TOKEN_LIFETIME = Duration.days(7)
+/** How long a node trusts its copy of the key set before reading it again (rotation on other nodes). */
+const REFRESH = Duration.minutes(1)
+
+export class InvalidToken extends Schema.TaggedError<InvalidToken>()("InvalidToken", {
+  message: Schema.String
+}) {}
+
+type VerifyKey = Awaited<ReturnType<typeof importJWK>>
+
+interface KeyRow {
+  readonly kid: string
+  readonly publicJwk: JWK
+  readonly privateJwk: JWK
+  readonly createdAt: Date
+}
+
+interface KeySet {
+  readonly signer: { readonly kid: string; readonly key: VerifyKey }
+  readonly verifiers: ReadonlyMap<string, VerifyKey>
+  readonly jwks: { readonly keys: ReadonlyArray<JWK> }
+  readonly loadedAt: number
+}
+
+/**
+ * EdDSA (Ed25519) signing keys kept in Postgres, so every API node signs and verifies with the same
+ * set. The newest key signs; older keys keep verifying (and stay in the JWKS) until their
+ * successor is older than the token lifetime, so a rotation never cuts off issued tokens.
+ * Verification accepts EdDSA only: `alg: none` or an HMAC header fails before any handler runs.
+ */
+export class SigningKeys extends Effect.Service<SigningKeys>()("herald/SigningKeys", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    let cached: KeySet | undefined
+
+    const generate = Effect.promise(async () => {
+      const { publicKey, privateKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true })
+      const kid = randomUUID()
+      return { kid, publicJwk: { ...(await exportJWK(publicKey)), kid, alg: "EdDSA", use: "sig" }, privateJwk: await exportJWK(privateKey) }
+    })
+
+    const insert = (key: { kid: string; publicJwk: JWK; privateJwk: JWK }) =>
+      sql`INSERT INTO signing_keys (kid, public_jwk, private_jwk) VALUES (${key.kid}, ${JSON.stringify(key.publicJwk)}::jsonb, ${JSON.stringify(key.privateJwk)}::jsonb)`
+
+    const load: Effect.Effect<KeySet> = Effect.gen(function*() {
+      let rows = yield* sql<KeyRow>`SELECT kid, public_jwk, private_jwk, created_at FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC`
+      if (rows.length === 0) {
+        // First start: one node's key wins or both land; either way the newest signs.
+        yield* insert(yield* generate)
+        rows = yield* sql<KeyRow>`SELECT kid, public_jwk, private_jwk, created_at FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC`
+      }
+      const newest = rows[0]!
+      const cutoff = Date.now() - Duration.toMillis(TOKEN_LIFETIME)
+      // A key verifies while it signs, or while its successor is younger than a token's lifetime.
+      const live = rows.filter((_, i) => i === 0 || new Date(rows[i - 1]!.createdAt).getTime() > cutoff)
+      const verifiers = new Map<string, VerifyKey>()
+      for (const row of live) verifiers.set(row.kid, yield* Effect.promise(() => importJWK(row.publicJwk, "EdDSA")))
+      const set: KeySet = {
+        signer: { kid: newest.kid, key: yield* Effect.promise(() => importJWK(newest.privateJwk, "EdDSA")) },
+        verifiers,
+        jwks: { keys: live.map((row) => row.publicJwk) },
+        loadedAt: Date.now()
+      }
+      cached = set
+      return set
+    }).pipe(Effect.orDie, Effect.withSpan("SigningKeys.load"))
+
+    const current = Effect.suspend(() =>
+      cached !== undefined && Date.now() - cached.loadedAt < Duration.toMillis(REFRESH) ? Effect.succeed(cached) : load
+    )
+
+    const sign = (claims: JWTPayload & { readonly iat: number; readonly exp: number }) =>
+      Effect.flatMap(current, ({ signer }) =>
+        Effect.promise(() => new SignJWT({ ...claims }).setProtectedHeader({ alg: "EdDSA", kid: signer.kid, typ: "JWT" }).sign(signer.key)))
+
+    const verifyWith = (set: KeySet, token: string) =>
+      Effect.tryPromise({
+        try: () =>
+          jwtVerify(token, (header) => {
+            const key = header.kid ? set.verifiers.get(header.kid) : undefined
+            if (key === undefined) throw new Error("unknown key")
+            return key
+          }, { algorithms: ["EdDSA"] }),
+        catch: (cause) => new InvalidToken({ message: cause instanceof Error ? cause.message : "invalid token" })
+      })
+
+    /** Verifies signature and expiry; an unknown key id reloads the set once (a rotation elsewhere). */
+    const verify = (token: string) =>
+      Effect.flatMap(current, (set) =>
+        verifyWith(set, token).pipe(
+          Effect.catchIf(
+            (e) => e.message === "unknown key",
+            () => Effect.flatMap(load, (fresh) => verifyWith(fresh, token))
+          ),
+          Effect.map((result) => result.payload)
+        ))
+
+    const jwks = Effect.map(current, (set) => set.jwks)
+
+    /** A new signing key; the previous ones keep verifying for a token lifetime. */
+    const rotate = Effect.gen(function*() {
+      const key = yield* generate
+      yield* insert(key).pipe(Effect.orDie)
+      const set = yield* load
+      return { kid: set.signer.kid }
+    })
+
+    return { sign, verify, jwks, rotate } as const
+  })
+}) {}

@@ -1,0 +1,150 @@
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect } from "effect"
+import { LOCK_FOR, MAX_WRONG_CODES, MAX_WRONG_PASSWORDS, type Membership } from "../domain/signIn.ts"
+import type { Email } from "../domain/identity.ts"
+
+export interface SignInUser {
+  readonly userId: string
+  readonly email: string
+  readonly passwordHash: string
+  readonly totpSecret: string | null
+  readonly totpEnabled: boolean
+  readonly tokensValidAfter: Date | null
+}
+
+/** The person behind a token and their current standing in the account the token names. */
+export interface TokenSubject {
+  readonly accountId: string
+  readonly accountLabel: string
+  readonly ownerUserId: string
+  readonly personUserId: string
+  readonly email: string
+  readonly memberId: string
+  readonly role: "owner" | "operator" | "viewer"
+  readonly assignedBots: ReadonlyArray<string>
+  readonly tokensValidAfter: Date | null
+}
+
+/** Reads and writes of sign-in: users, memberships, failed-attempt counters, 2FA. */
+export class SignInRepo extends Effect.Service<SignInRepo>()("herald/SignInRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const findUser = (email: Email) =>
+      sql<SignInUser>`
+        SELECT user_id, email, password_hash, totp_secret, totp_enabled, tokens_valid_after
+        FROM users WHERE lower(email) = ${email}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+
+    const findUserById = (userId: string) =>
+      sql<SignInUser>`
+        SELECT user_id, email, password_hash, totp_secret, totp_enabled, tokens_valid_after
+        FROM users WHERE user_id = ${userId}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+
+    const memberships = (userId: string) =>
+      sql<Membership>`
+        SELECT m.account_id, a.label AS account_label, a.owner_user_id, m.member_id, m.role, m.assigned_bots
+        FROM memberships m JOIN accounts a ON a.account_id = m.account_id
+        WHERE m.user_id = ${userId} ORDER BY a.created_at`.pipe(Effect.orDie)
+
+    /**
+     * The subject of a token: the account is the one owned by `ownerUserId`; the person is its owner
+     * when `memberId` is empty, else that member. None when the membership is gone.
+     */
+    const tokenSubject = (ownerUserId: string, memberId: string) =>
+      (memberId === ""
+        ? sql<TokenSubject>`
+          SELECT a.account_id, a.label AS account_label, a.owner_user_id, u.user_id AS person_user_id, u.email,
+                 '' AS member_id, 'owner' AS role, ARRAY['*'] AS assigned_bots, u.tokens_valid_after
+          FROM accounts a JOIN users u ON u.user_id = a.owner_user_id
+          WHERE a.owner_user_id = ${ownerUserId}
+          ORDER BY a.created_at LIMIT 1`
+        : sql<TokenSubject>`
+          SELECT a.account_id, a.label AS account_label, a.owner_user_id, u.user_id AS person_user_id, u.email,
+                 m.member_id::text AS member_id, m.role, m.assigned_bots, u.tokens_valid_after
+          FROM memberships m JOIN accounts a ON a.account_id = m.account_id JOIN users u ON u.user_id = m.user_id
+          WHERE m.member_id = ${memberId}::uuid AND a.owner_user_id = ${ownerUserId}::uuid`).pipe(
+        Effect.map((rows) => rows[0]),
+        Effect.orDie,
+        Effect.withSpan("SignInRepo.tokenSubject")
+      )
+
+    /** Seconds the e-mail is still locked for, or 0. */
+    const lockedFor = (email: Email) =>
+      sql<{ seconds: number }>`
+        SELECT ceil(extract(epoch FROM locked_until - now()))::int AS seconds
+        FROM sign_in_attempts WHERE email = ${email} AND locked_until > now()`.pipe(
+        Effect.map((rows) => rows[0]?.seconds ?? 0),
+        Effect.orDie
+      )
+
+    /**
+     * Counts one failure atomically (any number of API nodes may count at once) and locks the
+     * e-mail when the count reaches its limit. Returns the seconds locked, 0 when not locked.
+     */
+    const recordFailure = (email: Email, what: "password" | "code") => {
+      const limit = what === "password" ? MAX_WRONG_PASSWORDS : MAX_WRONG_CODES
+      const column = what === "password" ? "failed_passwords" : "failed_codes"
+      const lock = `${Duration.toSeconds(LOCK_FOR)} seconds`
+      return sql<{ count: number }>`
+        INSERT INTO sign_in_attempts (email, ${sql(column)}) VALUES (${email}, 1)
+        ON CONFLICT (email) DO UPDATE SET ${sql(column)} = sign_in_attempts.${sql(column)} + 1, updated_at = now()
+        RETURNING ${sql(column)} AS count`.pipe(
+        Effect.flatMap(([row]) =>
+          row!.count >= limit
+            ? sql`
+                UPDATE sign_in_attempts SET locked_until = now() + ${lock}::interval, failed_passwords = 0, failed_codes = 0
+                WHERE email = ${email}`.pipe(Effect.as(Duration.toSeconds(LOCK_FOR)))
+            : Effect.succeed(0)
+        ),
+        Effect.orDie
+      )
+    }
+
+    /** A successful sign-in clears the counters. */
+    const clearFailures = (email: Email) => sql`DELETE FROM sign_in_attempts WHERE email = ${email}`.pipe(Effect.asVoid, Effect.orDie)
+
+    const setPassword = (userId: string, passwordHash: string) =>
+      sql`
+        UPDATE users SET password_hash = ${passwordHash}, tokens_valid_after = now(), updated_at = now()
+        WHERE user_id = ${userId}`.pipe(Effect.asVoid, Effect.orDie)
+
+    const setPendingTotp = (userId: string, secret: string) =>
+      sql`UPDATE users SET totp_secret = ${secret}, updated_at = now() WHERE user_id = ${userId} AND NOT totp_enabled`.pipe(Effect.asVoid, Effect.orDie)
+
+    /** Turns 2FA on with a fresh set of recovery codes (only their hashes are stored). */
+    const enableTotp = (userId: string, recoveryHashes: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        yield* sql`UPDATE users SET totp_enabled = true, totp_enabled_at = now(), updated_at = now() WHERE user_id = ${userId}`
+        yield* sql`DELETE FROM user_recovery_codes WHERE user_id = ${userId}`
+        yield* sql`INSERT INTO user_recovery_codes (user_id, code_hash) SELECT ${userId}, unnest(${recoveryHashes}::text[])`
+      }).pipe(sql.withTransaction, Effect.orDie)
+
+    const disableTotp = (userId: string) =>
+      Effect.gen(function*() {
+        yield* sql`UPDATE users SET totp_enabled = false, totp_secret = NULL, totp_enabled_at = NULL, updated_at = now() WHERE user_id = ${userId}`
+        yield* sql`DELETE FROM user_recovery_codes WHERE user_id = ${userId}`
+      }).pipe(sql.withTransaction, Effect.orDie)
+
+    /** Uses a recovery code once: true when it existed and was unused. */
+    const consumeRecoveryCode = (userId: string, codeHash: string) =>
+      sql`
+        UPDATE user_recovery_codes SET used_at = now()
+        WHERE user_id = ${userId} AND code_hash = ${codeHash} AND used_at IS NULL
+        RETURNING code_hash`.pipe(Effect.map((rows) => rows.length === 1), Effect.orDie)
+
+    return {
+      findUser,
+      findUserById,
+      memberships,
+      tokenSubject,
+      lockedFor,
+      recordFailure,
+      clearFailures,
+      setPassword,
+      setPendingTotp,
+      enableTotp,
+      disableTotp,
+      consumeRecoveryCode
+    } as const
+  })
+}) {}
