@@ -7,6 +7,7 @@ import { Passwords } from "../security/Passwords.ts"
 import { SigningKeys } from "../security/SigningKeys.ts"
 import { AccountsRepo } from "../storage/AccountsRepo.ts"
 import { UsersRepo } from "../storage/UsersRepo.ts"
+import { BotsRepo } from "../storage/BotsRepo.ts"
 import { printJson } from "./output.ts"
 
 /** Decodes one CLI input with a domain Schema; a bad value names the flag or argument. */
@@ -86,17 +87,36 @@ const resetPassword = Command.make(
     })
 ).pipe(Command.withDescription("Set a new password; every token of that person stops working at once"))
 
+const createBot = Command.make(
+  "create-bot",
+  {
+    account: accountArg,
+    name: Options.text("name"),
+    useCase: Options.choice("use-case", ["promotional", "transactional", "otp"]).pipe(Options.optional),
+    status: Options.choice("status", ["pending", "active"]).pipe(Options.withDefault("pending" as const))
+  },
+  (input) =>
+    Effect.gen(function*() {
+      const id = yield* accountId(input.account)
+      const name = yield* parse(Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(100)), "--name", input.name)
+      yield* (yield* AccountsRepo).getById(id)
+      const bot = yield* (yield* BotsRepo).create({ accountId: id, name, useCase: Option.getOrNull(input.useCase), status: input.status })
+      yield* printJson({ bot_id: bot.botId, account_id: bot.accountId, name: bot.name, status: bot.status, use_case: bot.useCase })
+    })
+).pipe(Command.withDescription("Create a bot for an account (prints {bot_id, ...})"))
+
 const rotateSigningKey = Command.make("rotate-signing-key", {}, () =>
   Effect.gen(function*() {
     const { kid } = yield* (yield* SigningKeys).rotate
     yield* printJson({ kid, note: "new tokens are signed with this key; earlier keys keep verifying for 7 days" })
   })).pipe(Command.withDescription("Start signing user tokens with a new key (all nodes pick it up within a minute)"))
 
-export const AdminServices = Layer.mergeAll(AccountsRepo.Default, UsersRepo.Default, Passwords.Default, SigningKeys.Default)
+export const AdminServices = Layer.mergeAll(AccountsRepo.Default, UsersRepo.Default, Passwords.Default, SigningKeys.Default, BotsRepo.Default)
 
 /** The admin subcommands, each run on the given layer (the database and its repositories). */
-export const adminCommands = <E, R>(layer: Layer.Layer<AccountsRepo | UsersRepo | Passwords | SigningKeys, E, R>) =>
+export const adminCommands = <E, R>(layer: Layer.Layer<AccountsRepo | UsersRepo | Passwords | SigningKeys | BotsRepo, E, R>) =>
   [
+    Command.provide(createBot, layer),
     Command.provide(rotateSigningKey, layer),
     Command.provide(createAccount, layer),
     Command.provide(setPlan, layer),

@@ -61,3 +61,26 @@ export class TooManyAttempts extends Schema.TaggedError<TooManyAttempts>()("TooM
   message: Schema.String,
   retry_after_seconds: Schema.Number
 }) {}
+
+export class InvalidApiKey extends Schema.TaggedError<InvalidApiKey>()("InvalidApiKey", {
+  message: Schema.String
+}) {}
+
+export class ApiKeyEndpointNotAllowed extends Schema.TaggedError<ApiKeyEndpointNotAllowed>()("ApiKeyEndpointNotAllowed", {
+  message: Schema.String
+}) {}
+
+export class MissingScope extends Schema.TaggedError<MissingScope>()("MissingScope", {
+  message: Schema.String
+}) {}
+
+/** The caller's role does not allow the operation. */
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
+  message: Schema.String
+}) {}
+
+export class BotNotInScope extends Schema.TaggedError<BotNotInScope>()("BotNotInScope", {
+  message: Schema.String
+}) {
+  static readonly instance = () => new BotNotInScope({ message: "bot not in scope" })
+}

@@ -42,6 +42,8 @@ export interface Principal {
   readonly role: Role
   /** ["*"] for every bot, including later ones. */
   readonly bots: ReadonlyArray<string>
+  /** How the request authenticated: a user token, or an API key with its scopes. */
+  readonly credential: { readonly kind: "user" } | { readonly kind: "api_key"; readonly keyId: string; readonly scopes: ReadonlyArray<string> }
 }
 
 /** A membership as sign-in sees it. */

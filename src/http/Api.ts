@@ -3,6 +3,8 @@ import { Schema } from "effect"
 import { DecodeErrorResponse, ServiceUnavailableResponse } from "./errors.ts"
 import { HealthApi } from "./health/HealthApi.ts"
 import { AccountSecurityApi, SignInApi } from "./rcs/SignInApi.ts"
+import { ApiKeysApi } from "./rcs/ApiKeysApi.ts"
+import { BotsApi } from "./rcs/BotsApi.ts"
 
 // HttpApi answers a request that fails its schemas with its own `HttpApiDecodeError` body; the
 // contract wants the common envelope (`invalid_request` with `errors[{path, message}]`). The
@@ -19,6 +21,8 @@ export const HeraldApi = withEnvelopeErrors(
     .add(HealthApi)
     .add(SignInApi)
     .add(AccountSecurityApi)
+    .add(ApiKeysApi)
+    .add(BotsApi)
     .annotate(OpenApi.Title, "Herald")
     .annotate(OpenApi.Version, "1")
     .annotate(OpenApi.Description, "Herald messaging engine: RCS business messaging, webhooks, broadcasts.")

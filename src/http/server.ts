@@ -13,12 +13,18 @@ import { SignIn } from "../security/SignIn.ts"
 import { SignInRepo } from "../storage/SignInRepo.ts"
 import { Passwords } from "../security/Passwords.ts"
 import { SigningKeys } from "../security/SigningKeys.ts"
+import { ApiKeys } from "../security/ApiKeys.ts"
+import { ApiKeysRepo } from "../storage/ApiKeysRepo.ts"
+import { BotsRepo } from "../storage/BotsRepo.ts"
+import { ApiKeysHttpLive } from "./rcs/ApiKeysHttp.ts"
+import { BotsHttpLive } from "./rcs/BotsHttp.ts"
 
 /** Handlers of every HttpApi group. Each capability adds its group's layer here. */
-export const ApiHandlers = Layer.mergeAll(HealthHttpLive, SignInHttpLive, AccountSecurityHttpLive).pipe(
+export const ApiHandlers = Layer.mergeAll(HealthHttpLive, SignInHttpLive, AccountSecurityHttpLive, ApiKeysHttpLive, BotsHttpLive).pipe(
   Layer.provideMerge(AuthenticationLive),
   Layer.provideMerge(SignIn.Default),
-  Layer.provide(Layer.mergeAll(SignInRepo.Default, Passwords.Default)),
+  Layer.provideMerge(ApiKeys.Default),
+  Layer.provide(Layer.mergeAll(SignInRepo.Default, Passwords.Default, ApiKeysRepo.Default, BotsRepo.Default)),
   Layer.provideMerge(SigningKeys.Default)
 )
 

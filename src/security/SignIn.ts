@@ -179,7 +179,8 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
           email: subject.email,
           memberId: subject.memberId,
           role: subject.role,
-          bots: subject.assignedBots
+          bots: subject.assignedBots,
+          credential: { kind: "user" }
         } satisfies Principal
       })
 

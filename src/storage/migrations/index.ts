@@ -3,6 +3,7 @@ import type { Effect } from "effect"
 import identity from "./0001_identity.ts"
 import actorRuntime from "./0002_actor_runtime.ts"
 import signIn from "./0003_sign_in.ts"
+import botsAndApiKeys from "./0004_bots_and_api_keys.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
@@ -11,5 +12,6 @@ import signIn from "./0003_sign_in.ts"
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_identity": identity,
   "0002_actor_runtime": actorRuntime,
-  "0003_sign_in": signIn
+  "0003_sign_in": signIn,
+  "0004_bots_and_api_keys": botsAndApiKeys
 }

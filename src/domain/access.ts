@@ -1,0 +1,57 @@
+import { Schema } from "effect"
+import type { Role } from "./identity.ts"
+import type { Principal } from "./signIn.ts"
+
+/** The scopes the panel offers (contract), then the others keys may carry. */
+export const PANEL_SCOPES = [
+  "broadcasts:read",
+  "broadcasts:write",
+  "contacts:read",
+  "contacts:write",
+  "auto_replies:read",
+  "webhooks:read",
+  "webhooks:write"
+] as const
+export const Scope = Schema.Literal(...PANEL_SCOPES, "messages:send", "templates:read", "templates:write")
+export type Scope = typeof Scope.Type
+
+/**
+ * Whether granted scopes satisfy a required one: a write scope grants its read half;
+ * `messages:send` has no read half and is granted by nothing else.
+ */
+export const scopeSatisfied = (granted: ReadonlyArray<string>, required: Scope): boolean => {
+  if (granted.includes(required)) return true
+  if (required.endsWith(":read")) return granted.includes(required.replace(/:read$/, ":write"))
+  return false
+}
+
+/**
+ * GET routes an API key may call, and the scope each needs (contract, "Reads reachable with an API
+ * key"; DESIGN.md, Scopes). `null`: any valid key. Personal-data paths need contacts:read whatever
+ * they hang off.
+ */
+export const API_KEY_ROUTES: ReadonlyMap<string, Scope | null> = new Map<string, Scope | null>([
+  ["/api/v1/rcs/bots", null],
+  ["/api/v1/rcs/bots/:bot_id", null],
+  ["/api/v1/rcs/templates", "templates:read"],
+  ["/api/v1/rcs/contact-lists", "contacts:read"],
+  ["/api/v1/rcs/broadcasts", "broadcasts:read"],
+  ["/api/v1/rcs/broadcasts/:id", "broadcasts:read"],
+  ["/api/v1/rcs/auto-replies/:bot_id", "auto_replies:read"],
+  ["/api/v1/rcs/webhooks", "webhooks:read"],
+  ["/api/v1/rcs/broadcasts/:id/targets", "contacts:read"],
+  ["/api/v1/rcs/auto-replies/:bot_id/fires", "contacts:read"],
+  ["/api/v1/rcs/reports/messages", "contacts:read"],
+  ["/api/v1/rcs/reports/messages/:id/preview", "contacts:read"],
+  ["/api/v1/rcs/recipients/:phone", "contacts:read"]
+])
+
+const RANK: Record<Role, number> = { viewer: 0, operator: 1, owner: 2 }
+
+/** Roles (DESIGN.md, Team): viewer reads; operator also writes; owner also manages the account. */
+export const hasRole = (principal: Principal, minimum: Role): boolean => RANK[principal.role] >= RANK[minimum]
+
+/** ["*"] is every bot, including bots created later. */
+export const botInScope = (principal: Principal, botId: string): boolean => principal.bots.includes("*") || principal.bots.includes(botId)
+
+export const API_KEY_PREFIX = "rcs_pk_live_"

@@ -1,0 +1,130 @@
+import { Effect } from "effect"
+import { randomBytes } from "node:crypto"
+import { API_KEY_PREFIX, API_KEY_ROUTES, hasRole, PANEL_SCOPES, type Scope, scopeSatisfied } from "../domain/access.ts"
+import { ApiKeyEndpointNotAllowed, Forbidden, InvalidApiKey, InvalidRequest, MissingScope, NotFound } from "../domain/errors.ts"
+import type { Principal } from "../domain/signIn.ts"
+import { type ApiKeyRow, ApiKeysRepo } from "../storage/ApiKeysRepo.ts"
+import { sha256 } from "./secrets.ts"
+
+const invalidKey = new InvalidApiKey({ message: "Invalid or revoked API key" })
+
+export const isApiKey = (credential: string) => credential.startsWith(API_KEY_PREFIX)
+
+const present = (row: ApiKeyRow) => ({
+  key_id: row.keyId,
+  name: row.name,
+  prefix: API_KEY_PREFIX,
+  last_four: row.lastFour,
+  scopes: row.scopes,
+  created_at: new Date(row.createdAt).toISOString(),
+  created_by: row.createdBy,
+  last_used_at: row.lastUsedAt ? new Date(row.lastUsedAt).toISOString() : null,
+  expires_at: row.expiresAt ? new Date(row.expiresAt).toISOString() : null,
+  revoked: row.revokedAt !== null
+})
+
+/** Key management is the owner's, with a signed-in session (a key never manages keys). */
+const requireOwnerSession = (principal: Principal) =>
+  principal.credential.kind !== "user"
+    ? Effect.fail(new ApiKeyEndpointNotAllowed({ message: "API keys cannot manage API keys" }))
+    : hasRole(principal, "owner")
+    ? Effect.void
+    : Effect.fail(new Forbidden({ message: "only the account owner manages API keys" }))
+
+/**
+ * API keys: `rcs_pk_live_` + 32 random bytes (base64url), shown once; only the SHA-256 and the last
+ * four characters are stored. A key reaches only GET on the allow-listed paths, with a scope.
+ */
+export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
+  effect: Effect.gen(function*() {
+    const repo = yield* ApiKeysRepo
+    // Which keys this node marked used, and when: the SQL condition holds across nodes; this only
+    // spares a write per request.
+    const touched = new Map<string, number>()
+
+    const create = (principal: Principal, input: { name: string; scopes: ReadonlyArray<Scope>; expiresAt: Date | null }) =>
+      Effect.gen(function*() {
+        yield* requireOwnerSession(principal)
+        if (input.expiresAt !== null && input.expiresAt.getTime() <= Date.now()) {
+          return yield* InvalidRequest.single("expires_at", "must be in the future")
+        }
+        const raw = API_KEY_PREFIX + randomBytes(32).toString("base64url")
+        const row = yield* repo.insert({
+          accountId: principal.accountId,
+          name: input.name,
+          keyHash: sha256(raw),
+          lastFour: raw.slice(-4),
+          scopes: [...new Set(input.scopes)],
+          createdBy: principal.email,
+          expiresAt: input.expiresAt
+        })
+        return {
+          success: true as const,
+          key_id: row.keyId,
+          raw_key: raw,
+          warning: "Store this key now: it is shown only once and cannot be recovered."
+        }
+      })
+
+    const list = (principal: Principal) =>
+      Effect.gen(function*() {
+        yield* requireOwnerSession(principal)
+        const rows = yield* repo.list(principal.accountId)
+        return { success: true as const, keys: rows.map(present), available_scopes: [...PANEL_SCOPES] }
+      })
+
+    const update = (principal: Principal, keyId: string, changes: { name?: string; expiresAt?: Date | null }) =>
+      Effect.gen(function*() {
+        yield* requireOwnerSession(principal)
+        if (changes.expiresAt instanceof Date && changes.expiresAt.getTime() <= Date.now()) {
+          return yield* InvalidRequest.single("expires_at", "must be in the future")
+        }
+        const row = yield* repo.update(principal.accountId, keyId, changes)
+        if (row === undefined) return yield* new NotFound({ message: `no active API key ${keyId}` })
+        return { success: true as const, key: present(row) }
+      })
+
+    const revoke = (principal: Principal, keyId: string) =>
+      Effect.gen(function*() {
+        yield* requireOwnerSession(principal)
+        if (!(yield* repo.revoke(principal.accountId, keyId))) return yield* new NotFound({ message: `no API key ${keyId}` })
+        return { success: true as const }
+      })
+
+    /**
+     * The principal of a key on `method route`: unknown, revoked or expired → 401; a method or
+     * path keys may not reach → 403 api_key_endpoint_not_allowed; the path's scope missing → 403
+     * missing_scope. Checked against the database on every request, so revocation is immediate.
+     */
+    const authenticate = (raw: string, method: string, route: string) =>
+      Effect.gen(function*() {
+        const owner = yield* repo.findByHash(sha256(raw))
+        if (owner === undefined || owner.expired) return yield* invalidKey
+        const required = API_KEY_ROUTES.get(route)
+        if (method !== "GET" || required === undefined) {
+          return yield* new ApiKeyEndpointNotAllowed({ message: `API keys may not call ${method} ${route}` })
+        }
+        if (required !== null && !scopeSatisfied(owner.scopes, required)) {
+          return yield* new MissingScope({ message: `this API key lacks the scope ${required}` })
+        }
+        const last = touched.get(owner.keyId) ?? 0
+        if (Date.now() - last >= 60_000) {
+          touched.set(owner.keyId, Date.now())
+          yield* repo.touch(owner.keyId)
+        }
+        return {
+          accountId: owner.accountId,
+          accountLabel: owner.accountLabel,
+          ownerUserId: owner.ownerUserId,
+          personUserId: owner.ownerUserId,
+          email: owner.ownerEmail,
+          memberId: "",
+          role: "viewer",
+          bots: ["*"],
+          credential: { kind: "api_key", keyId: owner.keyId, scopes: owner.scopes }
+        } satisfies Principal
+      })
+
+    return { create, list, update, revoke, authenticate } as const
+  })
+}) {}
