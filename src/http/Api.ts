@@ -5,6 +5,7 @@ import { HealthApi } from "./health/HealthApi.ts"
 import { AccountSecurityApi, SignInApi } from "./rcs/SignInApi.ts"
 import { ApiKeysApi } from "./rcs/ApiKeysApi.ts"
 import { BotsApi } from "./rcs/BotsApi.ts"
+import { TeamApi } from "./rcs/TeamApi.ts"
 
 // HttpApi answers a request that fails its schemas with its own `HttpApiDecodeError` body; the
 // contract wants the common envelope (`invalid_request` with `errors[{path, message}]`). The
@@ -23,6 +24,7 @@ export const HeraldApi = withEnvelopeErrors(
     .add(AccountSecurityApi)
     .add(ApiKeysApi)
     .add(BotsApi)
+    .add(TeamApi)
     .annotate(OpenApi.Title, "Herald")
     .annotate(OpenApi.Version, "1")
     .annotate(OpenApi.Description, "Herald messaging engine: RCS business messaging, webhooks, broadcasts.")

@@ -18,13 +18,17 @@ import { ApiKeysRepo } from "../storage/ApiKeysRepo.ts"
 import { BotsRepo } from "../storage/BotsRepo.ts"
 import { ApiKeysHttpLive } from "./rcs/ApiKeysHttp.ts"
 import { BotsHttpLive } from "./rcs/BotsHttp.ts"
+import { TeamHttpLive } from "./rcs/TeamHttp.ts"
+import { Team } from "../team/Team.ts"
+import { TeamRepo } from "../storage/TeamRepo.ts"
 
 /** Handlers of every HttpApi group. Each capability adds its group's layer here. */
-export const ApiHandlers = Layer.mergeAll(HealthHttpLive, SignInHttpLive, AccountSecurityHttpLive, ApiKeysHttpLive, BotsHttpLive).pipe(
+export const ApiHandlers = Layer.mergeAll(HealthHttpLive, SignInHttpLive, AccountSecurityHttpLive, ApiKeysHttpLive, BotsHttpLive, TeamHttpLive).pipe(
   Layer.provideMerge(AuthenticationLive),
   Layer.provideMerge(SignIn.Default),
   Layer.provideMerge(ApiKeys.Default),
-  Layer.provide(Layer.mergeAll(SignInRepo.Default, Passwords.Default, ApiKeysRepo.Default, BotsRepo.Default)),
+  Layer.provideMerge(Team.Default),
+  Layer.provide(Layer.mergeAll(SignInRepo.Default, Passwords.Default, ApiKeysRepo.Default, BotsRepo.Default, TeamRepo.Default)),
   Layer.provideMerge(SigningKeys.Default)
 )
 

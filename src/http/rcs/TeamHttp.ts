@@ -1,0 +1,16 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { Team } from "../../team/Team.ts"
+import { HeraldApi } from "../Api.ts"
+import { CurrentPrincipal } from "../Authentication.ts"
+
+export const TeamHttpLive = HttpApiBuilder.group(HeraldApi, "team", (handlers) =>
+  Effect.map(Team, (team) =>
+    handlers
+      .handle("list", () => Effect.flatMap(CurrentPrincipal, team.list))
+      .handle("add", ({ payload }) =>
+        Effect.flatMap(CurrentPrincipal, (p) =>
+          team.add(p, { email: payload.email, role: payload.role, assignedBots: payload.assigned_bots, password: Option.fromNullable(payload.password) })))
+      .handle("update", ({ path, payload }) =>
+        Effect.flatMap(CurrentPrincipal, (p) => team.update(p, path.member_id, { role: payload.role, assignedBots: payload.assigned_bots })))
+      .handle("remove", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => team.remove(p, path.member_id)))))

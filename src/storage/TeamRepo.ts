@@ -1,0 +1,87 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import type { Email, Role } from "../domain/identity.ts"
+
+export interface MemberRow {
+  readonly memberId: string
+  readonly userId: string
+  readonly email: string
+  readonly role: Role
+  readonly assignedBots: ReadonlyArray<string>
+  readonly createdAt: Date
+}
+
+const isUniqueViolation = (error: { readonly cause?: unknown }) => (error.cause as { code?: string } | undefined)?.code === "23505"
+
+export class TeamRepo extends Effect.Service<TeamRepo>()("herald/TeamRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const list = (accountId: string) =>
+      sql<MemberRow>`
+        SELECT m.member_id, m.user_id, u.email, m.role, m.assigned_bots, m.created_at
+        FROM memberships m JOIN users u ON u.user_id = m.user_id
+        WHERE m.account_id = ${accountId} ORDER BY m.created_at`.pipe(Effect.orDie)
+
+    const find = (accountId: string, memberId: string) =>
+      sql<MemberRow>`
+        SELECT m.member_id, m.user_id, u.email, m.role, m.assigned_bots, m.created_at
+        FROM memberships m JOIN users u ON u.user_id = m.user_id
+        WHERE m.account_id = ${accountId} AND m.member_id::text = ${memberId}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+
+    /** Bots of the account among `botIds` (to validate an assignment). */
+    const existingBots = (accountId: string, botIds: ReadonlyArray<string>) =>
+      sql<{ botId: string }>`SELECT bot_id FROM bots WHERE account_id = ${accountId} AND bot_id::text = ANY(${botIds}::text[])`.pipe(
+        Effect.map((rows) => new Set(rows.map((r) => r.botId))),
+        Effect.orDie
+      )
+
+    /**
+     * Adds a member. An e-mail that already has a user keeps its password and gains the membership;
+     * otherwise the user is created with `passwordHash` (which the caller must then provide).
+     * Returns undefined when the person is already a member of the account.
+     */
+    const add = (input: { accountId: string; email: Email; role: Role; assignedBots: ReadonlyArray<string>; passwordHash: () => Effect.Effect<string | undefined> }) =>
+      Effect.gen(function*() {
+        const existing = yield* sql<{ userId: string }>`SELECT user_id FROM users WHERE lower(email) = ${input.email}`
+        let userId = existing[0]?.userId
+        let created = false
+        if (userId === undefined) {
+          const hash = yield* input.passwordHash()
+          if (hash === undefined) return { _tag: "PasswordRequired" } as const
+          const [row] = yield* sql<{ userId: string }>`INSERT INTO users (email, password_hash) VALUES (${input.email}, ${hash}) RETURNING user_id`
+          userId = row!.userId
+          created = true
+        }
+        const rows = yield* sql<MemberRow>`
+          INSERT INTO memberships (account_id, user_id, role, assigned_bots)
+          VALUES (${input.accountId}, ${userId}, ${input.role}, ${input.assignedBots}::text[])
+          ON CONFLICT (account_id, user_id) DO NOTHING
+          RETURNING member_id, user_id, ${input.email} AS email, role, assigned_bots, created_at`
+        if (rows[0] === undefined) return { _tag: "AlreadyMember" } as const
+        return { _tag: "Added", member: rows[0], userCreated: created } as const
+      }).pipe(
+        sql.withTransaction,
+        // Two owners adding the same new e-mail at once: one creates the user, the other retries.
+        Effect.retry({ times: 1, while: (e) => e._tag === "SqlError" && isUniqueViolation(e) }),
+        Effect.orDie
+      )
+
+    const update = (accountId: string, memberId: string, changes: { role?: Role; assignedBots?: ReadonlyArray<string> }) =>
+      sql<MemberRow>`
+        UPDATE memberships m SET
+          role = COALESCE(${changes.role ?? null}, m.role),
+          assigned_bots = COALESCE(${changes.assignedBots ?? null}::text[], m.assigned_bots)
+        FROM users u
+        WHERE m.account_id = ${accountId} AND m.member_id::text = ${memberId} AND m.role <> 'owner' AND u.user_id = m.user_id
+        RETURNING m.member_id, m.user_id, u.email, m.role, m.assigned_bots, m.created_at`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+
+    const remove = (accountId: string, memberId: string) =>
+      sql`DELETE FROM memberships WHERE account_id = ${accountId} AND member_id::text = ${memberId} AND role <> 'owner' RETURNING member_id`.pipe(
+        Effect.map((rows) => rows.length === 1),
+        Effect.orDie
+      )
+
+    return { list, find, existingBots, add, update, remove } as const
+  })
+}) {}
