@@ -1,0 +1,186 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { decodeJwt, importJWK, SignJWT, UnsecuredJWT } from "jose"
+import { HeraldApi } from "../../src/http/Api.ts"
+import { useDb, useIsolation } from "../support/e2e.ts"
+import { heraldCommand, type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
+import { envFor } from "../support/isolation.ts"
+
+// Every authenticated route × every kind of credential. A route joins by adding a row to ROUTES;
+// the coverage test below fails for any route of the API missing from this table.
+
+type Role = "viewer" | "operator" | "owner"
+interface Rule {
+  readonly method: string
+  /** The route as declared; `:bot_id` and `:key_id` / `:member_id` are filled in from fixtures. */
+  readonly route: string
+  /** Least role a user token needs. */
+  readonly role: Role
+  /** API keys: false = not allowed at all; null = any valid key; a scope = keys with that scope. */
+  readonly key: false | null | string
+  /** Hangs off a bot: a member scoped to other bots gets bot_not_in_scope. */
+  readonly bot?: boolean
+  /** Names an object of the account: another account's token gets 404. */
+  readonly owned?: boolean
+  readonly body?: () => unknown
+}
+
+const PUBLIC = new Set(["GET /health/live", "GET /health/ready", "POST /api/v1/rcs/auth/login", "POST /api/v1/rcs/auth/select-account"])
+
+const fixtures = { bot: "", otherBot: "", keyId: "", memberId: "" }
+
+const ROUTES: ReadonlyArray<Rule> = [
+  { method: "POST", route: "/api/v1/rcs/auth/password", role: "viewer", key: false, body: () => ({}) },
+  { method: "POST", route: "/api/v1/rcs/auth/2fa/setup", role: "viewer", key: false },
+  { method: "POST", route: "/api/v1/rcs/auth/2fa/enable", role: "viewer", key: false, body: () => ({}) },
+  { method: "POST", route: "/api/v1/rcs/auth/2fa/disable", role: "viewer", key: false, body: () => ({}) },
+  { method: "GET", route: "/api/v1/rcs/bots", role: "viewer", key: null },
+  { method: "GET", route: "/api/v1/rcs/bots/:bot_id", role: "viewer", key: null, bot: true, owned: true },
+  { method: "GET", route: "/api/v1/rcs/api-keys", role: "owner", key: false },
+  { method: "POST", route: "/api/v1/rcs/api-keys", role: "owner", key: false, body: () => ({ name: "matrix", scopes: ["contacts:read"] }) },
+  { method: "PATCH", route: "/api/v1/rcs/api-keys/:key_id", role: "owner", key: false, owned: true, body: () => ({ name: "renamed" }) },
+  { method: "DELETE", route: "/api/v1/rcs/api-keys/:key_id", role: "owner", key: false, owned: true },
+  { method: "GET", route: "/api/v1/rcs/team", role: "viewer", key: false },
+  { method: "POST", route: "/api/v1/rcs/team", role: "owner", key: false, body: () => ({ email: `m${Math.random().toString(36).slice(2)}@example.com`, role: "viewer", assigned_bots: ["*"], password: "matrix password" }) },
+  { method: "PATCH", route: "/api/v1/rcs/team/:member_id", role: "owner", key: false, owned: true, body: () => ({ assigned_bots: ["*"] }) },
+  { method: "DELETE", route: "/api/v1/rcs/team/:member_id", role: "owner", key: false, owned: true }
+]
+
+const AUTH_CODES = new Set(["unauthorized", "invalid_api_key", "api_key_endpoint_not_allowed", "missing_scope", "forbidden", "bot_not_in_scope"])
+
+const iso = useIsolation()
+const db = useDb(iso)
+const env = envFor(iso)
+let node: HeraldProcess
+const credentials: Record<string, string | undefined> = {}
+
+const call = async (method: string, path: string, token?: string, body?: unknown) => {
+  const res = await fetch(`${node.url}${path}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+    body: body !== undefined ? JSON.stringify(body) : undefined
+  })
+  const text = await res.text()
+  return { status: res.status, body: (text.startsWith("{") ? JSON.parse(text) : {}) as any }
+}
+
+const cli = async (...args: Array<string>) => {
+  const r = await heraldCommand(args, env)
+  expect(r.code, r.stderr).toBe(0)
+  return JSON.parse(r.stdout)
+}
+
+beforeAll(async () => {
+  node = await startHerald(env)
+  const account = (await cli("admin", "create-account", "--email", "owner@matrix.io", "--password", "owner password", "--label", "Matrix")).account_id
+  const other = (await cli("admin", "create-account", "--email", "other@matrix.io", "--password", "other password", "--label", "Other")).account_id
+  fixtures.bot = (await cli("admin", "create-bot", account, "--name", "B1", "--status", "active")).bot_id
+  fixtures.otherBot = (await cli("admin", "create-bot", account, "--name", "B2")).bot_id
+  void other
+  const login = async (email: string, password: string) => {
+    const r = await call("POST", "/api/v1/rcs/auth/login", undefined, { email, password })
+    if (r.body.token) return r.body.token as string
+    return (await call("POST", "/api/v1/rcs/auth/select-account", undefined, { session_token: r.body.session_token, account_id: account })).body.token as string
+  }
+  credentials.owner = await login("owner@matrix.io", "owner password")
+  credentials["other account's JWT"] = await login("other@matrix.io", "other password")
+  const addMember = async (email: string, role: string, bots: Array<string>) => {
+    const r = await call("POST", "/api/v1/rcs/team", credentials.owner, { email, role, assigned_bots: bots, password: "member password" })
+    expect(r.status).toBe(200)
+    return login(email, "member password")
+  }
+  credentials.viewer = await addMember("viewer@matrix.io", "viewer", ["*"])
+  credentials.operator = await addMember("operator@matrix.io", "operator", ["*"])
+  credentials["bot-scoped member"] = await addMember("scoped@matrix.io", "operator", [fixtures.otherBot])
+  const target = await call("POST", "/api/v1/rcs/team", credentials.owner, { email: "target@matrix.io", role: "viewer", assigned_bots: ["*"], password: "member password" })
+  fixtures.memberId = target.body.member.member_id
+  const key = async (scopes: Array<string>) => (await call("POST", "/api/v1/rcs/api-keys", credentials.owner, { name: "k", scopes })).body
+  credentials["key without scope"] = (await key(["webhooks:read"])).raw_key
+  credentials["key with scope"] = (await key(["broadcasts:write", "contacts:read", "templates:read", "auto_replies:read", "webhooks:read"])).raw_key
+  const revoked = await key(["contacts:read"])
+  await call("DELETE", `/api/v1/rcs/api-keys/${revoked.key_id}`, credentials.owner)
+  credentials["revoked key"] = revoked.raw_key
+  const expired = await key(["contacts:read"])
+  await db("UPDATE api_keys SET expires_at = now() - interval '1 minute' WHERE key_id = $1", [expired.key_id])
+  credentials["expired key"] = expired.raw_key
+  fixtures.keyId = (await key(["contacts:read"])).key_id
+  // Forged user tokens.
+  const claims = decodeJwt(credentials.owner!)
+  const [signing] = await db<{ kid: string; private_jwk: any }>("SELECT kid, private_jwk FROM signing_keys ORDER BY created_at DESC LIMIT 1")
+  const past = Math.floor(Date.now() / 1000) - 8 * 86_400
+  credentials["expired JWT"] = await new SignJWT({ ...claims, iat: past, exp: past + 7 * 86_400 }).setProtectedHeader({ alg: "EdDSA", kid: signing!.kid }).sign(await importJWK(signing!.private_jwk, "EdDSA"))
+
+  // The viewer's token with its role raised, keeping the original signature.
+  const viewerClaims = decodeJwt(credentials.viewer!)
+  const [vh, , vs] = credentials.viewer!.split(".")
+  credentials["tampered JWT"] = `${vh}.${Buffer.from(JSON.stringify({ ...viewerClaims, role: "owner", mid: "" })).toString("base64url")}.${vs}`
+
+
+  credentials["alg none"] = new UnsecuredJWT({ ...claims }).encode()
+  credentials["no credential"] = undefined
+}, 120_000)
+afterAll(() => node?.kill())
+
+const RANK: Record<Role, number> = { viewer: 0, operator: 1, owner: 2 }
+
+/** The authorization answer expected for one credential on one route: a code, or "allowed". */
+const expected = (rule: Rule, credential: string): string => {
+  switch (credential) {
+    case "no credential":
+    case "expired JWT":
+    case "tampered JWT":
+    case "alg none":
+      return "unauthorized"
+    case "revoked key":
+    case "expired key":
+      return "invalid_api_key"
+    case "key without scope":
+    case "key with scope":
+      if (rule.key === false || rule.method !== "GET") return "api_key_endpoint_not_allowed"
+      if (rule.key === null) return "allowed"
+      return credential === "key with scope" ? "allowed" : "missing_scope"
+    case "other account's JWT":
+      return rule.owned ? "not_found" : "allowed"
+    case "bot-scoped member":
+      if (RANK.operator < RANK[rule.role]) return "forbidden"
+      return rule.bot ? "bot_not_in_scope" : "allowed"
+    default:
+      return RANK[credential as Role] < RANK[rule.role] ? "forbidden" : "allowed"
+  }
+}
+
+const CREDENTIALS = [
+  "no credential", "expired JWT", "tampered JWT", "alg none", "other account's JWT", "viewer", "operator", "owner",
+  "bot-scoped member", "key without scope", "key with scope", "revoked key", "expired key"
+]
+
+describe("authorization matrix", () => {
+  it("covers every route of the API", () => {
+    const declared: Array<string> = []
+    for (const group of Object.values((HeraldApi as any).groups) as Array<any>) {
+      for (const endpoint of Object.values(group.endpoints) as Array<any>) declared.push(`${endpoint.method} ${endpoint.path}`)
+    }
+    const covered = new Set([...PUBLIC, ...ROUTES.map((r) => `${r.method} ${r.route}`)])
+    expect(declared.filter((d) => !covered.has(d))).toEqual([])
+  })
+
+  for (const rule of ROUTES) {
+    it(`${rule.method} ${rule.route}`, async () => {
+      const failures: Array<string> = []
+      // Owners last: their writes (revoking the fixture key, removing the fixture member) come after the others' tries.
+      for (const credential of [...CREDENTIALS.filter((c) => c !== "owner"), "owner"]) {
+        const path = rule.route
+          .replace(":bot_id", credential === "bot-scoped member" ? fixtures.bot : fixtures.bot)
+          .replace(":key_id", fixtures.keyId)
+          .replace(":member_id", fixtures.memberId)
+        const res = await call(rule.method, path, credentials[credential], rule.body?.())
+        const want = expected(rule, credential)
+        const got = AUTH_CODES.has(res.body.code) ? res.body.code : res.status === 404 && want === "not_found" ? "not_found" : res.status < 500 ? "allowed" : `status ${res.status}`
+        const status = { unauthorized: 401, invalid_api_key: 401, forbidden: 403, bot_not_in_scope: 403, missing_scope: 403, api_key_endpoint_not_allowed: 403, not_found: 404 }[want]
+        if (got !== want || (status !== undefined && res.status !== status)) {
+          failures.push(`${credential}: expected ${want}, got ${got} (${res.status} ${JSON.stringify(res.body).slice(0, 120)})`)
+        }
+      }
+      expect(failures).toEqual([])
+    })
+  }
+})
