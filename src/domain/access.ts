@@ -1,4 +1,5 @@
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
+import { ApiKeyEndpointNotAllowed, Forbidden } from "./errors.ts"
 import type { Role } from "./identity.ts"
 import type { Principal } from "./signIn.ts"
 
@@ -55,3 +56,14 @@ export const hasRole = (principal: Principal, minimum: Role): boolean => RANK[pr
 export const botInScope = (principal: Principal, botId: string): boolean => principal.bots.includes("*") || principal.bots.includes(botId)
 
 export const API_KEY_PREFIX = "rcs_pk_live_"
+
+/**
+ * Account management (team, API keys, security) is the owner's, and needs a signed-in session: a
+ * key never reaches it, whatever its scopes.
+ */
+export const requireOwnerSession = (principal: Principal, activity: string) =>
+  principal.credential.kind !== "user"
+    ? Effect.fail(new ApiKeyEndpointNotAllowed({ message: `API keys cannot ${activity}` }))
+    : hasRole(principal, "owner")
+    ? Effect.void
+    : Effect.fail(new Forbidden({ message: `only the account owner can ${activity}` }))

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import { API_KEY_PREFIX, API_KEY_ROUTES, hasRole, PANEL_SCOPES, type Scope, scopeSatisfied } from "../domain/access.ts"
-import { ApiKeyEndpointNotAllowed, Forbidden, InvalidApiKey, InvalidRequest, MissingScope, NotFound } from "../domain/errors.ts"
+import { API_KEY_PREFIX, API_KEY_ROUTES, PANEL_SCOPES, requireOwnerSession, type Scope, scopeSatisfied } from "../domain/access.ts"
+import { ApiKeyEndpointNotAllowed, InvalidApiKey, InvalidRequest, MissingScope, NotFound } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { type ApiKeyRow, ApiKeysRepo } from "../storage/ApiKeysRepo.ts"
 import { sha256 } from "./secrets.ts"
@@ -23,13 +23,7 @@ const present = (row: ApiKeyRow) => ({
   revoked: row.revokedAt !== null
 })
 
-/** Key management is the owner's, with a signed-in session (a key never manages keys). */
-const requireOwnerSession = (principal: Principal) =>
-  principal.credential.kind !== "user"
-    ? Effect.fail(new ApiKeyEndpointNotAllowed({ message: "API keys cannot manage API keys" }))
-    : hasRole(principal, "owner")
-    ? Effect.void
-    : Effect.fail(new Forbidden({ message: "only the account owner manages API keys" }))
+const requireOwner = (principal: Principal) => requireOwnerSession(principal, "manage API keys")
 
 /**
  * API keys: `rcs_pk_live_` + 32 random bytes (base64url), shown once; only the SHA-256 and the last
@@ -44,7 +38,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
 
     const create = (principal: Principal, input: { name: string; scopes: ReadonlyArray<Scope>; expiresAt: Date | null }) =>
       Effect.gen(function*() {
-        yield* requireOwnerSession(principal)
+        yield* requireOwner(principal)
         if (input.expiresAt !== null && input.expiresAt.getTime() <= Date.now()) {
           return yield* InvalidRequest.single("expires_at", "must be in the future")
         }
@@ -68,14 +62,14 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
 
     const list = (principal: Principal) =>
       Effect.gen(function*() {
-        yield* requireOwnerSession(principal)
+        yield* requireOwner(principal)
         const rows = yield* repo.list(principal.accountId)
         return { success: true as const, keys: rows.map(present), available_scopes: [...PANEL_SCOPES] }
       })
 
     const update = (principal: Principal, keyId: string, changes: { name?: string; expiresAt?: Date | null }) =>
       Effect.gen(function*() {
-        yield* requireOwnerSession(principal)
+        yield* requireOwner(principal)
         if (changes.expiresAt instanceof Date && changes.expiresAt.getTime() <= Date.now()) {
           return yield* InvalidRequest.single("expires_at", "must be in the future")
         }
@@ -86,7 +80,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
 
     const revoke = (principal: Principal, keyId: string) =>
       Effect.gen(function*() {
-        yield* requireOwnerSession(principal)
+        yield* requireOwner(principal)
         if (!(yield* repo.revoke(principal.accountId, keyId))) return yield* new NotFound({ message: `no API key ${keyId}` })
         return { success: true as const }
       })

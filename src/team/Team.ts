@@ -1,6 +1,6 @@
 import { Effect, Option, Redacted, Schema } from "effect"
-import { hasRole } from "../domain/access.ts"
-import { ApiKeyEndpointNotAllowed, Conflict, Forbidden, InvalidRequest, NotFound } from "../domain/errors.ts"
+import { requireOwnerSession } from "../domain/access.ts"
+import { Conflict, InvalidRequest, NotFound } from "../domain/errors.ts"
 import { type Email, Password, type Role } from "../domain/identity.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { Passwords } from "../security/Passwords.ts"
@@ -15,13 +15,7 @@ const present = (m: MemberRow) => ({
   created_at: new Date(m.createdAt).toISOString()
 })
 
-/** Team management is the owner's, with a signed-in session. */
-const requireOwner = (principal: Principal) =>
-  principal.credential.kind !== "user"
-    ? Effect.fail(new ApiKeyEndpointNotAllowed({ message: "API keys cannot manage the team" }))
-    : hasRole(principal, "owner")
-    ? Effect.void
-    : Effect.fail(new Forbidden({ message: "only the account owner manages the team" }))
+const requireOwner = (principal: Principal) => requireOwnerSession(principal, "manage the team")
 
 /**
  * The account's team (DESIGN.md, Team). Roles and bot scopes changed here apply to the member's

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { useDb, useIsolation } from "../support/e2e.ts"
-import { heraldCommand, type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
+import { type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
 import { envFor } from "../support/isolation.ts"
+import { callJson, cliFor } from "../support/http.ts"
 
 const iso = useIsolation()
 const db = useDb(iso)
@@ -12,20 +13,9 @@ let ownerToken = ""
 let account = ""
 const bots: Record<string, string> = {}
 
-const call = async (method: string, path: string, token?: string, body?: unknown, base = node.url) => {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { "content-type": "application/json" } : {}) },
-    body: body ? JSON.stringify(body) : undefined
-  })
-  return { status: res.status, body: (await res.json()) as any }
-}
+const call = (method: string, path: string, token?: string, body?: unknown, base = node.url) => callJson(base, method, path, token, body)
 
-const cli = async (...args: Array<string>) => {
-  const r = await heraldCommand(args, env)
-  expect(r.code, r.stderr).toBe(0)
-  return JSON.parse(r.stdout)
-}
+const cli = cliFor(env)
 
 beforeAll(async () => {
   node = await startHerald(env)

@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { decodeJwt, importJWK, SignJWT, UnsecuredJWT } from "jose"
 import { HeraldApi } from "../../src/http/Api.ts"
 import { useDb, useIsolation } from "../support/e2e.ts"
-import { heraldCommand, type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
+import { type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
 import { envFor } from "../support/isolation.ts"
+import { callJson, cliFor } from "../support/http.ts"
 
 // Every authenticated route × every kind of credential. A route joins by adding a row to ROUTES;
 // the coverage test below fails for any route of the API missing from this table.
@@ -53,21 +54,9 @@ const env = envFor(iso)
 let node: HeraldProcess
 const credentials: Record<string, string | undefined> = {}
 
-const call = async (method: string, path: string, token?: string, body?: unknown) => {
-  const res = await fetch(`${node.url}${path}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
-    body: body !== undefined ? JSON.stringify(body) : undefined
-  })
-  const text = await res.text()
-  return { status: res.status, body: (text.startsWith("{") ? JSON.parse(text) : {}) as any }
-}
+const call = (method: string, path: string, token?: string, body?: unknown) => callJson(node.url, method, path, token, body)
 
-const cli = async (...args: Array<string>) => {
-  const r = await heraldCommand(args, env)
-  expect(r.code, r.stderr).toBe(0)
-  return JSON.parse(r.stdout)
-}
+const cli = cliFor(env)
 
 beforeAll(async () => {
   node = await startHerald(env)

@@ -1,0 +1,20 @@
+import { expect } from "@effect/vitest"
+import { heraldCommand } from "./HeraldProcess.ts"
+
+/** A JSON call to a node; the body is parsed when there is one. */
+export const callJson = async (base: string, method: string, path: string, token?: string, body?: unknown) => {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+    body: body !== undefined ? JSON.stringify(body) : undefined
+  })
+  const text = await res.text()
+  return { status: res.status, body: (text.startsWith("{") ? JSON.parse(text) : {}) as any }
+}
+
+/** `herald <args>` that must succeed; returns its JSON output. */
+export const cliFor = (env: Record<string, string>) => async (...args: Array<string>) => {
+  const r = await heraldCommand(args, env)
+  expect(r.code, r.stderr).toBe(0)
+  return JSON.parse(r.stdout)
+}
