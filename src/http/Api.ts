@@ -6,6 +6,7 @@ import { AccountSecurityApi, SignInApi } from "./rcs/SignInApi.ts"
 import { ApiKeysApi } from "./rcs/ApiKeysApi.ts"
 import { BotsApi } from "./rcs/BotsApi.ts"
 import { TeamApi } from "./rcs/TeamApi.ts"
+import { DeveloperApi } from "./app/DeveloperApi.ts"
 
 // HttpApi answers a request that fails its schemas with its own `HttpApiDecodeError` body; the
 // contract wants the common envelope (`invalid_request` with `errors[{path, message}]`). The
@@ -25,6 +26,7 @@ export const HeraldApi = withEnvelopeErrors(
     .add(ApiKeysApi)
     .add(BotsApi)
     .add(TeamApi)
+    .add(DeveloperApi)
     .annotate(OpenApi.Title, "Herald")
     .annotate(OpenApi.Version, "1")
     .annotate(OpenApi.Description, "Herald messaging engine: RCS business messaging, webhooks, broadcasts.")

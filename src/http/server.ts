@@ -19,15 +19,18 @@ import { BotsRepo } from "../storage/BotsRepo.ts"
 import { ApiKeysHttpLive } from "./rcs/ApiKeysHttp.ts"
 import { BotsHttpLive } from "./rcs/BotsHttp.ts"
 import { TeamHttpLive } from "./rcs/TeamHttp.ts"
+import { DeveloperHttpLive } from "./app/DeveloperHttp.ts"
+import { SecretKeys } from "../security/SecretKeys.ts"
 import { Team } from "../team/Team.ts"
 import { TeamRepo } from "../storage/TeamRepo.ts"
 
 /** Handlers of every HttpApi group. Each capability adds its group's layer here. */
-export const ApiHandlers = Layer.mergeAll(HealthHttpLive, SignInHttpLive, AccountSecurityHttpLive, ApiKeysHttpLive, BotsHttpLive, TeamHttpLive).pipe(
+export const ApiHandlers = Layer.mergeAll(HealthHttpLive, SignInHttpLive, AccountSecurityHttpLive, ApiKeysHttpLive, BotsHttpLive, TeamHttpLive, DeveloperHttpLive).pipe(
   Layer.provideMerge(AuthenticationLive),
   Layer.provideMerge(SignIn.Default),
   Layer.provideMerge(ApiKeys.Default),
   Layer.provideMerge(Team.Default),
+  Layer.provideMerge(SecretKeys.Default),
   Layer.provide(Layer.mergeAll(SignInRepo.Default, Passwords.Default, ApiKeysRepo.Default, BotsRepo.Default, TeamRepo.Default)),
   Layer.provideMerge(SigningKeys.Default)
 )

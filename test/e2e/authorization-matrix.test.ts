@@ -43,7 +43,8 @@ const ROUTES: ReadonlyArray<Rule> = [
   { method: "GET", route: "/api/v1/rcs/team", role: "viewer", key: false },
   { method: "POST", route: "/api/v1/rcs/team", role: "owner", key: false, body: () => ({ email: `m${Math.random().toString(36).slice(2)}@example.com`, role: "viewer", assigned_bots: ["*"], password: "matrix password" }) },
   { method: "PATCH", route: "/api/v1/rcs/team/:member_id", role: "owner", key: false, owned: true, body: () => ({ assigned_bots: ["*"] }) },
-  { method: "DELETE", route: "/api/v1/rcs/team/:member_id", role: "owner", key: false, owned: true }
+  { method: "DELETE", route: "/api/v1/rcs/team/:member_id", role: "owner", key: false, owned: true },
+  { method: "POST", route: "/api/v1/app/developer/secret-key", role: "owner", key: false }
 ]
 
 const AUTH_CODES = new Set(["unauthorized", "invalid_api_key", "api_key_endpoint_not_allowed", "missing_scope", "forbidden", "bot_not_in_scope"])

@@ -4,6 +4,7 @@ import identity from "./0001_identity.ts"
 import actorRuntime from "./0002_actor_runtime.ts"
 import signIn from "./0003_sign_in.ts"
 import botsAndApiKeys from "./0004_bots_and_api_keys.ts"
+import secretKeys from "./0005_secret_keys.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
@@ -13,5 +14,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0001_identity": identity,
   "0002_actor_runtime": actorRuntime,
   "0003_sign_in": signIn,
-  "0004_bots_and_api_keys": botsAndApiKeys
+  "0004_bots_and_api_keys": botsAndApiKeys,
+  "0005_secret_keys": secretKeys
 }
