@@ -82,13 +82,21 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
           : Effect.succeed(false)
       })
 
-    /** Tokens issued before the last password change are refused; keep a fresh one after it. */
+    /**
+     * Tokens issued in or before the second of the last password change are refused (claims have
+     * second precision). Right after a change, sign-in waits for the next second, so that its token
+     * is valid now and still falls to any later change.
+     */
     const issuedAt = (tokensValidAfter: Date | null) =>
-      tokensValidAfter === null ? nowSeconds() : Math.max(nowSeconds(), Math.floor(tokensValidAfter.getTime() / 1000) + 1)
+      Effect.suspend(() => {
+        if (tokensValidAfter === null) return Effect.succeed(nowSeconds())
+        const wait = (Math.floor(tokensValidAfter.getTime() / 1000) + 1) * 1000 - Date.now()
+        return wait > 0 ? Effect.sleep(Duration.millis(wait)).pipe(Effect.map(nowSeconds)) : Effect.succeed(nowSeconds())
+      })
 
     const tokenFor = (user: SignInUser, membership: Membership) =>
       Effect.gen(function*() {
-        const iat = issuedAt(user.tokensValidAfter)
+        const iat = yield* issuedAt(user.tokensValidAfter)
         const claims = yield* Schema.encode(UserClaims)({
           type: "rcs_user",
           user_id: membership.ownerUserId,
@@ -152,7 +160,9 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
         const payload = yield* keys.verify(input.sessionToken).pipe(Effect.mapError(() => unauthorized))
         const claims = yield* Schema.decodeUnknown(AccountPickClaims)(payload).pipe(Effect.mapError(() => unauthorized))
         const user = yield* repo.findUserById(claims.person_id)
-        if (user === undefined || claims.iat < issuedAt(user.tokensValidAfter) - 1) return yield* unauthorized
+        if (user === undefined || (user.tokensValidAfter !== null && claims.iat <= Math.floor(user.tokensValidAfter.getTime() / 1000))) {
+          return yield* unauthorized
+        }
         const membership = (yield* repo.memberships(user.userId)).find((m) => m.accountId === input.accountId)
         if (membership === undefined) return yield* InvalidRequest.single("account_id", "is not an account of this person")
         return yield* tokenFor(user, membership)

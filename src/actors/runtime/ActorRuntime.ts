@@ -31,6 +31,8 @@ interface Held {
   readonly partition: OwnedPartition
   readonly scope: Scope.CloseableScope
   missedRenewals: number
+  /** Being handed off: still renewed (so the lease outlives the drain), no longer reassigned. */
+  releasing: boolean
 }
 
 const startupSchedule = Schedule.exponential(Duration.millis(200), 2).pipe(Schedule.either(Schedule.spaced(Duration.seconds(5))))
@@ -57,6 +59,7 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
     const permits = yield* Effect.makeSemaphore(config.actorConcurrency)
     const isWorker = config.role !== "api"
     const nodeId = config.nodeId
+    const runtimeScope = yield* Effect.scope
 
     const register = <K extends ActorKind.Any>(
       kind: K,
@@ -124,9 +127,12 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
         const drop = (id: string, how: "handoff" | "lost", reason: string) =>
           Effect.gen(function*() {
             const h = held.get(id)
-            if (h === undefined) return
-            held.delete(id)
+            // Closing the consumer during a hand-off also signals "lost": the hand-off finishes it.
+            if (h === undefined || h.releasing) return
+            h.releasing = true
+            // A hand-off keeps renewing the lease while it drains; a lost partition stops at once.
             if (how === "handoff") yield* h.partition.drain(HANDOFF_DRAIN)
+            held.delete(id)
             yield* Scope.close(h.scope, Exit.void)
             if (how === "handoff") yield* leases.release(h.lease)
             yield* leaseEvent(h.partition.kind, how === "handoff" ? "released" : "lost")
@@ -165,14 +171,16 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
               return yield* Effect.fail(fenced.left)
             }
             const id = `${registered.kind.name}/${partition}`
-            held.set(id, { lease, partition: fenced.right.partitionHandle, scope: fenced.right.scope, missedRenewals: 0 })
+            held.set(id, { lease, partition: fenced.right.partitionHandle, scope: fenced.right.scope, missedRenewals: 0, releasing: false })
             yield* leaseEvent(registered.kind.name, "acquired")
             yield* setOwnedGauge
             yield* Effect.logInfo("partition acquired", { kind: registered.kind.name, partition, epoch: fenced.right.partitionHandle.epoch })
-            // A partition that loses its consumer or is fenced out is dropped at once.
-            yield* Effect.flatMap(Deferred.await(fenced.right.partitionHandle.lost), (reason) => drop(id, "lost", reason)).pipe(
+            // A partition that loses its consumer or is fenced out is dropped at once. The drop runs
+            // outside the partition's scope: a fiber of that scope cannot close it.
+            yield* Deferred.await(fenced.right.partitionHandle.lost).pipe(
+              Effect.flatMap((reason) => Effect.forkIn(drop(id, "lost", reason), runtimeScope)),
               Effect.forkIn(fenced.right.scope),
-              Effect.zipRight(Effect.void)
+              Effect.asVoid
             )
           }).pipe(
             Effect.catchAllCause((cause) => Effect.logWarning("partition acquisition failed", { kind: registered.kind.name, partition }, cause)),
@@ -192,7 +200,7 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
               if (mine && !held.has(id) && !acquiring.has(id)) {
                 acquiring.add(id)
                 toAcquire.push([registered, p])
-              } else if (!mine && held.has(id)) {
+              } else if (!mine && held.has(id) && !held.get(id)!.releasing) {
                 toHandOff.push(id)
               }
             }
