@@ -177,8 +177,7 @@ export class Nats extends Effect.Service<Nats>()("herald/Nats", {
     )
 
     return { connected, ensureStream, kv, ping, names } as const
-  }),
-  dependencies: []
+  })
 }) {}
 
 const checkHonoured = (spec: Partial<StreamConfig>, info: StreamInfo) => {

@@ -22,7 +22,7 @@ import { encoderOf, type ReplyWire } from "./ActorClient.ts"
 import { emptyWrite, type FencedOut, makeCommitter, type StateWrite } from "./committer.ts"
 import * as M from "./metrics.ts"
 import { partitionOf } from "./partitioning.ts"
-import { commandSubject, consumerName, consumerSpec, decodeJson, encodeJson, Header, keyOfSubject, streamSpec } from "./transport.ts"
+import { commandSubject, consumerName, consumerSpec, decodeJson, encodeJson, Header, keyOfSubject } from "./transport.ts"
 
 /** A registered kind: the declaration plus the services its behaviour runs with. */
 export interface RegisteredKind {
@@ -449,4 +449,3 @@ const firstLine = (text: string) => text.split("\n")[0] ?? text
 const encodeExit = (request: Schema.TaggedRequest.All, exit: Exit.Exit<unknown, unknown>): unknown =>
   Schema.encodeSync(Schema.exitSchema(request as any) as Schema.Schema<Exit.Exit<unknown, unknown>, unknown>)(exit)
 
-export { streamSpec }
