@@ -1,4 +1,3 @@
-import { expect } from "@effect/vitest"
 import { heraldCommand } from "./HeraldProcess.ts"
 
 /** A JSON call to a node; the body is parsed when there is one. */
@@ -15,6 +14,6 @@ export const callJson = async (base: string, method: string, path: string, token
 /** `herald <args>` that must succeed; returns its JSON output. */
 export const cliFor = (env: Record<string, string>) => async (...args: Array<string>) => {
   const r = await heraldCommand(args, env)
-  expect(r.code, r.stderr).toBe(0)
+  if (r.code !== 0) throw new Error(`herald ${args.join(" ")} exited with ${r.code}: ${r.stderr}`)
   return JSON.parse(r.stdout)
 }

@@ -1,0 +1,79 @@
+// GET /api/v1/rcs/bots (10 bots) with an API key, 50 connections, next to two baselines answering
+// the same JSON in the same run: a bare @effect/platform route (the framework's ceiling) and a bare
+// node:http server (the machine's). Prints one JSON line.   npm run bench -- auth   (DURATION=10 seconds per run)
+import autocannon from "autocannon"
+import { spawn } from "node:child_process"
+import { writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import Pg from "pg"
+import { cleanup, envFor, makeIsolation } from "../test/support/isolation.ts"
+import { heraldCommand, startHerald } from "../test/support/HeraldProcess.ts"
+import { callJson } from "../test/support/http.ts"
+import { freePort } from "../test/support/TcpProxy.ts"
+
+const SECONDS = Number(process.env.DURATION ?? 10)
+const CONNECTIONS = 50
+
+const load = (url: string, token?: string) =>
+  new Promise<{ rps: number; p50: number; p99: number; errors: number; non2xx: number }>((resolve, reject) => {
+    autocannon(
+      { url, connections: CONNECTIONS, duration: SECONDS, headers: token ? { authorization: `Bearer ${token}` } : {} },
+      (error, result) =>
+        error ? reject(error) : resolve({ rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx })
+    )
+  })
+
+const serveChild = async (argv: Array<string>, port: number) => {
+  const child = spawn(process.execPath, argv, { stdio: "ignore" })
+  for (;;) {
+    if (await fetch(`http://127.0.0.1:${port}/api/v1/rcs/bots`).then((r) => r.ok, () => false)) return child
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+const iso = makeIsolation()
+const env = envFor(iso, { LOG_LEVEL: "warning" })
+const node = await startHerald(env)
+try {
+  const created = JSON.parse((await heraldCommand(["admin", "create-account", "--email", "bench@example.com", "--password", "bench password", "--label", "Bench", "--plan", "growth"], env)).stdout)
+  const db = new Pg.Client({ connectionString: iso.databaseUrl })
+  await db.connect()
+  await db.query("INSERT INTO bots (account_id, name, status, use_case) SELECT $1, 'bot ' || i, 'active', 'promotional' FROM generate_series(1, 10) AS i", [created.account_id])
+  await db.end()
+  const token = (await callJson(node.url, "POST", "/api/v1/rcs/auth/login", undefined, { email: "bench@example.com", password: "bench password" })).body.token
+  const key = (await callJson(node.url, "POST", "/api/v1/rcs/api-keys", token, { name: "bench", scopes: ["contacts:read"] })).body.raw_key
+  const answer = (await callJson(node.url, "GET", "/api/v1/rcs/bots", key)).body
+  if (answer.bots?.length !== 10) throw new Error(`unexpected answer: ${JSON.stringify(answer).slice(0, 200)}`)
+  const file = join(tmpdir(), `herald-bench-${iso.id}.json`)
+  writeFileSync(file, JSON.stringify(answer))
+
+  const herald = await load(`${node.url}/api/v1/rcs/bots`, key)
+
+  const effectPort = await freePort()
+  const bareEffect = await serveChild(["--import", "tsx", fileURLToPath(new URL("./support/bare-effect.ts", import.meta.url)), String(effectPort), file], effectPort)
+  const effect = await load(`http://127.0.0.1:${effectPort}/api/v1/rcs/bots`)
+  bareEffect.kill("SIGKILL")
+
+  const nodePort = await freePort()
+  const bareNode = await serveChild([fileURLToPath(new URL("./support/bare-node.mjs", import.meta.url)), String(nodePort), file], nodePort)
+  const plain = await load(`http://127.0.0.1:${nodePort}/api/v1/rcs/bots`)
+  bareNode.kill("SIGKILL")
+
+  console.log(JSON.stringify({
+    bench: "auth",
+    seconds: SECONDS,
+    connections: CONNECTIONS,
+    herald_bots_with_api_key: herald,
+    baseline_bare_effect_route: effect,
+    baseline_bare_node_http: plain,
+    herald_vs_bare_effect: Math.round((herald.rps / effect.rps) * 100) / 100,
+    herald_vs_node_http: Math.round((herald.rps / plain.rps) * 100) / 100,
+    note: "herald: API key lookup, route allow-list and scope, bots query, all per request; one process each; autocannon runs in the bench process on the same 2 cores"
+  }))
+} finally {
+  await node.kill()
+  await cleanup(iso)
+}
+process.exit(0)
