@@ -144,21 +144,17 @@ const main = async () => {
       }
     }
 
-    workers.push(await startWorker(iso, "bench-1", { HERALD_PARTITIONS: String(PARTITIONS) }))
-    await awaitOwned(1)
-    await herald("warm1", 2_000)
-    const oneBefore = await latencyBuckets(workers)
-    const one = await herald("one", N)
-    const oneFlood = quantiles(oneBefore, await latencyBuckets(workers))
-    const oneSteady = await steady("steady1", RATE, 5)
-
-    workers.push(await startWorker(iso, "bench-2", { HERALD_PARTITIONS: String(PARTITIONS) }))
-    await awaitOwned(2)
-    await herald("warm2", 2_000)
-    const twoBefore = await latencyBuckets(workers)
-    const two = await herald("two", N)
-    const twoFlood = quantiles(twoBefore, await latencyBuckets(workers))
-    const twoSteady = await steady("steady2", RATE, 5)
+    /** Adds a worker, then measures: flood throughput and its latency, and latency at a steady rate. */
+    const phase = async (nodes: number) => {
+      workers.push(await startWorker(iso, `bench-${nodes}`, { HERALD_PARTITIONS: String(PARTITIONS) }))
+      await awaitOwned(nodes)
+      await herald(`warm${nodes}`, 2_000)
+      const before = await latencyBuckets(workers)
+      const flood = await herald(`run${nodes}`, N)
+      return { ...flood, floodLatency: quantiles(before, await latencyBuckets(workers)), steadyLatency: await steady(`steady${nodes}`, RATE, 5) }
+    }
+    const one = await phase(1)
+    const two = await phase(2)
 
     console.log(JSON.stringify({
       bench: "actors",
@@ -168,12 +164,12 @@ const main = async () => {
       baseline_plain_jetstream_publish_consume_per_s: baseline.per_s,
       herald_1_node_per_s: one.per_s,
       herald_1_node_vs_baseline: round(one.per_s / baseline.per_s),
-      herald_1_node_flood_latency_ms: oneFlood,
-      herald_1_node_steady_latency_ms: oneSteady,
+      herald_1_node_flood_latency_ms: one.floodLatency,
+      herald_1_node_steady_latency_ms: one.steadyLatency,
       herald_2_nodes_per_s: two.per_s,
       herald_2_nodes_vs_baseline: round(two.per_s / baseline.per_s),
-      herald_2_nodes_flood_latency_ms: twoFlood,
-      herald_2_nodes_steady_latency_ms: twoSteady,
+      herald_2_nodes_flood_latency_ms: two.floodLatency,
+      herald_2_nodes_steady_latency_ms: two.steadyLatency,
       note: "per_s: N commands flooded (2000 in flight) from publish of the first to commit of the last, state durable before ack; latency: publish to application, as histogram bucket upper bounds; flood latency is queueing behind the backlog, steady is at a fixed offered rate; all processes share the machine's 2 cores"
     }))
   } finally {

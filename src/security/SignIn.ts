@@ -47,6 +47,10 @@ const nowSeconds = () => Math.floor(Date.now() / 1000)
 
 const unauthorized = new Unauthorized({ message: "unauthorized" })
 
+/** Whether a token issued at `iat` (seconds) predates the person's last password change. */
+const issuedBeforeChange = (iat: number, tokensValidAfter: Date | null) =>
+  tokensValidAfter !== null && iat <= Math.floor(tokensValidAfter.getTime() / 1000)
+
 /**
  * Sign-in (contract, "Login" state table): password, then the second factor when enabled, then the
  * account when the person belongs to several. Failures are counted per e-mail in Postgres, so the
@@ -87,11 +91,13 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
      * second precision). Right after a change, sign-in waits for the next second, so that its token
      * is valid now and still falls to any later change.
      */
-    const issuedAt = (tokensValidAfter: Date | null) =>
+    const issuedAt = (tokensValidAfter: Date | null): Effect.Effect<number> =>
       Effect.suspend(() => {
-        if (tokensValidAfter === null) return Effect.succeed(nowSeconds())
-        const wait = (Math.floor(tokensValidAfter.getTime() / 1000) + 1) * 1000 - Date.now()
-        return wait > 0 ? Effect.sleep(Duration.millis(wait)).pipe(Effect.map(nowSeconds)) : Effect.succeed(nowSeconds())
+        const iat = nowSeconds()
+        if (!issuedBeforeChange(iat, tokensValidAfter)) return Effect.succeed(iat)
+        // Timers may wake a millisecond early: wait, then check again.
+        const wait = (Math.floor(tokensValidAfter!.getTime() / 1000) + 1) * 1000 - Date.now()
+        return Effect.zipRight(Effect.sleep(Duration.millis(Math.max(1, wait))), issuedAt(tokensValidAfter))
       })
 
     const tokenFor = (user: SignInUser, membership: Membership) =>
@@ -160,9 +166,7 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
         const payload = yield* keys.verify(input.sessionToken).pipe(Effect.mapError(() => unauthorized))
         const claims = yield* Schema.decodeUnknown(AccountPickClaims)(payload).pipe(Effect.mapError(() => unauthorized))
         const user = yield* repo.findUserById(claims.person_id)
-        if (user === undefined || (user.tokensValidAfter !== null && claims.iat <= Math.floor(user.tokensValidAfter.getTime() / 1000))) {
-          return yield* unauthorized
-        }
+        if (user === undefined || issuedBeforeChange(claims.iat, user.tokensValidAfter)) return yield* unauthorized
         const membership = (yield* repo.memberships(user.userId)).find((m) => m.accountId === input.accountId)
         if (membership === undefined) return yield* InvalidRequest.single("account_id", "is not an account of this person")
         return yield* tokenFor(user, membership)
@@ -179,19 +183,9 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
         const claims = yield* Schema.decodeUnknown(UserClaims)(payload).pipe(Effect.mapError(() => unauthorized))
         const subject = yield* repo.tokenSubject(claims.user_id, claims.mid)
         if (subject === undefined) return yield* unauthorized
-        const validAfter = subject.tokensValidAfter
-        if (validAfter !== null && claims.iat <= Math.floor(validAfter.getTime() / 1000)) return yield* unauthorized
-        return {
-          accountId: subject.accountId,
-          accountLabel: subject.accountLabel,
-          ownerUserId: subject.ownerUserId,
-          personUserId: subject.personUserId,
-          email: subject.email,
-          memberId: subject.memberId,
-          role: subject.role,
-          bots: subject.assignedBots,
-          credential: { kind: "user" }
-        } satisfies Principal
+        const { tokensValidAfter, ...standing } = subject
+        if (issuedBeforeChange(claims.iat, tokensValidAfter)) return yield* unauthorized
+        return { ...standing, credential: { kind: "user" } } satisfies Principal
       })
 
     const person = (principal: Principal) =>

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect } from "effect"
-import { LOCK_FOR, MAX_WRONG_CODES, MAX_WRONG_PASSWORDS, type Membership } from "../domain/signIn.ts"
+import { LOCK_FOR, MAX_WRONG_CODES, MAX_WRONG_PASSWORDS, type Membership, type Principal } from "../domain/signIn.ts"
 import type { Email } from "../domain/identity.ts"
 
 export interface SignInUser {
@@ -12,16 +12,8 @@ export interface SignInUser {
   readonly tokensValidAfter: Date | null
 }
 
-/** The person behind a token and their current standing in the account the token names. */
-export interface TokenSubject {
-  readonly accountId: string
-  readonly accountLabel: string
-  readonly ownerUserId: string
-  readonly personUserId: string
-  readonly email: string
-  readonly memberId: string
-  readonly role: "owner" | "operator" | "viewer"
-  readonly assignedBots: ReadonlyArray<string>
+/** The person behind a token, their current standing in its account, and their last password change. */
+export interface TokenSubject extends Omit<Principal, "credential"> {
   readonly tokensValidAfter: Date | null
 }
 
@@ -54,13 +46,13 @@ export class SignInRepo extends Effect.Service<SignInRepo>()("herald/SignInRepo"
       (memberId === ""
         ? sql<TokenSubject>`
           SELECT a.account_id, a.label AS account_label, a.owner_user_id, u.user_id AS person_user_id, u.email,
-                 '' AS member_id, 'owner' AS role, ARRAY['*'] AS assigned_bots, u.tokens_valid_after
+                 '' AS member_id, 'owner' AS role, ARRAY['*'] AS bots, u.tokens_valid_after
           FROM accounts a JOIN users u ON u.user_id = a.owner_user_id
           WHERE a.owner_user_id = ${ownerUserId}
           ORDER BY a.created_at LIMIT 1`
         : sql<TokenSubject>`
           SELECT a.account_id, a.label AS account_label, a.owner_user_id, u.user_id AS person_user_id, u.email,
-                 m.member_id::text AS member_id, m.role, m.assigned_bots, u.tokens_valid_after
+                 m.member_id::text AS member_id, m.role, m.assigned_bots AS bots, u.tokens_valid_after
           FROM memberships m JOIN accounts a ON a.account_id = m.account_id JOIN users u ON u.user_id = m.user_id
           WHERE m.member_id = ${memberId}::uuid AND a.owner_user_id = ${ownerUserId}::uuid`).pipe(
         Effect.map((rows) => rows[0]),

@@ -15,6 +15,14 @@ const ready = async (node: HeraldProcess) => {
   return { status: res.status, body: (await res.json()) as any }
 }
 
+/** Waits until /health/ready answers `status` (and, when given, `check` holds of its body). */
+const readyAnswers = (node: HeraldProcess, status: number, check: (body: any) => boolean = () => true) =>
+  eventually(async () => {
+    const r = await ready(node)
+    if (r.status !== status || !check(r.body)) throw new Error(`${r.status} ${JSON.stringify(r.body)}`)
+    return r
+  }, { timeoutMs: 20_000 })
+
 describe("Postgres unavailable", () => {
   const nodes: Array<HeraldProcess> = []
   afterAll(() => Promise.all(nodes.map((n) => n.kill())))
@@ -36,26 +44,15 @@ describe("Postgres unavailable", () => {
     expect(down.body.message).toContain("postgres")
 
     await proxy.up()
-    const up = await eventually(async () => {
-      const r = await ready(node)
-      if (r.status !== 200) throw new Error(JSON.stringify(r.body))
-      return r
-    }, { timeoutMs: 20_000 })
+    const up = await readyAnswers(node, 200)
     expect(up.body.checks).toEqual({ postgres: "up", migrations: "up", nats: "up" })
 
     // Lost while running: 503 (never 500), and back on its own.
     await proxy.down()
-    const lost = await eventually(async () => {
-      const r = await ready(node)
-      if (r.status !== 503) throw new Error(`still ${r.status}`)
-      return r
-    })
+    const lost = await readyAnswers(node, 503)
     expect(lost.body).toMatchObject({ code: "service_unavailable", checks: { postgres: "down" } })
     await proxy.up()
-    await eventually(async () => {
-      const r = await ready(node)
-      if (r.status !== 200) throw new Error(JSON.stringify(r.body))
-    }, { timeoutMs: 20_000 })
+    await readyAnswers(node, 200)
     await proxy.down()
   })
 })
@@ -79,21 +76,12 @@ describe("NATS unavailable", () => {
     expect(down.body).toMatchObject({ code: "service_unavailable", checks: { nats: "down", postgres: "up" } })
 
     await proxy.up()
-    await eventually(async () => {
-      const r = await ready(node)
-      if (r.status !== 200) throw new Error(JSON.stringify(r.body))
-    }, { timeoutMs: 20_000 })
+    await readyAnswers(node, 200)
 
     await proxy.down()
-    await eventually(async () => {
-      const r = await ready(node)
-      if (r.status !== 503 || r.body.checks.nats !== "down") throw new Error(`still ${r.status}`)
-    })
+    await readyAnswers(node, 503, (body) => body.checks.nats === "down")
     await proxy.up()
-    await eventually(async () => {
-      const r = await ready(node)
-      if (r.status !== 200) throw new Error(JSON.stringify(r.body))
-    }, { timeoutMs: 20_000 })
+    await readyAnswers(node, 200)
     expect(node.output()).toContain("NATS reconnected")
     await proxy.down()
   })
