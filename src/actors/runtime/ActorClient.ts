@@ -5,7 +5,7 @@ import { Nats, NatsUnavailable } from "../../bus/Nats.ts"
 import { AppConfig } from "../../config/AppConfig.ts"
 import type { ActorKind } from "./ActorKind.ts"
 import { isValidKey, partitionOf } from "./partitioning.ts"
-import { commandSubject, decodeJson, encodeJson, Header, streamSpec } from "./transport.ts"
+import { commandSubject, decodeJson, type EphemeralReply, ephemeralSubject, encodeJson, Header, streamSpec } from "./transport.ts"
 
 export class AskTimeout extends Schema.TaggedError<AskTimeout>()("AskTimeout", {
   kind: Schema.String,
@@ -35,6 +35,12 @@ export const encoderOf = (kind: ActorKind.Any) => {
   }
   return encode
 }
+
+/** No owner answered an ephemeral request in time (none owns the partition yet, or the bus is down). */
+export class EphemeralUnavailable extends Schema.TaggedError<EphemeralUnavailable>()("EphemeralUnavailable", {
+  kind: Schema.String,
+  message: Schema.String
+}) {}
 
 /** What an actor sends back to an `ask`. */
 export type ReplyWire = { readonly exit: unknown } | { readonly parked: string }
@@ -147,6 +153,28 @@ export class ActorClient extends Effect.Service<ActorClient>()("herald/ActorClie
         return yield* exit
       }).pipe(Effect.withSpan("ActorClient.ask", { attributes: { kind: kind.name, key } })) as any
 
-    return { send, ask, ensureKind } as const
+    /**
+     * An ephemeral request (ActorKind `ephemeral`) to the owner of the key's partition, over core
+     * NATS request-reply: one round trip, nothing stored. Not durable: without an owner it fails.
+     */
+    const askEphemeral = (kind: ActorKind.Any, key: string, request: unknown, timeout: Duration.DurationInput = Duration.millis(500)) =>
+      Effect.flatMap(
+        Effect.mapError(nats.connected, (e) => new EphemeralUnavailable({ kind: kind.name, message: e.message })),
+        ({ nc }) =>
+          Effect.tryPromise({
+            try: () =>
+              nc.request(ephemeralSubject(nats.names, kind.name, partitionOf(key, config.partitions)), encodeJson({ key, request }), {
+                timeout: Duration.toMillis(timeout)
+              }),
+            catch: (cause) => new EphemeralUnavailable({ kind: kind.name, message: `no answer from the ${kind.name} owner: ${String(cause)}` })
+          }).pipe(
+            Effect.flatMap((message) => {
+              const reply = decodeJson(message.data) as EphemeralReply
+              return "ok" in reply ? Effect.succeed(reply.ok) : Effect.die(new Error(`${kind.name} ephemeral handler failed: ${reply.error}`))
+            })
+          )
+      )
+
+    return { send, ask, askEphemeral, ensureKind } as const
   })
 }) {}

@@ -51,6 +51,18 @@ export interface ActorKindOptions<C, CI, S, SI, E, R> {
   readonly passivateAfter?: Duration.DurationInput
   /** Postgres table of the state; `actor_<name>` by default. */
   readonly table?: string
+  /**
+   * Requests answered from memory by the partition's owner over core NATS request-reply, never
+   * through the stream: for hot paths that cannot pay a JetStream round trip per call (rate-limit
+   * takes). Ownership is the same as for commands (one owner per partition, fenced by its lease);
+   * the memory is per owned partition and is lost when the partition moves.
+   */
+  readonly ephemeral?: EphemeralServer
+}
+
+export interface EphemeralServer {
+  /** One handler per owned partition, made when the partition is acquired, dropped with it. */
+  readonly make: () => (key: string, request: unknown) => unknown
 }
 
 export interface ActorKind<Name extends string, C, CI, S, SI, E, R> extends ActorKindOptions<C, CI, S, SI, E, R> {

@@ -5,7 +5,7 @@ import { Outbox } from "./outbox.ts"
 import { PoisonQueue } from "./poison.ts"
 
 export * as ActorKind from "./ActorKind.ts"
-export { ActorClient, AskTimeout, CommandParked } from "./ActorClient.ts"
+export { ActorClient, AskTimeout, CommandParked, EphemeralUnavailable } from "./ActorClient.ts"
 export { ActorRuntime, registerKind } from "./ActorRuntime.ts"
 export { Outbox } from "./outbox.ts"
 export { PoisonQueue } from "./poison.ts"

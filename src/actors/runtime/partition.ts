@@ -22,7 +22,7 @@ import { encoderOf, type ReplyWire } from "./ActorClient.ts"
 import { emptyWrite, type FencedOut, makeCommitter, type StateWrite } from "./committer.ts"
 import * as M from "./metrics.ts"
 import { partitionOf } from "./partitioning.ts"
-import { commandSubject, consumerName, consumerSpec, decodeJson, encodeJson, Header, keyOfSubject } from "./transport.ts"
+import { commandSubject, consumerName, consumerSpec, decodeJson, type EphemeralReply, ephemeralSubject, encodeJson, Header, keyOfSubject } from "./transport.ts"
 
 /** A registered kind: the declaration plus the services its behaviour runs with. */
 export interface RegisteredKind {
@@ -439,9 +439,35 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
         )
       })
 
+    if (kind.ephemeral !== undefined) yield* serveEphemeral(bus, ephemeralSubject(names, kind.name, partition), kind.ephemeral.make())
+
     yield* Effect.annotateLogs(Effect.logDebug("partition started"), { kind: kind.name, partition, epoch })
     return { kind: kind.name, partition, epoch, lost, drain } satisfies OwnedPartition
   })
+
+/**
+ * Answers the kind's ephemeral requests for this partition while it is owned: a plain core NATS
+ * subscription, closed with the partition's scope (before its lease is given back).
+ */
+const serveEphemeral = (bus: Connected, subject: string, handle: (key: string, request: unknown) => unknown) =>
+  Effect.acquireRelease(
+    Effect.sync(() =>
+      bus.nc.subscribe(subject, {
+        callback: (error, message) => {
+          if (error !== null) return
+          let answer: EphemeralReply
+          try {
+            const { key, request } = decodeJson(message.data) as { key: string; request: unknown }
+            answer = { ok: handle(key, request) }
+          } catch (cause) {
+            answer = { error: cause instanceof Error ? cause.message : String(cause) }
+          }
+          message.respond(encodeJson(answer))
+        }
+      })
+    ),
+    (subscription) => Effect.sync(() => subscription.unsubscribe())
+  )
 
 const firstLine = (text: string) => text.split("\n")[0] ?? text
 

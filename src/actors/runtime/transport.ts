@@ -46,6 +46,14 @@ export const consumerSpec = (names: BusNamesShape, kind: string, partition: numb
 
 export const commandSubject = (names: BusNamesShape, kind: string, partition: number, key: string) => names.subject(kind, partition, key)
 
+/**
+ * Ephemeral requests of (kind, partition): outside every kind's stream (`_` cannot start a kind
+ * name), so they are never stored.
+ */
+export const ephemeralSubject = (names: BusNamesShape, kind: string, partition: number) => names.subject("_ephemeral", kind, partition)
+
+export type EphemeralReply = { readonly ok: unknown } | { readonly error: string }
+
 /** The actor key is the last token of `<prefix>.<kind>.<partition>.<key>`. */
 export const keyOfSubject = (subject: string): string => subject.slice(subject.lastIndexOf(".") + 1)
 
