@@ -3,7 +3,9 @@ import { randomBytes } from "node:crypto"
 import { API_KEY_PREFIX, API_KEY_ROUTES, PANEL_SCOPES, requireOwnerSession, type Scope, scopeSatisfied } from "../domain/access.ts"
 import { ApiKeyEndpointNotAllowed, InvalidApiKey, InvalidRequest, MissingScope, NotFound } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
-import { type ApiKeyRow, ApiKeysRepo } from "../storage/ApiKeysRepo.ts"
+import { type ApiKeyRow, ApiKeysRepo, type KeyOwner } from "../storage/ApiKeysRepo.ts"
+import { ChangeFeed } from "../storage/ChangeFeed.ts"
+import { makeReadCache } from "../storage/ReadCache.ts"
 import { sha256 } from "./secrets.ts"
 
 const invalidKey = new InvalidApiKey({ message: "Invalid or revoked API key" })
@@ -30,8 +32,14 @@ const requireOwner = (principal: Principal) => requireOwnerSession(principal, "m
  * four characters are stored. A key reaches only GET on the allow-listed paths, with a scope.
  */
 export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const repo = yield* ApiKeysRepo
+    const feed = yield* ChangeFeed
+    // Every request with a key looks it up: kept in memory, dropped by the change feed the moment
+    // the key (or its account) changes, so revocation still takes effect on the next request.
+    const owners = yield* makeReadCache<KeyOwner>({ tables: ["api_keys", "accounts"], capacity: 100_000 })
+    const findOwner = (hash: string) =>
+      owners.get(hash, Effect.map(repo.findByHash(hash), (owner) => owner && { accountId: owner.accountId, value: owner }))
     // Which keys this node marked used, and when: the SQL condition holds across nodes; this only
     // spares a write per request.
     const touched = new Map<string, number>()
@@ -75,6 +83,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
         }
         const row = yield* repo.update(principal.accountId, keyId, changes)
         if (row === undefined) return yield* new NotFound({ message: `no active API key ${keyId}` })
+        yield* feed.committed("api_keys", principal.accountId)
         return { success: true as const, key: present(row) }
       })
 
@@ -82,6 +91,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
       Effect.gen(function*() {
         yield* requireOwner(principal)
         if (!(yield* repo.revoke(principal.accountId, keyId))) return yield* new NotFound({ message: `no API key ${keyId}` })
+        yield* feed.committed("api_keys", principal.accountId)
         return { success: true as const }
       })
 
@@ -92,8 +102,8 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
      */
     const authenticate = (raw: string, method: string, route: string) =>
       Effect.gen(function*() {
-        const owner = yield* repo.findByHash(sha256(raw))
-        if (owner === undefined || owner.expired) return yield* invalidKey
+        const owner = yield* findOwner(sha256(raw))
+        if (owner === undefined || (owner.expiresAt !== null && new Date(owner.expiresAt).getTime() <= Date.now())) return yield* invalidKey
         const required = API_KEY_ROUTES.get(route)
         if (method !== "GET" || required === undefined) {
           return yield* new ApiKeyEndpointNotAllowed({ message: `API keys may not call ${method} ${route}` })

@@ -4,9 +4,20 @@ import { randomBytes } from "node:crypto"
 import { requireOwnerSession } from "../domain/access.ts"
 import { InvalidApiKey } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
+import type { Plan } from "../domain/plans.ts"
+import { ChangeFeed } from "../storage/ChangeFeed.ts"
+import { makeReadCache } from "../storage/ReadCache.ts"
 import { sha256 } from "./secrets.ts"
 
 export const SECRET_KEY_PREFIX = "sk_live_"
+
+/** The account a secret key belongs to, with what its plan limits need. */
+export interface SecretKeyAccount {
+  readonly accountId: string
+  readonly label: string
+  readonly plan: Plan
+  readonly planRatePerMinute: number | null
+}
 
 /**
  * The account's secret key for the public API, GraphQL and /api/v1/app (DESIGN.md, Credentials):
@@ -14,8 +25,21 @@ export const SECRET_KEY_PREFIX = "sk_live_"
  * replaces the hash, so the old key stops working on the next request, on every node.
  */
 export class SecretKeys extends Effect.Service<SecretKeys>()("herald/SecretKeys", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const feed = yield* ChangeFeed
+    // Looked up on every request of the key's surfaces; a regenerated key changes the account row,
+    // which the change feed reports, so the old key fails on the next request.
+    const accounts = yield* makeReadCache<SecretKeyAccount>({ tables: ["accounts"], capacity: 100_000 })
+    const findAccount = (hash: string) =>
+      accounts.get(
+        hash,
+        sql<SecretKeyAccount>`
+          SELECT account_id, label, plan, plan_rate_per_minute FROM accounts WHERE secret_key_hash = ${hash}`.pipe(
+          Effect.map((rows) => rows[0] && { accountId: rows[0].accountId, value: rows[0] }),
+          Effect.orDie
+        )
+      )
 
     const generate = (principal: Principal) =>
       Effect.gen(function*() {
@@ -24,6 +48,7 @@ export class SecretKeys extends Effect.Service<SecretKeys>()("herald/SecretKeys"
         yield* sql`
           UPDATE accounts SET secret_key_hash = ${sha256(raw)}, secret_key_last_four = ${raw.slice(-4)}, secret_key_created_at = now()
           WHERE account_id = ${principal.accountId}`.pipe(Effect.orDie)
+        yield* feed.committed("accounts", principal.accountId)
         return {
           success: true as const,
           secret_key: raw,
@@ -36,10 +61,9 @@ export class SecretKeys extends Effect.Service<SecretKeys>()("herald/SecretKeys"
       Effect.gen(function*() {
         const raw = credential.startsWith(SECRET_KEY_PREFIX) ? credential : decodeBasic(credential)
         if (raw === undefined) return yield* new InvalidApiKey({ message: "Invalid or revoked API key" })
-        const rows = yield* sql<{ accountId: string; plan: string }>`
-          SELECT account_id, plan FROM accounts WHERE secret_key_hash = ${sha256(raw)}`.pipe(Effect.orDie)
-        if (rows[0] === undefined) return yield* new InvalidApiKey({ message: "Invalid or revoked API key" })
-        return rows[0]
+        const account = yield* findAccount(sha256(raw))
+        if (account === undefined) return yield* new InvalidApiKey({ message: "Invalid or revoked API key" })
+        return account
       })
 
     return { generate, authenticate } as const

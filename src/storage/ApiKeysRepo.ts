@@ -21,7 +21,7 @@ export interface KeyOwner {
   readonly ownerUserId: string
   readonly ownerEmail: string
   readonly scopes: ReadonlyArray<string>
-  readonly expired: boolean
+  readonly expiresAt: Date | null
 }
 
 const COLUMNS = "key_id, account_id, name, last_four, scopes, created_by, created_at, last_used_at, expires_at, revoked_at"
@@ -56,8 +56,7 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("herald/ApiKeysRe
     /** The live (not revoked) key with this hash, with its account. Expiry is reported, not filtered. */
     const findByHash = (keyHash: string) =>
       sql<KeyOwner>`
-        SELECT k.key_id, k.account_id, a.label AS account_label, a.owner_user_id, u.email AS owner_email, k.scopes,
-               (k.expires_at IS NOT NULL AND k.expires_at <= now()) AS expired
+        SELECT k.key_id, k.account_id, a.label AS account_label, a.owner_user_id, u.email AS owner_email, k.scopes, k.expires_at
         FROM api_keys k JOIN accounts a ON a.account_id = k.account_id JOIN users u ON u.user_id = a.owner_user_id
         WHERE k.key_hash = ${keyHash} AND k.revoked_at IS NULL`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
 

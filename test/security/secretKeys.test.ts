@@ -4,11 +4,13 @@ import type { Email } from "../../src/domain/identity.ts"
 import type { Principal } from "../../src/domain/signIn.ts"
 import { SecretKeys } from "../../src/security/SecretKeys.ts"
 import { AccountsRepo } from "../../src/storage/AccountsRepo.ts"
+import { ChangeFeed } from "../../src/storage/ChangeFeed.ts"
 import { SqlLive } from "../../src/storage/Database.ts"
 import { Storage } from "../../src/storage/Migrations.ts"
 import { IsolationLive, TestConfig } from "../support/isolation.ts"
 
 const Env = Layer.mergeAll(SecretKeys.Default, AccountsRepo.Default, Storage.Default).pipe(
+  Layer.provide(ChangeFeed.Default),
   Layer.provideMerge(SqlLive),
   Layer.provideMerge(TestConfig()),
   Layer.provideMerge(IsolationLive)
