@@ -1,5 +1,6 @@
 import { Effect, Layer } from "effect"
-import { ActorRuntimeLive } from "./actors/runtime/index.ts"
+import { ActorRuntime, ActorRuntimeLive, registerKind } from "./actors/runtime/index.ts"
+import { RateLimitKind } from "./ratelimit/RateLimitKind.ts"
 import { NatsLive } from "./bus/Nats.ts"
 import { AppConfig, type AppSettings } from "./config/AppConfig.ts"
 import { HttpServerLive } from "./http/server.ts"
@@ -8,14 +9,14 @@ import { SqlLive } from "./storage/Database.ts"
 import { Storage } from "./storage/Migrations.ts"
 
 /** The actor kinds of Herald itself. Each capability adds its kind's registration here. */
-export const HeraldKinds: Layer.Layer<never> = Layer.empty
+export const HeraldKinds: Layer.Layer<never, never, ActorRuntime> = Layer.mergeAll(registerKind(RateLimitKind))
 
 /**
  * One Herald node. Layers are released in reverse order of construction: the HTTP server stops
  * first (finishing requests in flight), then the actor runtime hands its partitions off, then NATS
  * is drained and the Postgres pool closed.
  */
-export const NodeLive = <E = never, R = never>(settings: AppSettings, kinds: Layer.Layer<never, E, R> = HeraldKinds as Layer.Layer<never, E, R>) => {
+export const NodeLive = <E = never, R = never>(settings: AppSettings, kinds: Layer.Layer<never, E, R> = HeraldKinds as unknown as Layer.Layer<never, E, R>) => {
   const Infrastructure = Layer.mergeAll(SqlLive, NatsLive, Storage.Default.pipe(Layer.provide(SqlLive)))
   const Runtime = kinds.pipe(Layer.provideMerge(ActorRuntimeLive))
   const Http = HttpServerLive(settings.role === "worker" ? "ops" : "full")

@@ -25,6 +25,9 @@ export interface AppSettings {
   readonly actorMaxAttempts: number
   /** Actors processing at once on one node, over all kinds. */
   readonly actorConcurrency: number
+  /** Requests per second per API key (the contract's 300), and the burst its bucket allows. */
+  readonly apiKeyRatePerSecond: number
+  readonly apiKeyRateBurst: number
 }
 
 const url = (name: string, protocols: ReadonlyArray<string>) =>
@@ -101,6 +104,8 @@ export const settingsConfig: Config.Config<AppSettings> = Config.all({
   logLevel,
   actorMaxAttempts: integerIn("HERALD_ACTOR_MAX_ATTEMPTS", 1, 100).pipe(Config.withDefault(5)),
   actorConcurrency: integerIn("HERALD_ACTOR_CONCURRENCY", 1, 100_000).pipe(Config.withDefault(512)),
+  apiKeyRatePerSecond: integerIn("HERALD_API_KEY_RATE", 1, 10_000_000).pipe(Config.withDefault(300)),
+  apiKeyRateBurst: integerIn("HERALD_API_KEY_BURST", 1, 10_000_000).pipe(Config.withDefault(30)),
   logFormat: Config.literal("json", "pretty")("LOG_FORMAT").pipe(
     Config.option,
     Config.map(Option.getOrElse((): LogFormat => (process.stdout.isTTY ? "pretty" : "json")))

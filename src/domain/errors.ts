@@ -84,3 +84,14 @@ export class BotNotInScope extends Schema.TaggedError<BotNotInScope>()("BotNotIn
 }) {
   static readonly instance = () => new BotNotInScope({ message: "bot not in scope" })
 }
+
+/** A rate-limit bucket is empty (per API key, or the account's plan). */
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
+  message: Schema.String,
+  retry_after_sec: Schema.Number
+}) {}
+
+/** The account's plan does not include the surface (Starter has no public API). */
+export class FeatureLocked extends Schema.TaggedError<FeatureLocked>()("FeatureLocked", {
+  message: Schema.String
+}) {}

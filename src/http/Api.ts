@@ -7,6 +7,7 @@ import { ApiKeysApi } from "./rcs/ApiKeysApi.ts"
 import { BotsApi } from "./rcs/BotsApi.ts"
 import { TeamApi } from "./rcs/TeamApi.ts"
 import { DeveloperApi } from "./app/DeveloperApi.ts"
+import { AccountApi } from "./app/AccountApi.ts"
 
 // HttpApi answers a request that fails its schemas with its own `HttpApiDecodeError` body; the
 // contract wants the common envelope (`invalid_request` with `errors[{path, message}]`). The
@@ -17,16 +18,25 @@ export const withEnvelopeErrors = <A extends HttpApi.HttpApi.Any>(api: A): A => 
   return api
 }
 
-/** The whole HTTP API of an api node. */
-export const HeraldApi = withEnvelopeErrors(
+/** What HttpApi serves on an api node: every group but those served as read routes. */
+export const ServedApi = withEnvelopeErrors(
   HttpApi.make("herald")
     .add(HealthApi)
     .add(SignInApi)
     .add(AccountSecurityApi)
     .add(ApiKeysApi)
-    .add(BotsApi)
     .add(TeamApi)
     .add(DeveloperApi)
+    .add(AccountApi)
+)
+
+/**
+ * The whole HTTP API of an api node, as documented (OpenAPI) and as the authorization matrix walks
+ * it: ServedApi plus the groups served as read routes (`readRoute`).
+ */
+export const HeraldApi = withEnvelopeErrors(
+  ServedApi
+    .add(BotsApi)
     .annotate(OpenApi.Title, "Herald")
     .annotate(OpenApi.Version, "1")
     .annotate(OpenApi.Description, "Herald messaging engine: RCS business messaging, webhooks, broadcasts.")

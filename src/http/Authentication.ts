@@ -1,6 +1,7 @@
 import { HttpApiMiddleware, HttpApiSecurity, HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
-import { ApiKeyEndpointNotAllowed, InvalidApiKey, MissingScope, Unauthorized } from "../domain/errors.ts"
+import { ApiKeyEndpointNotAllowed, InvalidApiKey, MissingScope, RateLimited, Unauthorized } from "../domain/errors.ts"
+import { ApiRateLimits } from "../ratelimit/ApiRateLimits.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { ApiKeys, isApiKey } from "../security/ApiKeys.ts"
 import { SignIn } from "../security/SignIn.ts"
@@ -13,32 +14,48 @@ export const UnauthorizedResponse = errorResponse(Unauthorized, 401, "unauthoriz
 export const InvalidApiKeyResponse = errorResponse(InvalidApiKey, 401, "invalid_api_key")
 export const ApiKeyEndpointNotAllowedResponse = errorResponse(ApiKeyEndpointNotAllowed, 403, "api_key_endpoint_not_allowed")
 export const MissingScopeResponse = errorResponse(MissingScope, 403, "missing_scope")
+export const RateLimitedResponse = errorResponse(RateLimited, 429, "rate_limited")
 
 /**
  * The RCS API's bearer credential: a user token (JWT) or an API key (`rcs_pk_live_…`), told apart
  * by the key's prefix. Both resolve to the same kind of principal; which one it was is kept on it.
  */
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
-  failure: Schema.Union(UnauthorizedResponse, InvalidApiKeyResponse, ApiKeyEndpointNotAllowedResponse, MissingScopeResponse),
+  failure: Schema.Union(UnauthorizedResponse, InvalidApiKeyResponse, ApiKeyEndpointNotAllowedResponse, MissingScopeResponse, RateLimitedResponse),
   provides: CurrentPrincipal,
   security: { bearer: HttpApiSecurity.bearer }
 }) {}
 
-export const AuthenticationLive = Layer.effect(
-  Authentication,
-  Effect.gen(function*() {
+/**
+ * Resolves an RCS bearer credential to its principal for `method route` (the route pattern): a
+ * user token, or an API key checked against the route's allow-list and scope and charged to the
+ * key's rate-limit bucket. Shared by the HttpApi middleware and the routes served outside HttpApi.
+ */
+export class RcsCredentials extends Effect.Service<RcsCredentials>()("herald/RcsCredentials", {
+  effect: Effect.gen(function*() {
     const signIn = yield* SignIn
     const apiKeys = yield* ApiKeys
-    return {
-      bearer: (token: Redacted.Redacted<string>) =>
-        Effect.suspend((): Effect.Effect<Principal, Unauthorized | InvalidApiKey | ApiKeyEndpointNotAllowed | MissingScope, HttpRouter.RouteContext | HttpServerRequest.HttpServerRequest> => {
-          const raw = Redacted.value(token)
-          if (!isApiKey(raw)) return signIn.authenticate(raw)
-          return Effect.flatMap(
-            Effect.all([HttpRouter.RouteContext, HttpServerRequest.HttpServerRequest]),
-            ([route, request]) => apiKeys.authenticate(raw, request.method, route.route.path)
-          )
-        })
-    }
+    const limits = yield* ApiRateLimits
+    const principal = (
+      raw: string,
+      method: string,
+      route: string
+    ): Effect.Effect<Principal, Unauthorized | InvalidApiKey | ApiKeyEndpointNotAllowed | MissingScope | RateLimited> =>
+      isApiKey(raw)
+        ? Effect.tap(apiKeys.authenticate(raw, method, route), (principal) =>
+          principal.credential.kind === "api_key" ? limits.apiKey(principal.credential.keyId) : Effect.void)
+        : signIn.authenticate(raw)
+    return { principal } as const
   })
+}) {}
+
+export const AuthenticationLive = Layer.effect(
+  Authentication,
+  Effect.map(RcsCredentials, (credentials) => ({
+    bearer: (token: Redacted.Redacted<string>) =>
+      Effect.flatMap(
+        Effect.all([HttpRouter.RouteContext, HttpServerRequest.HttpServerRequest]),
+        ([route, request]) => credentials.principal(Redacted.value(token), request.method, route.route.path)
+      )
+  }))
 )

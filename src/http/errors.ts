@@ -3,6 +3,17 @@ import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { Schema } from "effect"
 import { Conflict, FieldIssue, InvalidRequest, NotFound, ServiceUnavailable } from "../domain/errors.ts"
 
+/** Status, code and body fields of each domain error, by tag, for routes answered outside HttpApi. */
+const wireOf = new Map<string, { readonly status: number; readonly code: string; readonly keys: ReadonlyArray<string> }>()
+
+/** The envelope of a domain error registered with `errorResponse`; undefined for anything else. */
+export const errorEnvelope = (error: { readonly _tag: string }) => {
+  const wire = wireOf.get(error._tag)
+  if (wire === undefined) return undefined
+  const fields = Object.fromEntries(wire.keys.map((key) => [key, (error as unknown as Record<string, unknown>)[key]]))
+  return HttpServerResponse.unsafeJson({ success: false, code: wire.code, ...fields }, { status: wire.status })
+}
+
 /**
  * Every non-2xx JSON body is `{success:false, code, message, ...extra}` (DESIGN.md, Errors).
  * Domain errors are `Schema.TaggedError`s; `errorResponse` turns one into its wire envelope with a
@@ -15,6 +26,7 @@ export const errorResponse = <Self extends { readonly _tag: string }, Fields ext
 ): Schema.Schema<Self, unknown, never> => {
   const { _tag, ...extra } = errorClass.fields as Schema.Struct.Fields
   const keys = Object.keys(extra)
+  wireOf.set((errorClass as unknown as { readonly _tag: string })._tag, { status, code, keys })
   const wire = Schema.Struct({
     success: Schema.Literal(false),
     code: Schema.Literal(code),

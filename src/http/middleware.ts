@@ -8,6 +8,7 @@ import { ServiceUnavailable } from "../domain/errors.ts"
 import { bufferChunkedBody, isChunkedUpload, MAX_BODY_BYTES } from "./bodyLimit.ts"
 import { envelope } from "./errors.ts"
 import { recordRequest } from "./HttpMetrics.ts"
+import { ResponseHints } from "./ResponseHints.ts"
 
 const BODY_LIMIT = Option.some(FileSystem.Size(MAX_BODY_BYTES))
 
@@ -44,6 +45,7 @@ const answer = <E, R>(
 ) =>
   Effect.gen(function*() {
     const matched = { route: "unmatched" }
+    const hints: { retryAfter: number | undefined } = { retryAfter: undefined }
     const started = performance.now()
     const declared = Number(request.headers["content-length"] ?? 0)
     const readable = declared > MAX_BODY_BYTES
@@ -56,6 +58,7 @@ const answer = <E, R>(
       : yield* app.pipe(
         Effect.provideService(HttpServerRequest.HttpServerRequest, readable),
         Effect.provideService(MatchedRoute, matched),
+        Effect.provideService(ResponseHints, hints),
         Effect.provideService(HttpIncomingMessage.MaxBodySize, BODY_LIMIT),
         Effect.catchAllCause((cause) => errorToResponse(cause, request))
       )
@@ -64,7 +67,8 @@ const answer = <E, R>(
     yield* recordRequest(request.method, matched.route, status, seconds)
     const line = { method: request.method, route: matched.route, status, ms: Math.round(seconds * 1000) }
     yield* status >= 500 ? Effect.logWarning("request answered", line) : Effect.logDebug("request answered", line)
-    return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+    const withId = HttpServerResponse.setHeader(response, "x-request-id", requestId)
+    return hints.retryAfter === undefined ? withId : HttpServerResponse.setHeader(withId, "retry-after", String(hints.retryAfter))
   })
 
 /** Applied to every route: tells the outer middleware which pattern matched. */

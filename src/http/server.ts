@@ -1,14 +1,14 @@
-import { HttpApiSwagger, HttpLayerRouter, HttpServerResponse } from "@effect/platform"
+import { HttpApiSwagger, HttpLayerRouter, HttpMiddleware, HttpServerResponse, OpenApi } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { AppConfig } from "../config/AppConfig.ts"
-import { HeraldApi, OpsApi } from "./Api.ts"
+import { HeraldApi, OpsApi, ServedApi } from "./Api.ts"
 import { HealthHttpLive } from "./health/HealthHttp.ts"
 import { MetricsRoute } from "./HttpMetrics.ts"
 import { RequestMiddleware, RouteLabelMiddleware } from "./middleware.ts"
 import { AccountSecurityHttpLive, SignInHttpLive } from "./rcs/SignInHttp.ts"
-import { AuthenticationLive } from "./Authentication.ts"
+import { AuthenticationLive, RcsCredentials } from "./Authentication.ts"
 import { SignIn } from "../security/SignIn.ts"
 import { SignInRepo } from "../storage/SignInRepo.ts"
 import { Passwords } from "../security/Passwords.ts"
@@ -16,22 +16,39 @@ import { SigningKeys } from "../security/SigningKeys.ts"
 import { ApiKeys } from "../security/ApiKeys.ts"
 import { ApiKeysRepo } from "../storage/ApiKeysRepo.ts"
 import { BotsRepo } from "../storage/BotsRepo.ts"
+import { BotsCache } from "../storage/BotsCache.ts"
+import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { ApiKeysHttpLive } from "./rcs/ApiKeysHttp.ts"
-import { BotsHttpLive } from "./rcs/BotsHttp.ts"
+import { BotsRoutes } from "./rcs/BotsHttp.ts"
 import { TeamHttpLive } from "./rcs/TeamHttp.ts"
 import { DeveloperHttpLive } from "./app/DeveloperHttp.ts"
+import { AccountHttpLive } from "./app/AccountHttp.ts"
+import { AppAuthenticationLive } from "./app/AppAuthentication.ts"
+import { ApiRateLimits } from "../ratelimit/ApiRateLimits.ts"
 import { SecretKeys } from "../security/SecretKeys.ts"
 import { Team } from "../team/Team.ts"
 import { TeamRepo } from "../storage/TeamRepo.ts"
 
 /** Handlers of every HttpApi group. Each capability adds its group's layer here. */
-export const ApiHandlers = Layer.mergeAll(HealthHttpLive, SignInHttpLive, AccountSecurityHttpLive, ApiKeysHttpLive, BotsHttpLive, TeamHttpLive, DeveloperHttpLive).pipe(
+export const ApiHandlers = Layer.mergeAll(
+  HealthHttpLive,
+  SignInHttpLive,
+  AccountSecurityHttpLive,
+  ApiKeysHttpLive,
+  TeamHttpLive,
+  DeveloperHttpLive,
+  AccountHttpLive
+).pipe(
   Layer.provideMerge(AuthenticationLive),
+  Layer.provideMerge(RcsCredentials.Default),
+  Layer.provideMerge(AppAuthenticationLive),
   Layer.provideMerge(SignIn.Default),
   Layer.provideMerge(ApiKeys.Default),
   Layer.provideMerge(Team.Default),
   Layer.provideMerge(SecretKeys.Default),
-  Layer.provide(Layer.mergeAll(SignInRepo.Default, Passwords.Default, ApiKeysRepo.Default, BotsRepo.Default, TeamRepo.Default)),
+  Layer.provideMerge(BotsCache.Default),
+  Layer.provideMerge(ApiRateLimits.Default),
+  Layer.provide(Layer.mergeAll(SignInRepo.Default, Passwords.Default, ApiKeysRepo.Default, BotsRepo.Default, TeamRepo.Default, ChangeFeed.Default)),
   Layer.provideMerge(SigningKeys.Default)
 )
 
@@ -45,8 +62,13 @@ const JwksRoute = HttpLayerRouter.use((router) =>
     ))
 )
 
+/** The OpenAPI document of the whole API, read routes included. */
+const OpenApiRoute = HttpLayerRouter.add("GET", "/api/v1/openapi.json", HttpServerResponse.unsafeJson(OpenApi.fromApi(HeraldApi)))
+
 const FullRoutes = Layer.mergeAll(
-  HttpLayerRouter.addHttpApi(HeraldApi, { openapiPath: "/api/v1/openapi.json" }),
+  HttpLayerRouter.addHttpApi(ServedApi),
+  OpenApiRoute,
+  BotsRoutes,
   HttpApiSwagger.layerHttpLayerRouter({ api: HeraldApi, path: "/docs" }),
   MetricsRoute,
   JwksRoute
@@ -63,7 +85,11 @@ export const serveRoutes = <A, E, R>(routes: Layer.Layer<A, E, R>) =>
   HttpLayerRouter.serve(routes.pipe(Layer.provide(RouteLabelMiddleware.layer), Layer.provide(RequestMiddleware)), {
     disableLogger: true,
     disableListenLog: true
-  })
+  }).pipe(
+    // No tracer is configured (Herald exports no traces yet), so the platform's per-request server
+    // span would be built and dropped on every request: a third of a bare route's throughput.
+    HttpMiddleware.withTracerDisabledWhen(() => true)
+  )
 
 /**
  * The HTTP server on PORT: the whole API on api nodes, health and metrics on worker nodes. On

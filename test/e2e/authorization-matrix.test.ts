@@ -47,7 +47,20 @@ const ROUTES: ReadonlyArray<Rule> = [
   { method: "POST", route: "/api/v1/app/developer/secret-key", role: "owner", key: false }
 ]
 
-const AUTH_CODES = new Set(["unauthorized", "invalid_api_key", "api_key_endpoint_not_allowed", "missing_scope", "forbidden", "bot_not_in_scope"])
+// Routes of the secret-key surfaces (/api/v1/app/* but key management): `sk_live_` only, plan-gated.
+const SECRET_KEY_ROUTES: ReadonlyArray<{ readonly method: string; readonly route: string }> = [
+  { method: "GET", route: "/api/v1/app/me" }
+]
+const SECRET_KEY_EXPECTED: Record<string, string> = {
+  "no credential": "invalid_api_key",
+  "owner": "invalid_api_key",
+  "key with scope": "invalid_api_key",
+  "secret key": "allowed",
+  "replaced secret key": "invalid_api_key",
+  "Starter plan's secret key": "feature_locked"
+}
+
+const AUTH_CODES = new Set(["unauthorized", "invalid_api_key", "api_key_endpoint_not_allowed", "missing_scope", "forbidden", "bot_not_in_scope", "feature_locked"])
 
 const iso = useIsolation()
 const db = useDb(iso)
@@ -62,10 +75,10 @@ const cli = cliFor(env)
 beforeAll(async () => {
   node = await startHerald(env)
   const account = (await cli("admin", "create-account", "--email", "owner@matrix.io", "--password", "owner password", "--label", "Matrix")).account_id
-  const other = (await cli("admin", "create-account", "--email", "other@matrix.io", "--password", "other password", "--label", "Other")).account_id
+  await cli("admin", "create-account", "--email", "other@matrix.io", "--password", "other password", "--label", "Other")
   fixtures.bot = (await cli("admin", "create-bot", account, "--name", "B1", "--status", "active")).bot_id
   fixtures.otherBot = (await cli("admin", "create-bot", account, "--name", "B2")).bot_id
-  void other
+  await cli("admin", "set-plan", account, "growth")
   const login = async (email: string, password: string) => {
     const r = await call("POST", "/api/v1/rcs/auth/login", undefined, { email, password })
     if (r.body.token) return r.body.token as string
@@ -106,6 +119,7 @@ beforeAll(async () => {
 
 
   credentials["alg none"] = new UnsecuredJWT({ ...claims }).encode()
+
   credentials["no credential"] = undefined
 }, 120_000)
 afterAll(() => node?.kill())
@@ -149,7 +163,7 @@ describe("authorization matrix", () => {
     for (const group of Object.values((HeraldApi as any).groups) as Array<any>) {
       for (const endpoint of Object.values(group.endpoints) as Array<any>) declared.push(`${endpoint.method} ${endpoint.path}`)
     }
-    const covered = new Set([...PUBLIC, ...ROUTES.map((r) => `${r.method} ${r.route}`)])
+    const covered = new Set([...PUBLIC, ...[...ROUTES, ...SECRET_KEY_ROUTES].map((r) => `${r.method} ${r.route}`)])
     expect(declared.filter((d) => !covered.has(d))).toEqual([])
   })
 
@@ -166,6 +180,26 @@ describe("authorization matrix", () => {
         const want = expected(rule, credential)
         const got = AUTH_CODES.has(res.body.code) ? res.body.code : res.status === 404 && want === "not_found" ? "not_found" : res.status < 500 ? "allowed" : `status ${res.status}`
         const status = { unauthorized: 401, invalid_api_key: 401, forbidden: 403, bot_not_in_scope: 403, missing_scope: 403, api_key_endpoint_not_allowed: 403, not_found: 404 }[want]
+        if (got !== want || (status !== undefined && res.status !== status)) {
+          failures.push(`${credential}: expected ${want}, got ${got} (${res.status} ${JSON.stringify(res.body).slice(0, 120)})`)
+        }
+      }
+      expect(failures).toEqual([])
+    })
+  }
+
+  for (const rule of SECRET_KEY_ROUTES) {
+    it(`${rule.method} ${rule.route} (secret key)`, async () => {
+      // Made here: the route table above regenerates the owner's key when it tries the endpoint.
+      const secretKey = async (token: string | undefined) => (await call("POST", "/api/v1/app/developer/secret-key", token)).body.secret_key as string
+      credentials["replaced secret key"] = await secretKey(credentials.owner)
+      credentials["secret key"] = await secretKey(credentials.owner)
+      credentials["Starter plan's secret key"] = await secretKey(credentials["other account's JWT"])
+      const failures: Array<string> = []
+      for (const [credential, want] of Object.entries(SECRET_KEY_EXPECTED)) {
+        const res = await call(rule.method, rule.route, credentials[credential])
+        const got = AUTH_CODES.has(res.body.code) ? res.body.code : res.status < 400 ? "allowed" : `status ${res.status}`
+        const status = { invalid_api_key: 401, feature_locked: 403 }[want]
         if (got !== want || (status !== undefined && res.status !== status)) {
           failures.push(`${credential}: expected ${want}, got ${got} (${res.status} ${JSON.stringify(res.body).slice(0, 120)})`)
         }

@@ -76,6 +76,8 @@ export const settingsFor = (iso: Isolation, overrides: Partial<AppSettings> = {}
   logFormat: "json",
   actorMaxAttempts: 5,
   actorConcurrency: 512,
+  apiKeyRatePerSecond: 300,
+  apiKeyRateBurst: 30,
   ...overrides
 })
 

@@ -16,10 +16,12 @@ export const Bot = Schema.Struct({
   created_at: Schema.String
 })
 
+export const BotsListQuery = Schema.Struct({ can_broadcast: Schema.optional(Schema.Literal("true", "false")) })
+
 export class BotsApi extends HttpApiGroup.make("bots")
   .add(
     HttpApiEndpoint.get("list", "/")
-      .setUrlParams(Schema.Struct({ can_broadcast: Schema.optional(Schema.Literal("true", "false")) }))
+      .setUrlParams(BotsListQuery)
       .addSuccess(Schema.Struct({ success: Schema.Literal(true), bots: Schema.Array(Bot) }))
   )
   .add(

@@ -1,10 +1,10 @@
-import { HttpApiBuilder } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import { botInScope } from "../../domain/access.ts"
 import { BotNotInScope, NotFound } from "../../domain/errors.ts"
-import { type BotRow, BotsRepo, canBroadcast } from "../../storage/BotsRepo.ts"
-import { HeraldApi } from "../Api.ts"
-import { CurrentPrincipal } from "../Authentication.ts"
+import { BotsCache } from "../../storage/BotsCache.ts"
+import { type BotRow, canBroadcast } from "../../storage/BotsRepo.ts"
+import { readRoute } from "../readRoute.ts"
+import { BotsListQuery } from "./BotsApi.ts"
 
 const present = (bot: BotRow) => ({
   bot_id: bot.botId,
@@ -16,21 +16,23 @@ const present = (bot: BotRow) => ({
   created_at: new Date(bot.createdAt).toISOString()
 })
 
-export const BotsHttpLive = HttpApiBuilder.group(HeraldApi, "bots", (handlers) =>
-  Effect.map(BotsRepo, (bots) =>
-    handlers
-      .handle("list", ({ urlParams }) =>
-        Effect.gen(function*() {
-          const principal = yield* CurrentPrincipal
-          const rows = (yield* bots.list(principal.accountId)).filter((b) => botInScope(principal, b.botId))
-          const filtered = urlParams.can_broadcast === undefined ? rows : rows.filter((b) => canBroadcast(b) === (urlParams.can_broadcast === "true"))
-          return { success: true as const, bots: filtered.map(present) }
-        }))
-      .handle("get", ({ path }) =>
-        Effect.gen(function*() {
-          const principal = yield* CurrentPrincipal
-          const bot = yield* bots.find(principal.accountId, path.bot_id)
-          if (bot === undefined) return yield* new NotFound({ message: `no bot ${path.bot_id}` })
-          if (!botInScope(principal, bot.botId)) return yield* BotNotInScope.instance()
-          return { success: true as const, bot: present(bot) }
-        }))))
+/** GET /api/v1/rcs/bots and /bots/{bot_id}: read routes (see readRoute), declared in BotsApi. */
+export const BotsRoutes = Layer.mergeAll(
+  readRoute("/api/v1/rcs/bots", BotsListQuery, ({ principal, query }) =>
+    BotsCache.pipe(
+      Effect.flatMap((bots) => bots.list(principal.accountId)),
+      Effect.map((rows) => {
+        const visible = rows.filter((b) => botInScope(principal, b.botId))
+        const filtered = query.can_broadcast === undefined ? visible : visible.filter((b) => canBroadcast(b) === (query.can_broadcast === "true"))
+        return { success: true as const, bots: filtered.map(present) }
+      })
+    )),
+  readRoute("/api/v1/rcs/bots/:bot_id", Schema.Struct({}), ({ params, principal }) =>
+    Effect.gen(function*() {
+      const botId = params.bot_id ?? ""
+      const bot = yield* (yield* BotsCache).find(principal.accountId, botId)
+      if (bot === undefined) return yield* new NotFound({ message: `no bot ${botId}` })
+      if (!botInScope(principal, bot.botId)) return yield* BotNotInScope.instance()
+      return { success: true as const, bot: present(bot) }
+    }))
+)

@@ -1,0 +1,33 @@
+import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
+import { Context, Effect, Layer, Redacted, Schema } from "effect"
+import { FeatureLocked } from "../../domain/errors.ts"
+import { ApiRateLimits } from "../../ratelimit/ApiRateLimits.ts"
+import { type SecretKeyAccount, SecretKeys } from "../../security/SecretKeys.ts"
+import { InvalidApiKeyResponse, RateLimitedResponse } from "../Authentication.ts"
+import { errorResponse } from "../errors.ts"
+
+/** The account a secret-key request acts for. */
+export class CurrentAccount extends Context.Tag("herald/http/CurrentAccount")<CurrentAccount, SecretKeyAccount>() {}
+
+export const FeatureLockedResponse = errorResponse(FeatureLocked, 403, "feature_locked")
+
+/**
+ * The /api/v1/app surface (and later GraphQL and the public API): Bearer `sk_live_…`, then the
+ * account's plan bucket (Starter has no API access).
+ */
+export class AppAuthentication extends HttpApiMiddleware.Tag<AppAuthentication>()("AppAuthentication", {
+  failure: Schema.Union(InvalidApiKeyResponse, FeatureLockedResponse, RateLimitedResponse),
+  provides: CurrentAccount,
+  security: { secretKey: HttpApiSecurity.bearer }
+}) {}
+
+export const AppAuthenticationLive = Layer.effect(
+  AppAuthentication,
+  Effect.gen(function*() {
+    const keys = yield* SecretKeys
+    const limits = yield* ApiRateLimits
+    return {
+      secretKey: (token: Redacted.Redacted<string>) => Effect.tap(keys.authenticate(Redacted.value(token)), limits.plan)
+    }
+  })
+)

@@ -1,0 +1,54 @@
+import { Effect, Option } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
+import { FeatureLocked, RateLimited } from "../domain/errors.ts"
+import { type Plan, planRatePerMinute } from "../domain/plans.ts"
+import { ResponseHints } from "../http/ResponseHints.ts"
+import { RateLimiter } from "./RateLimiter.ts"
+
+/** A plan bucket holds ten seconds' worth of its rate: bursts stay small against a per-minute limit. */
+const PLAN_BURST_SECONDS = 10
+
+/**
+ * The request limits of the contract: 300 requests/second per API key (RCS API), and the account's
+ * plan rate shared by the public, /api/v1/app and GraphQL surfaces. A refusal sets Retry-After.
+ */
+export class ApiRateLimits extends Effect.Service<ApiRateLimits>()("herald/ApiRateLimits", {
+  effect: Effect.gen(function*() {
+    const limiter = yield* RateLimiter
+    const config = yield* AppConfig
+    const keyLimit = { rate: config.apiKeyRatePerSecond, capacity: config.apiKeyRateBurst }
+    const keyRefusal = new RateLimited({
+      message: `rate limit exceeded, ${config.apiKeyRatePerSecond} requests/second per key`,
+      retry_after_sec: 1
+    })
+
+    const hint = (seconds: number) =>
+      Effect.flatMap(Effect.serviceOption(ResponseHints), Option.match({ onNone: () => Effect.void, onSome: (hints) => Effect.sync(() => hints.retryAfter = seconds) }))
+
+    /** One request with the API key `keyId`: the contract's Retry-After is 1 second. */
+    const apiKey = (keyId: string) =>
+      Effect.flatMap(limiter.check(`key:${keyId}`, keyLimit), (verdict) =>
+        verdict.allowed ? Effect.void : Effect.zipRight(hint(1), Effect.fail(keyRefusal)))
+
+    /** One request of the account on a plan-limited surface. */
+    const plan = (account: { readonly accountId: string; readonly plan: Plan; readonly planRatePerMinute: number | null }) =>
+      Effect.suspend((): Effect.Effect<void, RateLimited | FeatureLocked> => {
+        const perMinute = planRatePerMinute(account.plan, account.planRatePerMinute)
+        if (perMinute === null) {
+          return Effect.fail(new FeatureLocked({ message: `the ${account.plan} plan does not include API access; upgrade to Growth or above` }))
+        }
+        const limit = { rate: perMinute / 60, capacity: Math.max(1, Math.round((perMinute / 60) * PLAN_BURST_SECONDS)) }
+        return Effect.flatMap(limiter.check(`plan:${account.accountId}`, limit), (verdict) => {
+          if (verdict.allowed) return Effect.void
+          const seconds = Math.max(1, Math.ceil(verdict.retryAfterMs / 1000))
+          return Effect.zipRight(
+            hint(seconds),
+            Effect.fail(new RateLimited({ message: `rate limit exceeded, ${perMinute} requests/minute on the ${account.plan} plan`, retry_after_sec: seconds }))
+          )
+        })
+      })
+
+    return { apiKey, plan } as const
+  }),
+  dependencies: [RateLimiter.Default]
+}) {}

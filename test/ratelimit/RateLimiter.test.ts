@@ -1,0 +1,74 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { ActorClient, EphemeralUnavailable } from "../../src/actors/runtime/index.ts"
+import { RateLimitKind } from "../../src/ratelimit/RateLimitKind.ts"
+import { RateLimiter } from "../../src/ratelimit/RateLimiter.ts"
+
+// The node side of the ratelimit actors against an in-process owner (the kind's own ephemeral
+// handler) reached with a chosen round-trip time, so the leasing logic is tested without a bus.
+
+const limit = { rate: 300, capacity: 30 }
+
+const ownerWith = (rttMs: number, stats = { asks: 0 }) => {
+  const handle = RateLimitKind.ephemeral!.make()
+  return Layer.succeed(ActorClient, {
+    askEphemeral: (_kind: unknown, key: string, request: unknown) =>
+      Effect.promise(() =>
+        new Promise((resolve) => {
+          stats.asks++
+          setTimeout(() => resolve(handle(key, request)), rttMs)
+        })
+      )
+  } as unknown as ActorClient)
+}
+
+const limiterWith = (client: Layer.Layer<ActorClient>) => Effect.runSync(Effect.provide(RateLimiter, RateLimiter.Default.pipe(Layer.provide(client))))
+
+/** Three nodes sharing one owner, offered `rate`/s for `seconds`, evenly; how many were allowed. */
+const drive = (rttMs: number, rate: number, seconds: number) =>
+  new Promise<number>((resolve) => {
+    const owner = ownerWith(rttMs)
+    const nodes = [limiterWith(owner), limiterWith(owner), limiterWith(owner)]
+    let allowed = 0
+    let sent = 0
+    const started = Date.now()
+    const timer = setInterval(() => {
+      const target = Math.min(rate * seconds, Math.round(((Date.now() - started) / 1000) * rate))
+      for (; sent < target; sent++) {
+        void Effect.runPromise(nodes[sent % 3]!.check("k", limit)).then((v) => v.allowed && allowed++)
+      }
+    }, 5)
+    setTimeout(() => {
+      clearInterval(timer)
+      setTimeout(() => resolve(allowed), rttMs + 50)
+    }, seconds * 1000)
+  })
+
+describe("RateLimiter", () => {
+  for (const rtt of [1, 40, 150]) {
+    it(`three nodes hold 300/s together with a ${rtt} ms round trip to the owner`, async () => {
+      const allowed = await drive(rtt, 1000, 2)
+      // 2 s at 300/s plus the burst of 30.
+      expect(allowed).toBeGreaterThanOrEqual(600 * 0.95)
+      expect(allowed).toBeLessThanOrEqual(630 * 1.05)
+    }, 10_000)
+  }
+
+  it("takes that arrive while an ask is out share it instead of asking again", async () => {
+    const stats = { asks: 0 }
+    const limiter = limiterWith(ownerWith(30, stats))
+    const verdicts = await Promise.all(Array.from({ length: 20 }, () => Effect.runPromise(limiter.check("k", limit))))
+    expect(verdicts.filter((v) => v.allowed)).toHaveLength(20)
+    expect(stats.asks).toBeLessThanOrEqual(2)
+  })
+
+  it("without an owner each node limits on its own with a local bucket of the same size", async () => {
+    const unreachable = Layer.succeed(ActorClient, {
+      askEphemeral: () => Effect.fail(new EphemeralUnavailable({ kind: "ratelimit", message: "no responders" }))
+    } as unknown as ActorClient)
+    const limiter = limiterWith(unreachable)
+    const verdicts = await Promise.all(Array.from({ length: 40 }, () => Effect.runPromise(limiter.check("k", limit))))
+    expect(verdicts.filter((v) => v.allowed)).toHaveLength(30)
+    expect(verdicts.find((v) => !v.allowed)).toMatchObject({ allowed: false, retryAfterMs: expect.any(Number) })
+  })
+})
