@@ -8,15 +8,9 @@ import { ServiceUnavailable } from "../domain/errors.ts"
 import { bufferChunkedBody, isChunkedUpload, MAX_BODY_BYTES } from "./bodyLimit.ts"
 import { envelope } from "./errors.ts"
 import { recordRequest } from "./HttpMetrics.ts"
-import { ResponseHints } from "./ResponseHints.ts"
+import { RequestState, type RequestStateShape } from "./RequestState.ts"
 
 const BODY_LIMIT = Option.some(FileSystem.Size(MAX_BODY_BYTES))
-
-/**
- * Filled in by the route middleware once the router matched, so the outer middleware can label
- * metrics by route pattern (`/api/v1/rcs/bots/:bot_id`), never by raw URL.
- */
-class MatchedRoute extends Context.Tag("herald/http/MatchedRoute")<MatchedRoute, { route: string }>() {}
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -24,7 +18,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
  * The outermost layer of every request: request id (taken from `x-request-id` when sane,
  * generated otherwise) on the response and on every log line of the request, the size limit
  * checked from Content-Length before the body is read, the error envelope for whatever the routes
- * did not answer themselves, an access log line and the per-route metrics.
+ * did not answer themselves, the per-route metrics and an access log line (debug; warning for a 5xx). It runs on every
+ * request, so it is written as a few plain steps: each Effect operation here costs throughput.
  */
 export { MAX_BODY_BYTES }
 
@@ -33,7 +28,7 @@ export const RequestMiddleware = HttpLayerRouter.middleware(
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       const given = request.headers["x-request-id"]
       const requestId = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID()
-      return answer(app, request, requestId).pipe(Effect.annotateLogs("request_id", requestId))
+      return Effect.annotateLogs(answer(app, request, requestId), "request_id", requestId)
     }),
   { global: true }
 )
@@ -42,44 +37,41 @@ const answer = <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
   request: HttpServerRequest.HttpServerRequest,
   requestId: string
-) =>
-  Effect.gen(function*() {
-    const matched = { route: "unmatched" }
-    const hints: { retryAfter: number | undefined } = { retryAfter: undefined }
-    const started = performance.now()
-    const declared = Number(request.headers["content-length"] ?? 0)
-    const readable = declared > MAX_BODY_BYTES
-      ? undefined
-      : isChunkedUpload(request)
-      ? yield* bufferChunkedBody(request)
-      : request
-    const response = readable === undefined
-      ? tooLarge()
-      : yield* app.pipe(
-        Effect.provideService(HttpServerRequest.HttpServerRequest, readable),
-        Effect.provideService(MatchedRoute, matched),
-        Effect.provideService(ResponseHints, hints),
-        Effect.provideService(HttpIncomingMessage.MaxBodySize, BODY_LIMIT),
-        Effect.catchAllCause((cause) => errorToResponse(cause, request))
-      )
-    const status = response.status
+) => {
+  const state: RequestStateShape = { route: "unmatched", retryAfter: undefined }
+  const started = performance.now()
+  const finish = (response: HttpServerResponse.HttpServerResponse) => {
     const seconds = (performance.now() - started) / 1000
-    yield* recordRequest(request.method, matched.route, status, seconds)
-    const line = { method: request.method, route: matched.route, status, ms: Math.round(seconds * 1000) }
-    yield* status >= 500 ? Effect.logWarning("request answered", line) : Effect.logDebug("request answered", line)
-    const withId = HttpServerResponse.setHeader(response, "x-request-id", requestId)
-    return hints.retryAfter === undefined ? withId : HttpServerResponse.setHeader(withId, "retry-after", String(hints.retryAfter))
-  })
+    recordRequest(request.method, state.route, response.status, seconds)
+    let answered = HttpServerResponse.setHeader(response, "x-request-id", requestId)
+    if (state.retryAfter !== undefined) answered = HttpServerResponse.setHeader(answered, "retry-after", String(state.retryAfter))
+    const line = { method: request.method, route: state.route, status: response.status, ms: Math.round(seconds * 1000) }
+    return Effect.as(response.status >= 500 ? Effect.logWarning("request answered", line) : Effect.logDebug("request answered", line), answered)
+  }
+  const run = (readable: HttpServerRequest.HttpServerRequest) =>
+    app.pipe(
+      // One context for everything the request adds: each provide copies the fiber's context.
+      Effect.provide(
+        Context.make(RequestState, state).pipe(
+          Context.add(HttpIncomingMessage.MaxBodySize, BODY_LIMIT),
+          Context.add(HttpServerRequest.HttpServerRequest, readable)
+        )
+      ),
+      Effect.catchAllCause((cause) => errorToResponse(cause, request)),
+      Effect.flatMap(finish)
+    )
+  if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return finish(tooLarge())
+  if (!isChunkedUpload(request)) return run(request)
+  return Effect.flatMap(bufferChunkedBody(request), (readable) => readable === undefined ? finish(tooLarge()) : run(readable))
+}
 
 /** Applied to every route: tells the outer middleware which pattern matched. */
 export const RouteLabelMiddleware = HttpLayerRouter.middleware((app) =>
-  Effect.flatMap(Effect.serviceOption(MatchedRoute), (holder) =>
-    Option.isNone(holder)
-      ? app
-      : Effect.flatMap(HttpLayerRouter.RouteContext, (context) => {
-        holder.value.route = context.route.path
-        return app
-      }))
+  Effect.contextWithEffect((context: Context.Context<never>) => {
+    const state = Context.getOption(context as Context.Context<RequestState>, RequestState)
+    if (Option.isSome(state)) state.value.route = Context.unsafeGet(context as Context.Context<HttpLayerRouter.RouteContext>, HttpLayerRouter.RouteContext).route.path
+    return app
+  })
 )
 
 const tooLarge = () => envelope(413, "payload_too_large", `request body exceeds ${MAX_BODY_BYTES} bytes`)

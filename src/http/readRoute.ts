@@ -21,13 +21,14 @@ export interface ReadInput<Q> {
 export const readRoute = <Q, QI, A, E extends { readonly _tag: string }, R>(
   path: `/${string}`,
   query: Schema.Schema<Q, QI>,
-  handler: (input: ReadInput<Q>) => Effect.Effect<A, E, R>
+  makeHandler: Effect.Effect<(input: ReadInput<Q>) => Effect.Effect<A | HttpServerResponse.HttpServerResponse, E>, never, R>
 ) =>
   HttpLayerRouter.use((router) =>
     Effect.gen(function*() {
       const credentials = yield* RcsCredentials
       const decodeQuery = Schema.decodeUnknownEither(query, { errors: "all" })
-      const context = yield* Effect.context<R>()
+      // Services are resolved once, here: providing them per request would copy the context each time.
+      const handler = yield* makeHandler
       yield* router.add(
         "GET",
         path,
@@ -41,17 +42,33 @@ export const readRoute = <Q, QI, A, E extends { readonly _tag: string }, R>(
           const decoded = decodeQuery(search)
           if (Either.isLeft(decoded)) return invalidQuery(decoded.left)
           const body = yield* handler({ principal, params: route.params, query: decoded.right })
-          return HttpServerResponse.unsafeJson(body)
+          // A handler may answer with a response it rendered earlier (see `renderedOnce`).
+          return HttpServerResponse.isServerResponse(body) ? body : HttpServerResponse.unsafeJson(body)
         }).pipe(
           Effect.catchAll((error) => {
             const answer = errorEnvelope(error as { readonly _tag: string })
             return answer === undefined ? Effect.die(error) : Effect.succeed(answer)
-          }),
-          Effect.provide(context)
+          })
         )
       )
     })
   )
+
+/**
+ * The JSON response for `source` (a cached value, compared by identity) and `variant`, rendered
+ * once: the cache hands out the same object until the rows change, so the rendering is reused
+ * until then and dropped with the object.
+ */
+export const renderedOnce = <K extends object>(render: (source: K, variant: string) => unknown) => {
+  const responses = new WeakMap<K, Map<string, HttpServerResponse.HttpServerResponse>>()
+  return (source: K, variant: string): HttpServerResponse.HttpServerResponse => {
+    let byVariant = responses.get(source)
+    if (byVariant === undefined) responses.set(source, byVariant = new Map())
+    let response = byVariant.get(variant)
+    if (response === undefined) byVariant.set(variant, response = HttpServerResponse.unsafeJson(render(source, variant)))
+    return response
+  }
+}
 
 const invalidQuery = (error: ParseResult.ParseError) => {
   const errors = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({ path: issue.path.join("."), message: issue.message }))

@@ -2,7 +2,7 @@ import { Effect, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { FeatureLocked, RateLimited } from "../domain/errors.ts"
 import { type Plan, planRatePerMinute } from "../domain/plans.ts"
-import { ResponseHints } from "../http/ResponseHints.ts"
+import { RequestState } from "../http/RequestState.ts"
 import { RateLimiter } from "./RateLimiter.ts"
 
 /** A plan bucket holds ten seconds' worth of its rate: bursts stay small against a per-minute limit. */
@@ -23,7 +23,7 @@ export class ApiRateLimits extends Effect.Service<ApiRateLimits>()("herald/ApiRa
     })
 
     const hint = (seconds: number) =>
-      Effect.flatMap(Effect.serviceOption(ResponseHints), Option.match({ onNone: () => Effect.void, onSome: (hints) => Effect.sync(() => hints.retryAfter = seconds) }))
+      Effect.flatMap(Effect.serviceOption(RequestState), Option.match({ onNone: () => Effect.void, onSome: (state) => Effect.sync(() => state.retryAfter = seconds) }))
 
     /** One request with the API key `keyId`: the contract's Retry-After is 1 second. */
     const apiKey = (keyId: string) =>

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Deferred, Duration, Effect, Exit, Layer, Metric, MetricLabel, Schedule, Scope } from "effect"
+import { Deferred, Duration, Effect, Exit, Layer, Metric, Schedule, Scope } from "effect"
 import { Nats } from "../../bus/Nats.ts"
 import { AppConfig } from "../../config/AppConfig.ts"
 import { Storage } from "../../storage/Migrations.ts"
@@ -8,6 +8,7 @@ import type { ActorKind } from "./ActorKind.ts"
 import { ensureStateTable } from "./committer.ts"
 import { type Lease, makeLeases } from "./leases.ts"
 import { makeMembership, nodeInfo } from "./membership.ts"
+import { labelled } from "../../observability/labelled.ts"
 import * as M from "./metrics.ts"
 import { Outbox } from "./outbox.ts"
 import { OwnedPartitions } from "./OwnedPartitions.ts"
@@ -96,12 +97,12 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
       Effect.forEach(kinds.keys(), (name) => {
         let n = 0
         for (const h of held.values()) if (h.partition.kind === name) n++
-        return Metric.set(M.partitionsOwned.pipe(Metric.tagged("kind", name)), n)
+        return Metric.set(labelled(M.partitionsOwned, { kind: name }), n)
       }, { discard: true })
     )
 
     const leaseEvent = (kind: string, event: "acquired" | "released" | "lost") =>
-      Metric.increment(Metric.taggedWithLabels(M.leaseChanges, [MetricLabel.make("kind", kind), MetricLabel.make("event", event)]))
+      Metric.increment(labelled(M.leaseChanges, { kind, event }))
 
     if (isWorker) {
       yield* Effect.gen(function*() {

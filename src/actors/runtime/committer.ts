@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Deferred, Effect, Metric, Queue, Schema } from "effect"
+import { labelled } from "../../observability/labelled.ts"
 import { commitBatchSize } from "./metrics.ts"
 
 export class FencedOut extends Schema.TaggedError<FencedOut>()("FencedOut", {
@@ -102,7 +103,7 @@ export const makeCommitter = (options: {
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const queue = yield* Queue.unbounded<Pending>()
-    const batchMetric = commitBatchSize.pipe(Metric.tagged("kind", options.kind))
+    const batchMetric = labelled(commitBatchSize, { kind: options.kind })
 
     const fence = Effect.flatMap(
       sql<{ one: number }>`

@@ -20,6 +20,7 @@ import type { Connected } from "../../bus/Nats.ts"
 import type { ActorContext, ActorKind } from "./ActorKind.ts"
 import { encoderOf, type ReplyWire } from "./ActorClient.ts"
 import { emptyWrite, type FencedOut, makeCommitter, type StateWrite } from "./committer.ts"
+import { labelled } from "../../observability/labelled.ts"
 import * as M from "./metrics.ts"
 import { partitionOf } from "./partitioning.ts"
 import { commandSubject, consumerName, consumerSpec, decodeJson, type EphemeralReply, ephemeralSubject, encodeJson, Header, keyOfSubject } from "./transport.ts"
@@ -103,13 +104,14 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
     const runTimer = yield* FiberMap.runtime(timerFibers)<never>()
     const timers = new Map<string, TimerEntry>()
     let inflight = 0
-    const depth = M.mailboxDepth.pipe(Metric.tagged("kind", kind.name), Metric.tagged("partition", String(partition)))
-    const active = M.activeActors.pipe(Metric.tagged("kind", kind.name), Metric.tagged("partition", String(partition)))
-    const processed = M.commandsProcessed.pipe(Metric.tagged("kind", kind.name))
-    const failed = M.commandsFailed.pipe(Metric.tagged("kind", kind.name))
-    const parked = M.commandsParked.pipe(Metric.tagged("kind", kind.name))
-    const latency = M.processingSeconds.pipe(Metric.tagged("kind", kind.name))
-    const lateness = M.timerLatenessSeconds.pipe(Metric.tagged("kind", kind.name))
+    const byPartition = { kind: kind.name, partition: String(partition) }
+    const depth = labelled(M.mailboxDepth, byPartition)
+    const active = labelled(M.activeActors, byPartition)
+    const processed = labelled(M.commandsProcessed, { kind: kind.name })
+    const failed = labelled(M.commandsFailed, { kind: kind.name })
+    const parked = labelled(M.commandsParked, { kind: kind.name })
+    const latency = labelled(M.processingSeconds, { kind: kind.name })
+    const lateness = labelled(M.timerLatenessSeconds, { kind: kind.name })
     const decodeCommand = Schema.decodeUnknown(kind.command)
     const encodeCommand = Schema.encode(kind.command)
     const decodeState = Schema.decodeUnknown(kind.state)
