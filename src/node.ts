@@ -1,6 +1,9 @@
 import { Effect, Layer } from "effect"
-import { ActorRuntime, ActorRuntimeLive, registerKind } from "./actors/runtime/index.ts"
+import type { SqlClient } from "@effect/sql"
+import { ActorClient, ActorRuntime, ActorRuntimeLive, registerKind } from "./actors/runtime/index.ts"
 import { RateLimitKind } from "./ratelimit/RateLimitKind.ts"
+import { DeliveryKind } from "./webhooks/DeliveryKind.ts"
+import { Dispatcher } from "./webhooks/Dispatcher.ts"
 import { NatsLive } from "./bus/Nats.ts"
 import { AppConfig, type AppSettings } from "./config/AppConfig.ts"
 import { HttpServerLive } from "./http/server.ts"
@@ -9,7 +12,10 @@ import { SqlLive } from "./storage/Database.ts"
 import { Storage } from "./storage/Migrations.ts"
 
 /** The actor kinds of Herald itself. Each capability adds its kind's registration here. */
-export const HeraldKinds: Layer.Layer<never, never, ActorRuntime> = Layer.mergeAll(registerKind(RateLimitKind))
+export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.SqlClient | ActorClient | AppConfig> = Layer.mergeAll(
+  registerKind(RateLimitKind),
+  registerKind(DeliveryKind).pipe(Layer.provide(Dispatcher.Default))
+)
 
 /**
  * One Herald node. Layers are released in reverse order of construction: the HTTP server stops

@@ -19,6 +19,11 @@ export interface AppSettings {
   readonly gatewayCapiUrl: Option.Option<string>
   readonly gatewaySimPort: number
   readonly webhookAllowPrivate: boolean
+  /** One webhook attempt's time limit (DESIGN.md: 10 s). */
+  readonly webhookTimeoutMs: number
+  /** Webhook requests in flight per endpoint, and in all, on one node. */
+  readonly webhookEndpointConcurrency: number
+  readonly webhookConcurrency: number
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: LogFormat
   /** Tries of a failing actor command before it is parked in the poison table. */
@@ -101,6 +106,9 @@ export const settingsConfig: Config.Config<AppSettings> = Config.all({
   gatewayCapiUrl: optionalUrl("GATEWAY_CAPI_URL"),
   gatewaySimPort: integerIn("GATEWAY_SIM_PORT", 0, 65535).pipe(Config.withDefault(8090)),
   webhookAllowPrivate: Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
+  webhookTimeoutMs: integerIn("HERALD_WEBHOOK_TIMEOUT_MS", 100, 120_000).pipe(Config.withDefault(10_000)),
+  webhookEndpointConcurrency: integerIn("HERALD_WEBHOOK_ENDPOINT_CONCURRENCY", 1, 1_000).pipe(Config.withDefault(16)),
+  webhookConcurrency: integerIn("HERALD_WEBHOOK_CONCURRENCY", 1, 100_000).pipe(Config.withDefault(1_024)),
   logLevel,
   actorMaxAttempts: integerIn("HERALD_ACTOR_MAX_ATTEMPTS", 1, 100).pipe(Config.withDefault(5)),
   actorConcurrency: integerIn("HERALD_ACTOR_CONCURRENCY", 1, 100_000).pipe(Config.withDefault(512)),

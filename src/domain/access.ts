@@ -67,3 +67,10 @@ export const requireOwnerSession = (principal: Principal, activity: string) =>
     : hasRole(principal, "owner")
     ? Effect.void
     : Effect.fail(new Forbidden({ message: `only the account owner can ${activity}` }))
+
+/** The caller's role must be at least `minimum` (viewer < operator < owner). */
+export const requireRole = (principal: Principal, minimum: Role, activity: string) =>
+  hasRole(principal, minimum) ? Effect.void : Effect.fail(new Forbidden({ message: `only an ${minimum} or higher can ${activity}` }))
+
+/** Whether the caller sees every bot (["*"]) rather than a list of them. */
+export const seesAllBots = (principal: Principal): boolean => principal.bots.includes("*")

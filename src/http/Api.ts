@@ -6,6 +6,7 @@ import { AccountSecurityApi, SignInApi } from "./rcs/SignInApi.ts"
 import { ApiKeysApi } from "./rcs/ApiKeysApi.ts"
 import { BotsApi } from "./rcs/BotsApi.ts"
 import { TeamApi } from "./rcs/TeamApi.ts"
+import { WebhooksApi } from "./rcs/WebhooksApi.ts"
 import { DeveloperApi } from "./app/DeveloperApi.ts"
 import { AccountApi } from "./app/AccountApi.ts"
 
@@ -26,6 +27,7 @@ export const ServedApi = withEnvelopeErrors(
     .add(AccountSecurityApi)
     .add(ApiKeysApi)
     .add(TeamApi)
+    .add(WebhooksApi)
     .add(DeveloperApi)
     .add(AccountApi)
 )

@@ -21,6 +21,8 @@ import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { ApiKeysHttpLive } from "./rcs/ApiKeysHttp.ts"
 import { BotsRoutes } from "./rcs/BotsHttp.ts"
 import { TeamHttpLive } from "./rcs/TeamHttp.ts"
+import { WebhooksHttpLive } from "./rcs/WebhooksHttp.ts"
+import { Webhooks } from "../webhooks/Webhooks.ts"
 import { DeveloperHttpLive } from "./app/DeveloperHttp.ts"
 import { AccountHttpLive } from "./app/AccountHttp.ts"
 import { AppAuthenticationLive } from "./app/AppAuthentication.ts"
@@ -37,7 +39,8 @@ export const ApiHandlers = Layer.mergeAll(
   ApiKeysHttpLive,
   TeamHttpLive,
   DeveloperHttpLive,
-  AccountHttpLive
+  AccountHttpLive,
+  WebhooksHttpLive
 ).pipe(
   Layer.provideMerge(AuthenticationLive),
   Layer.provideMerge(RcsCredentials.Default),
@@ -48,6 +51,7 @@ export const ApiHandlers = Layer.mergeAll(
   Layer.provideMerge(SecretKeys.Default),
   Layer.provideMerge(BotsCache.Default),
   Layer.provideMerge(ApiRateLimits.Default),
+  Layer.provideMerge(Webhooks.Default),
   Layer.provide(Layer.mergeAll(SignInRepo.Default, Passwords.Default, ApiKeysRepo.Default, BotsRepo.Default, TeamRepo.Default, ChangeFeed.Default)),
   Layer.provideMerge(SigningKeys.Default)
 )

@@ -1,0 +1,179 @@
+import { Effect, FiberSet, MetricBoundaries, MetricKey } from "effect"
+import { Webhook } from "standardwebhooks"
+import { Agent, request } from "undici"
+import { AppConfig } from "../config/AppConfig.ts"
+import { labelled } from "../observability/labelled.ts"
+import { guardedLookup, urlProblem } from "./urlPolicy.ts"
+
+/** One HTTP attempt of a delivery. */
+export interface AttemptJob {
+  readonly deliveryId: string
+  readonly webhookId: string
+  readonly url: string
+  readonly secret: string
+  readonly body: string
+  readonly attempt: number
+}
+
+/** What came of it: status 0 when there was no HTTP answer, with the cause as the snippet. */
+export interface AttemptOutcome {
+  readonly statusCode: number
+  readonly tookMs: number
+  readonly snippet: string
+  readonly sentAt: number
+  readonly finishedAt: number
+}
+
+const SNIPPET_BYTES = 512
+
+const attempts = MetricKey.counter("herald_webhook_attempts_total", { description: "Webhook attempts finished, by endpoint", incremental: true })
+const failures = MetricKey.counter("herald_webhook_failures_total", { description: "Webhook attempts that failed (not 2xx), by endpoint", incremental: true })
+const latency = MetricKey.histogram(
+  "herald_webhook_attempt_seconds",
+  MetricBoundaries.fromIterable([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]),
+  "Duration of webhook attempts, by endpoint"
+)
+
+interface Lane {
+  active: number
+  readonly waiting: Array<() => void>
+}
+
+/**
+ * Sends webhook attempts from this node. Fairness: each endpoint has its own lane with a few
+ * requests in flight at most (HERALD_WEBHOOK_ENDPOINT_CONCURRENCY), and the node a global cap
+ * (HERALD_WEBHOOK_CONCURRENCY); a slow or dead endpoint fills only its own lane, so attempts to
+ * healthy endpoints never queue behind it. The HTTP agent resolves names through a guard that
+ * refuses private addresses at connect time.
+ */
+export class Dispatcher extends Effect.Service<Dispatcher>()("herald/webhooks/Dispatcher", {
+  scoped: Effect.gen(function*() {
+    const config = yield* AppConfig
+    const agent = new Agent({
+      connect: { lookup: guardedLookup(config.webhookAllowPrivate) as never, timeout: config.webhookTimeoutMs },
+      keepAliveTimeout: 4_000,
+      connections: config.webhookEndpointConcurrency
+    })
+    yield* Effect.addFinalizer(() => Effect.promise(() => agent.destroy().catch(() => {})))
+    const fibers = yield* FiberSet.make()
+    const lanes = new Map<string, Lane>()
+    let active = 0
+    const globalWaiting: Array<() => void> = []
+    const endpointMetrics = (webhookId: string) => {
+      const labels = { webhook_id: webhookId }
+      return { attempts: labelled(attempts, labels), failures: labelled(failures, labels), latency: labelled(latency, labels) }
+    }
+    const metrics = new Map<string, ReturnType<typeof endpointMetrics>>()
+    const metricsOf = (webhookId: string) => {
+      let m = metrics.get(webhookId)
+      if (m === undefined) metrics.set(webhookId, m = endpointMetrics(webhookId))
+      return m
+    }
+
+    const send = async (job: AttemptJob): Promise<AttemptOutcome> => {
+      const sentAt = Date.now()
+      const problem = urlProblem(job.url, config.webhookAllowPrivate)
+      if (problem !== undefined) return { statusCode: 0, tookMs: 0, snippet: `refused: URL ${problem}`, sentAt, finishedAt: sentAt }
+      const signature = new Webhook(job.secret).sign(job.deliveryId, new Date(sentAt), job.body)
+      try {
+        const response = await request(job.url, {
+          method: "POST",
+          dispatcher: agent,
+          body: job.body,
+          headers: {
+            "content-type": "application/json",
+            "user-agent": "Herald-Webhooks/1",
+            "webhook-id": job.deliveryId,
+            "webhook-timestamp": String(Math.floor(sentAt / 1000)),
+            "webhook-signature": signature
+          },
+          signal: AbortSignal.timeout(config.webhookTimeoutMs),
+          maxRedirections: 0
+        } as never)
+        const snippet = await readSnippet(response.body)
+        const finishedAt = Date.now()
+        return { statusCode: response.statusCode, tookMs: finishedAt - sentAt, snippet, sentAt, finishedAt }
+      } catch (error) {
+        const finishedAt = Date.now()
+        return { statusCode: 0, tookMs: finishedAt - sentAt, snippet: describeFailure(error, config.webhookTimeoutMs), sentAt, finishedAt }
+      }
+    }
+
+    // Admission: a free place in the endpoint's lane, then one under the node's cap.
+    const admit = (lane: Lane) =>
+      new Promise<void>((resolve) => {
+        const globally = () => {
+          if (active < config.webhookConcurrency) {
+            active++
+            resolve()
+          } else globalWaiting.push(globally)
+        }
+        const inLane = () => {
+          if (lane.active < config.webhookEndpointConcurrency) {
+            lane.active++
+            globally()
+          } else lane.waiting.push(inLane)
+        }
+        inLane()
+      })
+
+    const release = (webhookId: string, lane: Lane) => {
+      active--
+      lane.active--
+      globalWaiting.shift()?.()
+      lane.waiting.shift()?.()
+      if (lane.active === 0 && lane.waiting.length === 0) lanes.delete(webhookId)
+    }
+
+    /**
+     * Queues an attempt in its endpoint's lane and returns at once; `done` gets the outcome. The
+     * attempt is lost if the node dies first: the delivery actor's watchdog timer sends it again.
+     */
+    const submit = (job: AttemptJob, done: (outcome: AttemptOutcome) => Effect.Effect<void>) =>
+      FiberSet.run(
+        fibers,
+        Effect.gen(function*() {
+          let lane = lanes.get(job.webhookId)
+          if (lane === undefined) lanes.set(job.webhookId, lane = { active: 0, waiting: [] })
+          const admitted = lane
+          yield* Effect.promise(() => admit(admitted))
+          const outcome = yield* Effect.promise(() => send(job)).pipe(Effect.ensuring(Effect.sync(() => release(job.webhookId, admitted))))
+          const m = metricsOf(job.webhookId)
+          m.attempts.unsafeUpdate(1, [])
+          if (outcome.statusCode < 200 || outcome.statusCode >= 300) m.failures.unsafeUpdate(1, [])
+          m.latency.unsafeUpdate(outcome.tookMs / 1000, [])
+          yield* done(outcome)
+        })
+      ).pipe(Effect.asVoid)
+
+    return { submit } as const
+  })
+}) {}
+
+const readSnippet = async (body: AsyncIterable<Buffer> & { destroy: () => void }): Promise<string> => {
+  const chunks: Array<Buffer> = []
+  let size = 0
+  try {
+    for await (const chunk of body) {
+      chunks.push(chunk)
+      size += chunk.length
+      if (size >= SNIPPET_BYTES) break
+    }
+  } catch {
+    // A body cut short still leaves what was read.
+  } finally {
+    body.destroy()
+  }
+  return Buffer.concat(chunks).subarray(0, SNIPPET_BYTES).toString("utf8")
+}
+
+const describeFailure = (error: unknown, timeoutMs: number): string => {
+  const e = error as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } }
+  if (e?.name === "TimeoutError" || e?.name === "AbortError") return `timeout: no answer within ${timeoutMs} ms`
+  const code = e?.code ?? e?.cause?.code
+  const message = e?.cause?.message ?? e?.message ?? String(error)
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN") return `unresolvable host: ${message}`
+  if (code === "ECONNREFUSED") return `connection refused: ${message}`
+  if (code === "EPRIVATE") return `refused: ${message}`
+  return `${code ?? "error"}: ${message}`.slice(0, SNIPPET_BYTES)
+}

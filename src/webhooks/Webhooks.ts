@@ -1,0 +1,241 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { randomBytes, randomUUID } from "node:crypto"
+import { Outbox } from "../actors/runtime/index.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { botInScope, requireRole, seesAllBots } from "../domain/access.ts"
+import { BotNotInScope, InvalidRequest, NotFound } from "../domain/errors.ts"
+import type { Principal } from "../domain/signIn.ts"
+import { BotsRepo } from "../storage/BotsRepo.ts"
+import { DeliveryKind, Start } from "./DeliveryKind.ts"
+import { urlProblem } from "./urlPolicy.ts"
+import { type AttemptRow, type DeadLetterRow, type WebhookRow, WebhooksRepo } from "./WebhooksRepo.ts"
+
+/** Event types a subscription may ask for (contract, Events). `webhook.test` goes to one endpoint on request. */
+export const EVENT_TYPES = ["message.sent", "message.delivered", "message.read", "message.failed", "broadcast.completed"] as const
+export type EventType = (typeof EVENT_TYPES)[number] | "webhook.test"
+
+export const DELIVERIES_LIMIT_DEFAULT = 100
+export const DELIVERIES_LIMIT_MAX = 500
+
+const presentWebhook = (row: WebhookRow) => ({
+  webhook_id: row.webhookId,
+  url: row.url,
+  active: row.active,
+  events: [...row.events],
+  bot_id: row.botId,
+  created_at: new Date(row.createdAt).toISOString()
+})
+
+const presentAttempt = (row: AttemptRow) => ({
+  attempt_id: row.attemptId,
+  delivery_id: row.deliveryId,
+  event_type: row.eventType,
+  url: row.url,
+  attempt: row.attempt,
+  status_code: row.statusCode,
+  took_ms: row.tookMs,
+  response_snippet: row.responseSnippet,
+  sent_at: new Date(row.sentAt).toISOString()
+})
+
+const presentDeadLetter = (row: DeadLetterRow) => ({
+  delivery_id: row.deliveryId,
+  webhook_id: row.webhookId,
+  event_type: row.eventType,
+  url: row.url,
+  reason: row.reason,
+  first_attempt_at: new Date(row.firstAttemptAt).toISOString(),
+  permanent_failure_at: new Date(row.permanentFailureAt).toISOString(),
+  envelope: row.envelope
+})
+
+/**
+ * What a caller may see of an endpoint: everything when it sees every bot; otherwise only
+ * endpoints of bots in its scope (an all-bots endpoint carries other bots' events too).
+ */
+const endpointVisible = (principal: Principal, botId: string | null) =>
+  seesAllBots(principal) || (botId !== null && botInScope(principal, botId))
+
+const newSecret = () => `whsec_${randomBytes(24).toString("base64")}`
+export const newDeliveryId = () => `wd_${randomUUID()}`
+
+/**
+ * Webhook subscriptions, the event bus that fans events out to them, and the read paths of the
+ * delivery log. An event becomes one delivery (`wd_<uuid>`) per matching subscription, written
+ * with its `delivery` actor's Start command through the outbox in one transaction: nothing
+ * accepted is lost, and a delivery exists exactly when its actor will run.
+ */
+export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* WebhooksRepo
+    const bots = yield* BotsRepo
+    const outbox = yield* Outbox
+    const config = yield* AppConfig
+
+    const checkUrl = (url: string) => {
+      const problem = urlProblem(url, config.webhookAllowPrivate)
+      return problem === undefined ? Effect.void : InvalidRequest.single("url", problem)
+    }
+
+    /** The endpoint, if the caller may see it: unknown → 404, out of scope → 403 bot not in scope. */
+    const visibleEndpoint = (principal: Principal, webhookId: string) =>
+      Effect.gen(function*() {
+        const row = yield* repo.find(principal.accountId, webhookId)
+        if (row === undefined) return yield* new NotFound({ message: `no webhook ${webhookId}` })
+        if (!endpointVisible(principal, row.botId)) return yield* BotNotInScope.instance()
+        return row
+      })
+
+    const checkBot = (principal: Principal, botId: string | null) =>
+      Effect.gen(function*() {
+        if (botId === null) {
+          if (!seesAllBots(principal)) return yield* BotNotInScope.instance()
+          return
+        }
+        if ((yield* bots.find(principal.accountId, botId)) === undefined) return yield* InvalidRequest.single("bot_id", "is not a bot of this account")
+        if (!botInScope(principal, botId)) return yield* BotNotInScope.instance()
+      })
+
+    const create = (principal: Principal, input: { url: string; events: ReadonlyArray<string>; botId: string | null }) =>
+      Effect.gen(function*() {
+        yield* requireRole(principal, "operator", "manage webhooks")
+        yield* checkUrl(input.url)
+        yield* checkBot(principal, input.botId)
+        const secret = newSecret()
+        const row = yield* repo.insert({ accountId: principal.accountId, url: input.url, events: [...new Set(input.events)], botId: input.botId, secret })
+        return { success: true as const, ...presentWebhook(row), secret }
+      })
+
+    const list = (principal: Principal) =>
+      Effect.map(repo.list(principal.accountId), (rows) => ({
+        success: true as const,
+        webhooks: rows.filter((row) => endpointVisible(principal, row.botId)).map(presentWebhook)
+      }))
+
+    const update = (principal: Principal, webhookId: string, changes: { url?: string; events?: ReadonlyArray<string>; botId?: string | null; active?: boolean }) =>
+      Effect.gen(function*() {
+        yield* requireRole(principal, "operator", "manage webhooks")
+        yield* visibleEndpoint(principal, webhookId)
+        if (changes.url !== undefined) yield* checkUrl(changes.url)
+        if (changes.botId !== undefined) yield* checkBot(principal, changes.botId)
+        const row = yield* repo.update(webhookId, { ...changes, events: changes.events && [...new Set(changes.events)] })
+        if (row === undefined) return yield* new NotFound({ message: `no webhook ${webhookId}` })
+        return { success: true as const, webhook: presentWebhook(row) }
+      })
+
+    const remove = (principal: Principal, webhookId: string) =>
+      Effect.gen(function*() {
+        yield* requireRole(principal, "operator", "manage webhooks")
+        yield* visibleEndpoint(principal, webhookId)
+        yield* repo.remove(webhookId)
+        return { success: true as const }
+      })
+
+    /**
+     * Records an event and fans it out: one delivery per active subscription of the account that
+     * asked for the type and covers the bot (or, with `only`, to that endpoint alone). Runs in the
+     * caller's transaction when there is one; the relay is woken after the commit.
+     */
+    const emit = (event: { accountId: string; type: EventType; botId: string | null; data: unknown; only?: string }) =>
+      Effect.gen(function*() {
+        const [stored] = yield* sql<{ eventId: string; occurredAt: Date }>`
+          INSERT INTO webhook_events (account_id, type, bot_id, data)
+          VALUES (${event.accountId}, ${event.type}, ${event.botId}, ${JSON.stringify(event.data)}::jsonb)
+          RETURNING event_id, occurred_at`
+        const targets = event.only !== undefined
+          ? yield* sql<{ webhookId: string }>`
+              SELECT webhook_id FROM webhooks
+              WHERE webhook_id = ${event.only}::uuid AND account_id = ${event.accountId} AND deleted_at IS NULL`
+          : yield* sql<{ webhookId: string }>`
+              SELECT webhook_id FROM webhooks
+              WHERE account_id = ${event.accountId} AND deleted_at IS NULL AND active
+                AND ${event.type} = ANY(events) AND (bot_id IS NULL OR bot_id = ${event.botId}::uuid)`
+        const occurredAt = new Date(stored!.occurredAt).toISOString()
+        const deliveries = targets.map((target) => {
+          const deliveryId = newDeliveryId()
+          const envelope = { event_id: stored!.eventId, type: event.type, occurred_at: occurredAt, delivery_id: deliveryId, account_id: event.accountId, data: event.data }
+          return { deliveryId, webhookId: target.webhookId, envelope }
+        })
+        yield* insertDeliveries(event.accountId, stored!.eventId, event.type, deliveries)
+        return deliveries.map((d) => d.deliveryId)
+      })
+
+    const insertDeliveries = (accountId: string, eventId: string, type: string, deliveries: ReadonlyArray<{ deliveryId: string; webhookId: string; envelope: unknown }>) =>
+      Effect.gen(function*() {
+        if (deliveries.length === 0) return
+        yield* sql`
+          INSERT INTO webhook_deliveries ${
+          sql.insert(deliveries.map((d) => ({ deliveryId: d.deliveryId, webhookId: d.webhookId, accountId, eventId, eventType: type, envelope: JSON.stringify(d.envelope) })))
+        }`
+        for (const d of deliveries) yield* outbox.enqueue(DeliveryKind, d.deliveryId, new Start(), { msgId: `start-${d.deliveryId}` })
+      })
+
+    const committed = <A, E, R>(work: Effect.Effect<A, E, R>) => Effect.zipLeft(sql.withTransaction(work), outbox.nudge)
+
+    /** POST …/{id}/test: a `webhook.test` event to that endpoint alone, whatever its events filter. */
+    const test = (principal: Principal, webhookId: string) =>
+      Effect.gen(function*() {
+        yield* requireRole(principal, "operator", "test webhooks")
+        const endpoint = yield* visibleEndpoint(principal, webhookId)
+        const [deliveryId] = yield* committed(emit({
+          accountId: principal.accountId,
+          type: "webhook.test",
+          botId: endpoint.botId,
+          data: { webhook_id: webhookId, message: "This is a test event from Herald." },
+          only: webhookId
+        })).pipe(Effect.orDie)
+        return { success: true as const, delivery_id: deliveryId! }
+      })
+
+    const deliveries = (principal: Principal, webhookId: string, limit: number | undefined) =>
+      Effect.gen(function*() {
+        const endpoint = yield* visibleEndpoint(principal, webhookId)
+        const rows = yield* repo.attempts(endpoint.webhookId, Math.min(limit ?? DELIVERIES_LIMIT_DEFAULT, DELIVERIES_LIMIT_MAX))
+        return { success: true as const, deliveries: rows.map(presentAttempt) }
+      })
+
+    /**
+     * Dead letters (contract rule 2): a caller seeing every bot gets every row; a scope-limited
+     * caller does not see rows whose endpoint was deleted, is all-bots, or is on a bot outside
+     * its scope.
+     */
+    const visibleDeadLetter = (principal: Principal, row: DeadLetterRow) =>
+      seesAllBots(principal) || (!row.endpointDeleted && row.endpointBotId !== null && botInScope(principal, row.endpointBotId))
+
+    const deadLetters = (principal: Principal) =>
+      Effect.gen(function*() {
+        yield* requireRole(principal, "operator", "read the dead-letter queue")
+        const rows = yield* repo.deadLetters(principal.accountId)
+        return { success: true as const, items: rows.filter((row) => visibleDeadLetter(principal, row)).map(presentDeadLetter) }
+      })
+
+    /**
+     * Replay: the archived envelope (same event, data, occurred_at) as a new delivery with a new
+     * delivery_id and the full schedule; the item is deleted in the same transaction, so a second
+     * replay finds nothing (404).
+     */
+    const replay = (principal: Principal, deliveryId: string) =>
+      Effect.gen(function*() {
+        yield* requireRole(principal, "operator", "replay dead letters")
+        const missing = new NotFound({ message: `no dead-letter item ${deliveryId}` })
+        const row = (yield* repo.deadLetters(principal.accountId)).find((r) => r.deliveryId === deliveryId)
+        if (row === undefined || !visibleDeadLetter(principal, row)) return yield* missing
+        if (row.endpointDeleted) return yield* new NotFound({ message: `the endpoint of ${deliveryId} was deleted` })
+        const newId = newDeliveryId()
+        const replayed = yield* committed(Effect.gen(function*() {
+          const deleted = yield* sql`DELETE FROM webhook_dead_letters WHERE delivery_id = ${deliveryId} AND account_id = ${principal.accountId} RETURNING delivery_id`
+          if (deleted.length === 0) return false
+          const envelope = { ...row.envelope, delivery_id: newId }
+          yield* insertDeliveries(principal.accountId, String(row.envelope.event_id), row.eventType, [{ deliveryId: newId, webhookId: row.webhookId, envelope }])
+          return true
+        })).pipe(Effect.orDie)
+        if (!replayed) return yield* missing
+        return { success: true as const, new_delivery_id: newId }
+      })
+
+    return { create, list, update, remove, test, deliveries, deadLetters, replay, emit, committed } as const
+  }),
+  dependencies: [WebhooksRepo.Default, BotsRepo.Default]
+}) {}

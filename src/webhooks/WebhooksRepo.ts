@@ -1,0 +1,95 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+export interface WebhookRow {
+  readonly webhookId: string
+  readonly accountId: string
+  readonly url: string
+  readonly events: ReadonlyArray<string>
+  readonly botId: string | null
+  readonly active: boolean
+  readonly createdAt: Date
+  readonly deletedAt: Date | null
+}
+
+export interface AttemptRow {
+  readonly attemptId: string
+  readonly deliveryId: string
+  readonly eventType: string
+  readonly url: string
+  readonly attempt: number
+  readonly statusCode: number
+  readonly tookMs: number
+  readonly responseSnippet: string
+  readonly sentAt: Date
+}
+
+export interface DeadLetterRow {
+  readonly deliveryId: string
+  readonly webhookId: string
+  readonly eventType: string
+  readonly url: string
+  readonly reason: string
+  readonly envelope: Record<string, unknown>
+  readonly firstAttemptAt: Date
+  readonly permanentFailureAt: Date
+  /** Of the endpoint, for visibility: null when it is an all-bots endpoint. */
+  readonly endpointBotId: string | null
+  readonly endpointDeleted: boolean
+}
+
+const COLUMNS = "webhook_id, account_id, url, events, bot_id, active, created_at, deleted_at"
+
+export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/WebhooksRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const insert = (input: { accountId: string; url: string; events: ReadonlyArray<string>; botId: string | null; secret: string }) =>
+      sql<WebhookRow>`
+        INSERT INTO webhooks (account_id, url, events, bot_id, secret)
+        VALUES (${input.accountId}, ${input.url}, ${input.events}::text[], ${input.botId}, ${input.secret})
+        RETURNING ${sql.literal(COLUMNS)}`.pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
+
+    const list = (accountId: string) =>
+      sql<WebhookRow>`
+        SELECT ${sql.literal(COLUMNS)} FROM webhooks
+        WHERE account_id = ${accountId} AND deleted_at IS NULL ORDER BY created_at DESC`.pipe(Effect.orDie)
+
+    /** A live (not deleted) endpoint of the account; another account's is as good as unknown. */
+    const find = (accountId: string, webhookId: string) =>
+      sql<WebhookRow>`
+        SELECT ${sql.literal(COLUMNS)} FROM webhooks
+        WHERE account_id = ${accountId} AND webhook_id::text = ${webhookId} AND deleted_at IS NULL`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+
+    const update = (webhookId: string, changes: { url?: string; events?: ReadonlyArray<string>; botId?: string | null; active?: boolean }) =>
+      sql<WebhookRow>`
+        UPDATE webhooks SET
+          url = COALESCE(${changes.url ?? null}, url),
+          events = COALESCE(${changes.events ?? null}::text[], events),
+          bot_id = CASE WHEN ${changes.botId !== undefined} THEN ${changes.botId ?? null}::uuid ELSE bot_id END,
+          active = COALESCE(${changes.active ?? null}, active),
+          updated_at = now()
+        WHERE webhook_id = ${webhookId}::uuid AND deleted_at IS NULL
+        RETURNING ${sql.literal(COLUMNS)}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+
+    const remove = (webhookId: string) =>
+      sql`UPDATE webhooks SET deleted_at = now(), active = false WHERE webhook_id = ${webhookId}::uuid AND deleted_at IS NULL`.pipe(Effect.asVoid, Effect.orDie)
+
+    /** Finished attempts of an endpoint, newest first. */
+    const attempts = (webhookId: string, limit: number) =>
+      sql<AttemptRow>`
+        SELECT attempt_id, delivery_id, event_type, url, attempt, status_code, took_ms, response_snippet, sent_at
+        FROM webhook_attempts WHERE webhook_id = ${webhookId}::uuid
+        ORDER BY sent_at DESC, attempt DESC LIMIT ${limit}`.pipe(Effect.orDie)
+
+    const deadLetters = (accountId: string) =>
+      sql<DeadLetterRow>`
+        SELECT d.delivery_id, d.webhook_id, d.event_type, d.url, d.reason, d.envelope, d.first_attempt_at, d.permanent_failure_at,
+               w.bot_id AS endpoint_bot_id, (w.webhook_id IS NULL OR w.deleted_at IS NOT NULL) AS endpoint_deleted
+        FROM webhook_dead_letters d LEFT JOIN webhooks w ON w.webhook_id = d.webhook_id
+        WHERE d.account_id = ${accountId}
+        ORDER BY d.permanent_failure_at DESC`.pipe(Effect.orDie)
+
+    return { insert, list, find, update, remove, attempts, deadLetters } as const
+  })
+}) {}
