@@ -25,7 +25,9 @@ export interface ActorContext<Command> {
   readonly send: <K extends ActorKind.Any>(kind: K, key: string, command: ActorKind.Command<K>, options?: { readonly msgId?: string }) => void
   /**
    * Schedules a command to this actor. The timer survives crashes: it is a row written with the
-   * state, fired by whichever node owns the partition then. Returns the timer id.
+   * state, fired by whichever node owns the partition then. Returns the timer id. A chosen
+   * `timerId` is unique within this actor (other actors may use the same one); scheduling it
+   * again replaces the timer.
    */
   readonly schedule: (command: Command, when: { readonly at: Date } | { readonly after: Duration.DurationInput }, timerId?: string) => string
   readonly cancelTimer: (timerId: string) => void

@@ -349,14 +349,15 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
             }))
           )
         },
+        // A chosen id names the timer within its actor: stored ids are prefixed with kind and key.
         schedule: (command, when, id) => {
-          const timer = id ?? `${kind.name}:${key}:${seq}:t${counter++}`
+          const timer = id !== undefined ? `${kind.name}:${key}:${id}` : `${kind.name}:${key}:${seq}:t${counter++}`
           const fireAt = "at" in when ? when.at : new Date(Date.now() + Duration.toMillis(when.after))
           timersAdd.push(Effect.map(Effect.orDie(encodeCommand(command)), (encoded) => ({ timerId: timer, key, fireAt, command: encoded })))
           return timer
         },
         cancelTimer: (id) => {
-          timersRemove.push(id)
+          timersRemove.push(id.startsWith(`${kind.name}:${key}:`) ? id : `${kind.name}:${key}:${id}`)
         },
         persist: (effect) => {
           persist.push(effect)
