@@ -23,11 +23,13 @@ interface Rule {
   /** Names an object of the account: another account's token gets 404. */
   readonly owned?: boolean
   readonly body?: () => unknown
+  /** A fresh object for each credential, for routes that destroy it: replaces :webhook_id. */
+  readonly fresh?: () => Promise<string>
 }
 
 const PUBLIC = new Set(["GET /health/live", "GET /health/ready", "POST /api/v1/rcs/auth/login", "POST /api/v1/rcs/auth/select-account"])
 
-const fixtures = { bot: "", otherBot: "", keyId: "", memberId: "" }
+const fixtures = { bot: "", otherBot: "", keyId: "", memberId: "", webhookId: "", deliveryId: "" }
 
 const ROUTES: ReadonlyArray<Rule> = [
   { method: "POST", route: "/api/v1/rcs/auth/password", role: "viewer", key: false, body: () => ({}) },
@@ -44,7 +46,15 @@ const ROUTES: ReadonlyArray<Rule> = [
   { method: "POST", route: "/api/v1/rcs/team", role: "owner", key: false, body: () => ({ email: `m${Math.random().toString(36).slice(2)}@example.com`, role: "viewer", assigned_bots: ["*"], password: "matrix password" }) },
   { method: "PATCH", route: "/api/v1/rcs/team/:member_id", role: "owner", key: false, owned: true, body: () => ({ assigned_bots: ["*"] }) },
   { method: "DELETE", route: "/api/v1/rcs/team/:member_id", role: "owner", key: false, owned: true },
-  { method: "POST", route: "/api/v1/app/developer/secret-key", role: "owner", key: false }
+  { method: "POST", route: "/api/v1/app/developer/secret-key", role: "owner", key: false },
+  { method: "GET", route: "/api/v1/rcs/webhooks", role: "viewer", key: "webhooks:read" },
+  { method: "POST", route: "/api/v1/rcs/webhooks", role: "operator", key: false, bot: true, body: () => ({ url: "https://example.com/hook", events: ["message.sent"], bot_id: fixtures.bot }) },
+  { method: "PATCH", route: "/api/v1/rcs/webhooks/:webhook_id", role: "operator", key: false, bot: true, owned: true, body: () => ({ active: true }) },
+  { method: "POST", route: "/api/v1/rcs/webhooks/:webhook_id/test", role: "operator", key: false, bot: true, owned: true },
+  { method: "GET", route: "/api/v1/rcs/webhooks/:webhook_id/deliveries", role: "viewer", key: false, bot: true, owned: true },
+  { method: "DELETE", route: "/api/v1/rcs/webhooks/:webhook_id", role: "operator", key: false, bot: true, owned: true, fresh: () => newEndpoint() },
+  { method: "GET", route: "/api/v1/rcs/webhooks/dead-letter", role: "operator", key: false },
+  { method: "POST", route: "/api/v1/rcs/webhooks/dead-letter/:delivery_id/replay", role: "operator", key: false, owned: true }
 ]
 
 // Routes of the secret-key surfaces (/api/v1/app/* but key management): `sk_live_` only, plan-gated.
@@ -72,6 +82,9 @@ const call = (method: string, path: string, token?: string, body?: unknown) => c
 
 const cli = cliFor(env)
 
+const newEndpoint = async () =>
+  (await call("POST", "/api/v1/rcs/webhooks", credentials.owner, { url: "https://example.com/hook", events: ["message.sent"], bot_id: fixtures.bot })).body.webhook_id as string
+
 beforeAll(async () => {
   node = await startHerald(env)
   const account = (await cli("admin", "create-account", "--email", "owner@matrix.io", "--password", "owner password", "--label", "Matrix")).account_id
@@ -97,7 +110,7 @@ beforeAll(async () => {
   const target = await call("POST", "/api/v1/rcs/team", credentials.owner, { email: "target@matrix.io", role: "viewer", assigned_bots: ["*"], password: "member password" })
   fixtures.memberId = target.body.member.member_id
   const key = async (scopes: Array<string>) => (await call("POST", "/api/v1/rcs/api-keys", credentials.owner, { name: "k", scopes })).body
-  credentials["key without scope"] = (await key(["webhooks:read"])).raw_key
+  credentials["key without scope"] = (await key(["messages:send"])).raw_key
   credentials["key with scope"] = (await key(["broadcasts:write", "contacts:read", "templates:read", "auto_replies:read", "webhooks:read"])).raw_key
   const revoked = await key(["contacts:read"])
   await call("DELETE", `/api/v1/rcs/api-keys/${revoked.key_id}`, credentials.owner)
@@ -106,6 +119,19 @@ beforeAll(async () => {
   await db("UPDATE api_keys SET expires_at = now() - interval '1 minute' WHERE key_id = $1", [expired.key_id])
   credentials["expired key"] = expired.raw_key
   fixtures.keyId = (await key(["contacts:read"])).key_id
+  // An endpoint on B1 (outside the scoped member's bots) and a dead letter of it to replay.
+  fixtures.webhookId = await newEndpoint()
+  fixtures.deliveryId = "wd_00000000-0000-4000-8000-000000000001"
+  await db(
+    `WITH event AS (
+       INSERT INTO webhook_events (account_id, type, bot_id, data) SELECT account_id, 'message.sent', bot_id, '{}' FROM webhooks WHERE webhook_id = $2
+       RETURNING event_id, type, occurred_at)
+     INSERT INTO webhook_dead_letters (delivery_id, webhook_id, account_id, event_type, url, reason, envelope, first_attempt_at, permanent_failure_at)
+     SELECT $1, w.webhook_id, w.account_id, 'message.sent', w.url, 'HTTP 500 after 4 attempts',
+            jsonb_build_object('event_id', e.event_id, 'type', e.type, 'occurred_at', e.occurred_at, 'delivery_id', $1::text, 'data', '{}'::jsonb), now(), now()
+     FROM webhooks w, event e WHERE w.webhook_id = $2`,
+    [fixtures.deliveryId, fixtures.webhookId]
+  )
   // Forged user tokens.
   const claims = decodeJwt(credentials.owner!)
   const [signing] = await db<{ kid: string; private_jwk: any }>("SELECT kid, private_jwk FROM signing_keys ORDER BY created_at DESC LIMIT 1")
@@ -176,6 +202,8 @@ describe("authorization matrix", () => {
           .replace(":bot_id", credential === "bot-scoped member" ? fixtures.bot : fixtures.bot)
           .replace(":key_id", fixtures.keyId)
           .replace(":member_id", fixtures.memberId)
+          .replace(":webhook_id", rule.fresh ? await rule.fresh() : fixtures.webhookId)
+          .replace(":delivery_id", fixtures.deliveryId)
         const res = await call(rule.method, path, credentials[credential], rule.body?.())
         const want = expected(rule, credential)
         const got = AUTH_CODES.has(res.body.code) ? res.body.code : res.status === 404 && want === "not_found" ? "not_found" : res.status < 500 ? "allowed" : `status ${res.status}`
