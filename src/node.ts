@@ -4,6 +4,7 @@ import { ActorClient, ActorRuntime, ActorRuntimeLive, registerKind } from "./act
 import { RateLimitKind } from "./ratelimit/RateLimitKind.ts"
 import { DeliveryKind } from "./webhooks/DeliveryKind.ts"
 import { Dispatcher } from "./webhooks/Dispatcher.ts"
+import { Endpoints } from "./webhooks/Endpoints.ts"
 import { NatsLive } from "./bus/Nats.ts"
 import { AppConfig, type AppSettings } from "./config/AppConfig.ts"
 import { HttpServerLive } from "./http/server.ts"
@@ -14,7 +15,7 @@ import { Storage } from "./storage/Migrations.ts"
 /** The actor kinds of Herald itself. Each capability adds its kind's registration here. */
 export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.SqlClient | ActorClient | AppConfig> = Layer.mergeAll(
   registerKind(RateLimitKind),
-  registerKind(DeliveryKind).pipe(Layer.provide(Dispatcher.Default))
+  registerKind(DeliveryKind).pipe(Layer.provide(Layer.mergeAll(Dispatcher.Default, Endpoints.Default)))
 )
 
 /**
@@ -38,6 +39,9 @@ export const NodeLive = <E = never, R = never>(settings: AppSettings, kinds: Lay
     Layer.provide(Runtime),
     Layer.provide(Infrastructure),
     Layer.provide(AppConfig.make(settings)),
-    Layer.provide(loggingLayer({ format: settings.logFormat, level: settings.logLevel }))
+    Layer.provide(loggingLayer({ format: settings.logFormat, level: settings.logLevel })),
+    // No tracer is configured (Herald exports no traces): every span (@effect/sql makes one per
+    // statement, the HTTP server one per request) would be built and dropped, at a real cost.
+    Layer.provide(Layer.setTracerEnabled(false))
   )
 }

@@ -52,7 +52,9 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("herald/webhooks/Di
     const agent = new Agent({
       connect: { lookup: guardedLookup(config.webhookAllowPrivate) as never, timeout: config.webhookTimeoutMs },
       keepAliveTimeout: 4_000,
-      connections: config.webhookEndpointConcurrency
+      // Fairness is the lanes' job: endpoints on one host (one origin) must not share a few sockets,
+      // or a dead path there would hold them all.
+      connections: config.webhookConcurrency
     })
     yield* Effect.addFinalizer(() => Effect.promise(() => agent.destroy().catch(() => {})))
     const fibers = yield* FiberSet.make()

@@ -169,7 +169,14 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
           INSERT INTO webhook_deliveries ${
           sql.insert(deliveries.map((d) => ({ deliveryId: d.deliveryId, webhookId: d.webhookId, accountId, eventId, eventType: type, envelope: JSON.stringify(d.envelope) })))
         }`
-        for (const d of deliveries) yield* outbox.enqueue(DeliveryKind, d.deliveryId, new Start(), { msgId: `start-${d.deliveryId}` })
+        yield* outbox.enqueueMany(
+          DeliveryKind,
+          deliveries.map((d) => ({
+            key: d.deliveryId,
+            command: new Start({ webhookId: d.webhookId, accountId, eventType: type, envelope: d.envelope }),
+            msgId: `start-${d.deliveryId}`
+          }))
+        )
       })
 
     const committed = <A, E, R>(work: Effect.Effect<A, E, R>) => Effect.zipLeft(sql.withTransaction(work), outbox.nudge)

@@ -49,7 +49,11 @@ layer(Env, { timeout: 60_000 })("storage", (it) => {
           AND table_name <> 'herald_migrations'`
       // The actor runtime's own ids are not domain ids: outbox rows are numbered, timer ids are
       // chosen by actors, message ids by senders; poison ids are uuids.
-      const runtimeIds = new Set(["actor_outbox.outbox_id", "actor_outbox.msg_id", "actor_timers.timer_id"])
+      // Webhook delivery ids are `wd_<uuid>` by contract.
+      const runtimeIds = new Set([
+        "actor_outbox.outbox_id", "actor_outbox.msg_id", "actor_timers.timer_id",
+        "webhook_deliveries.delivery_id", "webhook_attempts.delivery_id", "webhook_dead_letters.delivery_id"
+      ])
       for (const c of columns) {
         const name = `${c.tableName}.${c.columnName}`
         if (c.columnName.endsWith("_at")) expect(c.dataType, name).toBe("timestamp with time zone")

@@ -43,6 +43,25 @@ export class Outbox extends Effect.Service<Outbox>()("herald/actors/Outbox", {
           VALUES (${subject}, ${options.msgId ?? randomUUID()}, ${JSON.stringify(payload)}::jsonb)`
       })
 
+    /** Many commands of one kind in one INSERT (same transaction rule as `enqueue`). */
+    const enqueueMany = <K extends ActorKind.Any>(kind: K, commands: ReadonlyArray<{ readonly key: string; readonly command: ActorKind.Command<K>; readonly msgId?: string }>) =>
+      Effect.gen(function*() {
+        if (commands.length === 0) return
+        yield* client.ensureKind(kind)
+        const encode = encoderOf(kind)
+        const rows = yield* Effect.forEach(commands, (c) =>
+          Effect.map(Effect.orDie(encode(c.command)), (payload) => ({
+            subject: commandSubject(nats.names, kind.name, partitionOf(c.key, config.partitions), c.key),
+            msgId: c.msgId ?? randomUUID(),
+            payload: JSON.stringify(payload)
+          })))
+        yield* sql`
+          INSERT INTO actor_outbox (subject, msg_id, payload)
+          SELECT subject, msg_id, payload::jsonb
+          FROM unnest(${rows.map((r) => r.subject)}::text[], ${rows.map((r) => r.msgId)}::text[], ${rows.map((r) => r.payload)}::text[])
+            AS t(subject, msg_id, payload)`
+      })
+
     const relayOnce = Effect.gen(function*() {
       const { js } = yield* nats.connected
       return yield* Effect.gen(function*() {
@@ -85,6 +104,6 @@ export class Outbox extends Effect.Service<Outbox>()("herald/actors/Outbox", {
       Effect.forkScoped
     )
 
-    return { enqueue, nudge, relayOnce } as const
+    return { enqueue, enqueueMany, nudge, relayOnce } as const
   })
 }) {}

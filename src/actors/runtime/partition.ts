@@ -23,6 +23,7 @@ import { emptyWrite, type FencedOut, makeCommitter, type StateWrite } from "./co
 import { labelled } from "../../observability/labelled.ts"
 import * as M from "./metrics.ts"
 import { partitionOf } from "./partitioning.ts"
+import { makeTimerHeap } from "./timerHeap.ts"
 import { commandSubject, consumerName, consumerSpec, decodeJson, type EphemeralReply, ephemeralSubject, encodeJson, Header, keyOfSubject } from "./transport.ts"
 
 /** A registered kind: the declaration plus the services its behaviour runs with. */
@@ -83,6 +84,8 @@ interface TimerEntry {
   readonly key: string
   readonly fireAt: Date
   readonly command: unknown
+  /** Its command was published; the entry stays until the command is applied. */
+  fired: boolean
 }
 
 /**
@@ -100,9 +103,10 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
     const mailboxes = new Map<string, Mailbox>()
     const actorFibers = yield* FiberMap.make<string>()
     const runActor = yield* FiberMap.runtime(actorFibers)<never>()
-    const timerFibers = yield* FiberMap.make<string>()
-    const runTimer = yield* FiberMap.runtime(timerFibers)<never>()
+    // Timers due within the horizon: one heap and one fiber per partition, however many timers.
     const timers = new Map<string, TimerEntry>()
+    const timerHeap = makeTimerHeap()
+    const timerWake = yield* Queue.sliding<void>(1)
     let inflight = 0
     const byPartition = { kind: kind.name, partition: String(partition) }
     const depth = labelled(M.mailboxDepth, byPartition)
@@ -126,12 +130,10 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
     // --- timers ----------------------------------------------------------------------------
 
     const fireTimer = (timerId: string, entry: TimerEntry) =>
-      Effect.gen(function*() {
-        const wait = entry.fireAt.getTime() - Date.now()
-        if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
+      Effect.suspend(() => {
         const h = natsHeaders()
         h.set(Header.timer, timerId)
-        yield* Effect.tryPromise(() =>
+        return Effect.tryPromise(() =>
           bus.js.publish(commandSubject(names, kind.name, partition, entry.key), encodeJson(entry.command), {
             msgID: `${timerId}@${entry.fireAt.getTime()}`,
             headers: h
@@ -139,22 +141,49 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
         ).pipe(Effect.retry(Schedule.spaced(Duration.millis(200))))
       })
 
+    // A heap entry is live while its timer is still scheduled for that time and not yet fired.
+    const liveEntry = (top: { at: number; id: string }) => {
+      const entry = timers.get(top.id)
+      return entry !== undefined && !entry.fired && entry.fireAt.getTime() === top.at ? entry : undefined
+    }
+
+    /** Publishes every due timer's command, then sleeps until the next one is due (or a nudge). */
+    const timerLoop = Effect.gen(function*() {
+      for (;;) {
+        const due: Array<[string, TimerEntry]> = []
+        const now = Date.now()
+        for (let top = timerHeap.peek(); top !== undefined && (top.at <= now || liveEntry(top) === undefined); top = timerHeap.peek()) {
+          timerHeap.pop()
+          const entry = liveEntry(top)
+          if (entry === undefined) continue
+          entry.fired = true
+          due.push([top.id, entry])
+        }
+        yield* Effect.forEach(due, ([id, entry]) => fireTimer(id, entry), { concurrency: 64, discard: true })
+        const next = timerHeap.peek()
+        const wait = next === undefined ? Duration.toMillis(TIMER_RELOAD) : Math.max(0, next.at - Date.now())
+        if (wait > 0) yield* Queue.take(timerWake).pipe(Effect.timeoutOption(Duration.millis(wait)))
+      }
+    })
+
     const scheduleTimer = (timerId: string, entry: TimerEntry) =>
-      Effect.sync(() => {
+      Effect.suspend(() => {
         timers.set(timerId, entry)
-        if (entry.fireAt.getTime() - Date.now() <= Duration.toMillis(TIMER_HORIZON)) runTimer(timerId, fireTimer(timerId, entry))
+        if (entry.fireAt.getTime() - Date.now() > Duration.toMillis(TIMER_HORIZON)) return Effect.void
+        const earliest = timerHeap.peek()
+        timerHeap.push({ at: entry.fireAt.getTime(), id: timerId })
+        return earliest === undefined || entry.fireAt.getTime() < earliest.at ? Queue.offer(timerWake, undefined) : Effect.void
       })
 
-    const cancelTimer = (timerId: string) =>
-      Effect.zipRight(Effect.sync(() => timers.delete(timerId)), FiberMap.remove(timerFibers, timerId))
+    const cancelTimer = (timerId: string) => Effect.sync(() => timers.delete(timerId))
 
     const loadTimers = Effect.gen(function*() {
       const rows = yield* sql<{ timerId: string; actorKey: string; fireAt: Date; command: unknown }>`
         SELECT timer_id, actor_key, fire_at, command FROM actor_timers
         WHERE kind = ${kind.name} AND partition = ${partition} AND fire_at < now() + ${`${Duration.toSeconds(TIMER_HORIZON)} seconds`}::interval`
       for (const row of rows) {
-        if (!(yield* FiberMap.has(timerFibers, row.timerId))) {
-          yield* scheduleTimer(row.timerId, { key: row.actorKey, fireAt: new Date(row.fireAt), command: row.command })
+        if (!timers.has(row.timerId)) {
+          yield* scheduleTimer(row.timerId, { key: row.actorKey, fireAt: new Date(row.fireAt), command: row.command, fired: false })
         }
       }
     })
@@ -188,7 +217,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
               )
               loaded = { state, seq: write.lastSeq }
               for (const t of write.timersRemove) yield* cancelTimer(t)
-              for (const t of write.timersAdd) yield* scheduleTimer(t.timerId, { key, fireAt: t.fireAt, command: t.command })
+              for (const t of write.timersAdd) yield* scheduleTimer(t.timerId, { key, fireAt: t.fireAt, command: t.command, fired: false })
               if (write.outbox.length > 0) yield* env.nudgeRelay
             }
             // One observation per batch, for its oldest command: per-command updates cost more
@@ -414,6 +443,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
     const consumer = yield* Effect.tryPromise(() => bus.js.consumers.get(stream, durable))
 
     yield* loadTimers.pipe(Effect.orDie)
+    yield* timerLoop.pipe(Effect.forkScoped)
     yield* loadTimers.pipe(
       Effect.delay(TIMER_RELOAD),
       Effect.forever,

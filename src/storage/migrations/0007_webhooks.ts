@@ -24,6 +24,10 @@ export default Effect.gen(function*() {
       deleted_at timestamptz
     )`
   yield* sql`CREATE INDEX webhooks_account_idx ON webhooks (account_id) WHERE deleted_at IS NULL`
+  // Delivery workers cache endpoints (URL, secret, live); the change feed tells them of changes.
+  yield* sql`
+    CREATE TRIGGER webhooks_changed AFTER UPDATE OR DELETE ON webhooks
+    FOR EACH ROW EXECUTE FUNCTION herald_notify_change()`
   yield* sql`
     CREATE TABLE webhook_events (
       event_id uuid PRIMARY KEY DEFAULT gen_random_uuid(),

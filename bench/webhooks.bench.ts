@@ -1,0 +1,146 @@
+// Webhook deliveries per second to a local consumer answering 200 at once, every attempt logged in
+// Postgres, on 1 and then 2 worker processes; then the same with 10% of the endpoints dead (they
+// accept the connection and never answer), measuring the healthy endpoints' delivery latency.
+// In the same run, the ceiling: a bare loop POSTing the same payloads with undici, no persistence.
+// Prints one JSON line.      npm run bench -- webhooks      (EVENTS=100 ENDPOINTS=100 by default)
+import { Effect, Layer, ManagedRuntime } from "effect"
+import http from "node:http"
+import Pg from "pg"
+import { Agent, request } from "undici"
+import { ActorClient, Outbox } from "../src/actors/runtime/index.ts"
+import { NatsLive } from "../src/bus/Nats.ts"
+import type { Email } from "../src/domain/identity.ts"
+import type { Principal } from "../src/domain/signIn.ts"
+import { AccountsRepo } from "../src/storage/AccountsRepo.ts"
+import { SqlLive } from "../src/storage/Database.ts"
+import { Storage } from "../src/storage/Migrations.ts"
+import { Webhooks } from "../src/webhooks/Webhooks.ts"
+import { AppConfig } from "../src/config/AppConfig.ts"
+import { type HeraldProcess, startHerald } from "../test/support/HeraldProcess.ts"
+import { cleanup, envFor, makeIsolation, settingsFor } from "../test/support/isolation.ts"
+
+const EVENTS = Number(process.env.EVENTS ?? 100)
+const ENDPOINTS = Number(process.env.ENDPOINTS ?? 100)
+const CONCURRENCY = 256
+
+/** The consumer: 200 at once on /ok; /dead accepts and never answers. */
+const consumer = http.createServer((req, res) => {
+  if (req.url?.startsWith("/dead")) return
+  req.resume()
+  req.on("end", () => res.end("ok"))
+})
+await new Promise<void>((resolve) => consumer.listen(0, "127.0.0.1", resolve))
+const base = `http://127.0.0.1:${(consumer.address() as { port: number }).port}`
+
+const percentile = (sorted: Array<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
+
+/** The ceiling: N POSTs of the same payload, CONCURRENCY at a time, nothing stored. */
+const bareLoop = async (n: number, payload: string) => {
+  const agent = new Agent({ connections: CONCURRENCY })
+  let next = 0
+  const started = performance.now()
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (next++ < n) {
+      const r = await request(`${base}/ok`, { method: "POST", body: payload, dispatcher: agent, headers: { "content-type": "application/json" } })
+      await r.body.dump()
+    }
+  }))
+  const seconds = (performance.now() - started) / 1000
+  await agent.close()
+  return { deliveries: n, seconds: Math.round(seconds * 100) / 100, per_second: Math.round(n / seconds) }
+}
+
+const iso = makeIsolation()
+const env = envFor(iso, { LOG_LEVEL: "warning" })
+const Env = Layer.mergeAll(Webhooks.Default, AccountsRepo.Default).pipe(
+  Layer.provideMerge(Outbox.Default),
+  Layer.provideMerge(ActorClient.Default),
+  Layer.provideMerge(Layer.mergeAll(NatsLive, Storage.Default)),
+  Layer.provideMerge(SqlLive),
+  Layer.provideMerge(AppConfig.make(settingsFor(iso)))
+)
+const runtime = ManagedRuntime.make(Env)
+const workers: Array<HeraldProcess> = []
+const db = new Pg.Client({ connectionString: iso.databaseUrl })
+
+try {
+  const account = await runtime.runPromise(Effect.gen(function*() {
+    yield* (yield* Storage).awaitReady
+    return yield* (yield* AccountsRepo).createWithOwner({ email: "bench@example.com" as Email, passwordHash: "x", label: "Bench", plan: "growth" })
+  }))
+  await db.connect()
+  const owner: Principal = {
+    accountId: account.accountId, accountLabel: "Bench", ownerUserId: "u", personUserId: "u", email: "bench@example.com", memberId: "",
+    role: "owner", bots: ["*"], credential: { kind: "user" }
+  }
+  const subscribe = (path: string, type: "message.sent" | "message.read") =>
+    runtime.runPromise(Effect.flatMap(Webhooks, (w) => w.create(owner, { url: `${base}${path}`, events: [type], botId: null })))
+  for (let i = 0; i < ENDPOINTS; i++) await subscribe(`/ok/${i}`, "message.sent")
+
+  /** EVENTS events, each fanned out to every subscription of `type`; waits for every first attempt. */
+  const run = async (type: "message.sent" | "message.read", healthyPrefix: string, healthy: number) => {
+    const expected = EVENTS * healthy
+    const started = Date.now()
+    await runtime.runPromise(Effect.gen(function*() {
+      const webhooks = yield* Webhooks
+      for (let i = 0; i < EVENTS; i++) {
+        yield* webhooks.committed(webhooks.emit({ accountId: account.accountId, type, botId: null, data: { message_id: `m${i}`, status: "sent" } }))
+      }
+    }))
+    for (;;) {
+      const [{ n }] = (await db.query(
+        `SELECT count(*)::int AS n FROM webhook_attempts WHERE attempt = 1 AND event_type = $1 AND url LIKE $2 AND sent_at >= $3`,
+        [type, `${base}${healthyPrefix}%`, new Date(started)]
+      )).rows
+      if (n >= expected) break
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    const latencies = (await db.query(
+      `SELECT (extract(epoch FROM a.sent_at - d.created_at) * 1000 + a.took_ms)::int AS ms
+       FROM webhook_attempts a JOIN webhook_deliveries d USING (delivery_id)
+       WHERE a.attempt = 1 AND a.event_type = $1 AND a.url LIKE $2 AND a.sent_at >= $3`,
+      [type, `${base}${healthyPrefix}%`, new Date(started)]
+    )).rows.map((r) => r.ms as number).sort((a, b) => a - b)
+    const [{ last }] = (await db.query(
+      `SELECT max(extract(epoch FROM sent_at) * 1000 + took_ms) AS last FROM webhook_attempts WHERE sent_at >= $1`,
+      [new Date(started)]
+    )).rows
+    const seconds = (Number(last) - started) / 1000
+    return { deliveries: expected, seconds: Math.round(seconds * 100) / 100, per_second: Math.round(expected / seconds), p50_ms: percentile(latencies, 50), p99_ms: percentile(latencies, 99) }
+  }
+
+  workers.push(await startHerald({ ...env, HERALD_ROLE: "worker" }, { waitReady: true }))
+  await new Promise((r) => setTimeout(r, 3_000))
+  const oneWorker = await run("message.sent", "/ok/", ENDPOINTS)
+  workers.push(await startHerald({ ...env, HERALD_ROLE: "worker" }, { waitReady: true }))
+  await new Promise((r) => setTimeout(r, 5_000))
+  const twoWorkers = await run("message.sent", "/ok/", ENDPOINTS)
+
+  // 10% dead: endpoints that take the connection and never answer (10 s attempt timeout each).
+  for (let i = 0; i < ENDPOINTS; i++) await subscribe(i % 10 === 0 ? `/dead/${i}` : `/ok/read/${i}`, "message.read")
+  const healthyWithDead = await run("message.read", "/ok/read/", ENDPOINTS - Math.ceil(ENDPOINTS / 10))
+
+  const payload = JSON.stringify({ event_id: crypto.randomUUID(), type: "message.sent", occurred_at: new Date().toISOString(), delivery_id: `wd_${crypto.randomUUID()}`, account_id: account.accountId, data: { message_id: "m0", status: "sent" } })
+  const bare = await bareLoop(EVENTS * ENDPOINTS, payload)
+
+  console.log(JSON.stringify({
+    bench: "webhooks",
+    endpoints: ENDPOINTS,
+    events: EVENTS,
+    one_worker: oneWorker,
+    two_workers: twoWorkers,
+    ten_percent_dead_two_workers_healthy_endpoints: healthyWithDead,
+    baseline_bare_undici_loop: bare,
+    one_worker_vs_bare: Math.round((oneWorker.per_second / bare.per_second) * 100) / 100,
+    two_workers_vs_bare: Math.round((twoWorkers.per_second / bare.per_second) * 100) / 100,
+    note: "a delivery: outbox row + Start through JetStream, the delivery actor reads its target and hands the request to the dispatcher, the outcome comes back through JetStream and is committed with its attempt row; latency is from the delivery's creation to the end of its first attempt"
+  }))
+} finally {
+  await Promise.all(workers.map((w) => w.kill()))
+  await runtime.dispose()
+  await db.end().catch(() => {})
+  consumer.closeAllConnections()
+  consumer.close()
+  await cleanup(iso)
+}
+process.exit(0)
