@@ -3,7 +3,7 @@
 // accept the connection and never answer), measuring the healthy endpoints' delivery latency.
 // In the same run, the ceiling: a bare loop POSTing the same payloads with undici, no persistence.
 // Prints one JSON line.      npm run bench -- webhooks      (EVENTS=100 ENDPOINTS=100 by default)
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { Effect, Layer, LogLevel, ManagedRuntime } from "effect"
 import http from "node:http"
 import Pg from "pg"
 import { Agent, request } from "undici"
@@ -16,6 +16,7 @@ import { SqlLive } from "../src/storage/Database.ts"
 import { Storage } from "../src/storage/Migrations.ts"
 import { Webhooks } from "../src/webhooks/Webhooks.ts"
 import { AppConfig } from "../src/config/AppConfig.ts"
+import { loggingLayer } from "../src/observability/Logging.ts"
 import { type HeraldProcess, startHerald } from "../test/support/HeraldProcess.ts"
 import { cleanup, envFor, makeIsolation, settingsFor } from "../test/support/isolation.ts"
 
@@ -57,7 +58,9 @@ const Env = Layer.mergeAll(Webhooks.Default, AccountsRepo.Default).pipe(
   Layer.provideMerge(ActorClient.Default),
   Layer.provideMerge(Layer.mergeAll(NatsLive, Storage.Default)),
   Layer.provideMerge(SqlLive),
-  Layer.provideMerge(AppConfig.make(settingsFor(iso)))
+  Layer.provideMerge(AppConfig.make(settingsFor(iso))),
+  // The bench prints one JSON line on stdout: its own logs go to stderr, warnings only.
+  Layer.provide(loggingLayer({ format: "json", level: LogLevel.Warning, stderr: true }))
 )
 const runtime = ManagedRuntime.make(Env)
 const workers: Array<HeraldProcess> = []

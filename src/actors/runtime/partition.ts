@@ -396,8 +396,22 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
         Effect.gen(function*() {
           for (const target of targets.values()) yield* Effect.orDie(env.ensureKind(target))
           for (const o of outbox) write.outbox.push(yield* o)
-          for (const t of timersAdd) write.timersAdd.push(yield* t)
-          write.timersRemove.push(...timersRemove)
+          // Timer operations of the commands of one write are applied in order, the last one on an
+          // id winning: a timer scheduled then cancelled (or the reverse) in one batch must not
+          // reach the database twice, nor twice in one INSERT.
+          const dropAdded = (id: string) => {
+            const at = write.timersAdd.findIndex((t) => t.timerId === id)
+            if (at >= 0) write.timersAdd.splice(at, 1)
+          }
+          for (const id of timersRemove) {
+            dropAdded(id)
+            if (!write.timersRemove.includes(id)) write.timersRemove.push(id)
+          }
+          for (const t of timersAdd) {
+            const added = yield* t
+            dropAdded(added.timerId)
+            write.timersAdd.push(added)
+          }
           write.persist.push(...persist)
         })
       return {
