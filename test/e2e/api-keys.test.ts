@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { useDb, useIsolation } from "../support/e2e.ts"
+import { eventually, useDb, useIsolation } from "../support/e2e.ts"
 import { type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
 import { envFor } from "../support/isolation.ts"
 import { callJson, cliFor } from "../support/http.ts"
@@ -46,8 +46,11 @@ describe("bots", () => {
 
   it("shows suspend_reason on a suspended bot; another account's bot is unknown", async () => {
     await db("UPDATE bots SET status = 'suspended', suspend_reason = 'spam complaints' WHERE bot_id = $1", [bots.legacy])
-    const one = await call("GET", `/api/v1/rcs/bots/${bots.legacy}`, ownerToken)
-    expect(one.body.bot).toMatchObject({ status: "suspended", suspend_reason: "spam complaints" })
+    // Written straight into Postgres: the nodes' bot caches hear of it through the change feed.
+    await eventually(async () => {
+      const one = await call("GET", `/api/v1/rcs/bots/${bots.legacy}`, ownerToken)
+      expect(one.body.bot).toMatchObject({ status: "suspended", suspend_reason: "spam complaints" })
+    }, { timeoutMs: 2_000, intervalMs: 20 })
     const elsewhere = await cli("admin", "create-account", "--email", "else@example.com", "--password", "else password", "--label", "Else")
     const foreign = (await cli("admin", "create-bot", elsewhere.account_id, "--name", "Foreign")).bot_id
     expect((await call("GET", `/api/v1/rcs/bots/${foreign}`, ownerToken)).status).toBe(404)
@@ -119,13 +122,24 @@ describe("API keys", () => {
     expect(expiring.body.key.expires_at).toBe(later)
   })
 
-  it("an expired key stops working", async () => {
-    const created = await call("POST", "/api/v1/rcs/api-keys", ownerToken, { name: "short", scopes: ["contacts:read"], expires_at: new Date(Date.now() + 60_000).toISOString() })
+  it("an expired key stops working, at its expiry time, on a node that has it cached", async () => {
+    const expiresAt = Date.now() + 1_500
+    const created = await call("POST", "/api/v1/rcs/api-keys", ownerToken, { name: "short", scopes: ["contacts:read"], expires_at: new Date(expiresAt).toISOString() })
     expect((await call("GET", "/api/v1/rcs/bots", created.body.raw_key)).status).toBe(200)
-    await db("UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE key_id = $1", [created.body.key_id])
+    await new Promise((r) => setTimeout(r, expiresAt - Date.now() + 50))
     const expired = await call("GET", "/api/v1/rcs/bots", created.body.raw_key)
     expect(expired.status).toBe(401)
     expect(expired.body.message).toBe("Invalid or revoked API key")
+  })
+
+  it("a change written straight into Postgres (not through Herald) reaches every node's cache", async () => {
+    const created = await call("POST", "/api/v1/rcs/api-keys", ownerToken, { name: "psql", scopes: ["contacts:read"] })
+    for (const base of [node.url, other.url]) expect((await call("GET", "/api/v1/rcs/bots", created.body.raw_key, undefined, base)).status).toBe(200)
+    await db("UPDATE api_keys SET revoked_at = now() WHERE key_id = $1", [created.body.key_id])
+    // The change feed's notification travels after the commit: a moment, not a request.
+    for (const base of [node.url, other.url]) {
+      await eventually(async () => expect((await call("GET", "/api/v1/rcs/bots", created.body.raw_key, undefined, base)).status).toBe(401), { timeoutMs: 2_000, intervalMs: 20 })
+    }
   })
 
   it("last_used_at is written at most once a minute, however many nodes serve the key", async () => {
