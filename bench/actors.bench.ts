@@ -11,6 +11,7 @@ import { cleanup, makeIsolation, NATS_URL } from "../test/support/isolation.ts"
 import { startNode } from "../test/support/nodes.ts"
 import { BenchCounter, Incr } from "../test/support/testKinds.ts"
 import { startWorker, type Worker } from "../test/support/workers.ts"
+import { round2 } from "./support/figures.ts"
 
 const N = Number(process.env.N ?? 50_000)
 const KEYS = Number(process.env.KEYS ?? 1_000)
@@ -51,7 +52,7 @@ const plainLoop = async (prefix: string) => {
   const seconds = (performance.now() - started) / 1000
   await jsm.streams.delete(stream)
   await nc.close()
-  return { per_s: Math.round(N / seconds), seconds: round(seconds) }
+  return { per_s: Math.round(N / seconds), seconds: round2(seconds) }
 }
 
 /** Cumulative latency buckets summed over the workers (le → count). */
@@ -103,7 +104,7 @@ const main = async () => {
         await new Promise((r) => setTimeout(r, 50))
       }
       const seconds = (performance.now() - started) / 1000
-      return { per_s: Math.round(count / seconds), seconds: round(seconds), publish_seconds: round((published - started) / 1000) }
+      return { per_s: Math.round(count / seconds), seconds: round2(seconds), publish_seconds: round2((published - started) / 1000) }
     }
 
     /** Offers a steady `rate` commands/s for `seconds` and reports their latency. */
@@ -163,11 +164,11 @@ const main = async () => {
       partitions: PARTITIONS,
       baseline_plain_jetstream_publish_consume_per_s: baseline.per_s,
       herald_1_node_per_s: one.per_s,
-      herald_1_node_vs_baseline: round(one.per_s / baseline.per_s),
+      herald_1_node_vs_baseline: round2(one.per_s / baseline.per_s),
       herald_1_node_flood_latency_ms: one.floodLatency,
       herald_1_node_steady_latency_ms: one.steadyLatency,
       herald_2_nodes_per_s: two.per_s,
-      herald_2_nodes_vs_baseline: round(two.per_s / baseline.per_s),
+      herald_2_nodes_vs_baseline: round2(two.per_s / baseline.per_s),
       herald_2_nodes_flood_latency_ms: two.floodLatency,
       herald_2_nodes_steady_latency_ms: two.steadyLatency,
       note: "per_s: N commands flooded (2000 in flight) from publish of the first to commit of the last, state durable before ack; latency: publish to application, as histogram bucket upper bounds; flood latency is queueing behind the backlog, steady is at a fixed offered rate; all processes share the machine's 2 cores"
@@ -179,7 +180,6 @@ const main = async () => {
   }
 }
 
-const round = (n: number) => Math.round(n * 100) / 100
 
 await main()
 process.exit(0)

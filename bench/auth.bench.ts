@@ -12,6 +12,7 @@ import { cleanup, envFor, makeIsolation } from "../test/support/isolation.ts"
 import { heraldCommand, startHerald } from "../test/support/HeraldProcess.ts"
 import { callJson } from "../test/support/http.ts"
 import { freePort } from "../test/support/TcpProxy.ts"
+import { round2 } from "./support/figures.ts"
 
 const SECONDS = Number(process.env.DURATION ?? 10)
 const CONNECTIONS = 50
@@ -68,8 +69,8 @@ try {
     herald_bots_with_api_key: herald,
     baseline_bare_effect_route: effect,
     baseline_bare_node_http: plain,
-    herald_vs_bare_effect: Math.round((herald.rps / effect.rps) * 100) / 100,
-    herald_vs_node_http: Math.round((herald.rps / plain.rps) * 100) / 100,
+    herald_vs_bare_effect: round2(herald.rps / effect.rps),
+    herald_vs_node_http: round2(herald.rps / plain.rps),
     note: "herald: API key check (cached, revocation over the change feed), route allow-list and scope, a token from the key's ratelimit actor (limit raised so none is refused), the bots of the account (cached), request id, metrics; one process each; autocannon runs in the bench process on the same 2 cores"
   }))
 } finally {

@@ -10,7 +10,6 @@ import { Agent, request } from "undici"
 import { ActorClient, Outbox } from "../src/actors/runtime/index.ts"
 import { NatsLive } from "../src/bus/Nats.ts"
 import type { Email } from "../src/domain/identity.ts"
-import type { Principal } from "../src/domain/signIn.ts"
 import { AccountsRepo } from "../src/storage/AccountsRepo.ts"
 import { SqlLive } from "../src/storage/Database.ts"
 import { Storage } from "../src/storage/Migrations.ts"
@@ -19,6 +18,8 @@ import { AppConfig } from "../src/config/AppConfig.ts"
 import { loggingLayer } from "../src/observability/Logging.ts"
 import { type HeraldProcess, startHerald } from "../test/support/HeraldProcess.ts"
 import { cleanup, envFor, makeIsolation, settingsFor } from "../test/support/isolation.ts"
+import { signedIn } from "../test/support/principals.ts"
+import { round2 } from "./support/figures.ts"
 
 const EVENTS = Number(process.env.EVENTS ?? 100)
 const ENDPOINTS = Number(process.env.ENDPOINTS ?? 100)
@@ -48,7 +49,7 @@ const bareLoop = async (n: number, payload: string) => {
   }))
   const seconds = (performance.now() - started) / 1000
   await agent.close()
-  return { deliveries: n, seconds: Math.round(seconds * 100) / 100, per_second: Math.round(n / seconds) }
+  return { deliveries: n, seconds: round2(seconds), per_second: Math.round(n / seconds) }
 }
 
 const iso = makeIsolation()
@@ -72,10 +73,7 @@ try {
     return yield* (yield* AccountsRepo).createWithOwner({ email: "bench@example.com" as Email, passwordHash: "x", label: "Bench", plan: "growth" })
   }))
   await db.connect()
-  const owner: Principal = {
-    accountId: account.accountId, accountLabel: "Bench", ownerUserId: "u", personUserId: "u", email: "bench@example.com", memberId: "",
-    role: "owner", bots: ["*"], credential: { kind: "user" }
-  }
+  const owner = signedIn(account.accountId)
   const subscribe = (path: string, type: "message.sent" | "message.read") =>
     runtime.runPromise(Effect.flatMap(Webhooks, (w) => w.create(owner, { url: `${base}${path}`, events: [type], botId: null })))
   for (let i = 0; i < ENDPOINTS; i++) await subscribe(`/ok/${i}`, "message.sent")
@@ -109,7 +107,7 @@ try {
       [new Date(started)]
     )).rows
     const seconds = (Number(last) - started) / 1000
-    return { deliveries: expected, seconds: Math.round(seconds * 100) / 100, per_second: Math.round(expected / seconds), p50_ms: percentile(latencies, 50), p99_ms: percentile(latencies, 99) }
+    return { deliveries: expected, seconds: round2(seconds), per_second: Math.round(expected / seconds), p50_ms: percentile(latencies, 50), p99_ms: percentile(latencies, 99) }
   }
 
   workers.push(await startHerald({ ...env, HERALD_ROLE: "worker" }, { waitReady: true }))
@@ -134,8 +132,8 @@ try {
     two_workers: twoWorkers,
     ten_percent_dead_two_workers_healthy_endpoints: healthyWithDead,
     baseline_bare_undici_loop: bare,
-    one_worker_vs_bare: Math.round((oneWorker.per_second / bare.per_second) * 100) / 100,
-    two_workers_vs_bare: Math.round((twoWorkers.per_second / bare.per_second) * 100) / 100,
+    one_worker_vs_bare: round2(oneWorker.per_second / bare.per_second),
+    two_workers_vs_bare: round2(twoWorkers.per_second / bare.per_second),
     note: "a delivery: outbox row + Start through JetStream, the delivery actor reads its target and hands the request to the dispatcher, the outcome comes back through JetStream and is committed with its attempt row; latency is from the delivery's creation to the end of its first attempt"
   }))
 } finally {

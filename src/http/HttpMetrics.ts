@@ -20,20 +20,20 @@ const histograms = new Map<string, Metric.Metric.Histogram<number>>()
 
 /** Synchronous on purpose: it runs once per request, outside any Effect step. */
 export const recordRequest = (method: string, route: string, status: number, seconds: number): void => {
-    const ck = `${method} ${route} ${status}`
-    let counter = counters.get(ck)
-    if (counter === undefined) {
-      counter = labelled(requests, { method, route, status: String(status) })
-      counters.set(ck, counter)
-    }
-    const hk = `${method} ${route}`
-    let histogram = histograms.get(hk)
-    if (histogram === undefined) {
-      histogram = labelled(duration, { method, route })
-      histograms.set(hk, histogram)
-    }
-    counter.unsafeUpdate(1, [])
-    histogram.unsafeUpdate(seconds, [])
+  const ck = `${method} ${route} ${status}`
+  let counter = counters.get(ck)
+  if (counter === undefined) {
+    counter = labelled(requests, { method, route, status: String(status) })
+    counters.set(ck, counter)
+  }
+  const hk = `${method} ${route}`
+  let histogram = histograms.get(hk)
+  if (histogram === undefined) {
+    histogram = labelled(duration, { method, route })
+    histograms.set(hk, histogram)
+  }
+  counter.unsafeUpdate(1, [])
+  histogram.unsafeUpdate(seconds, [])
 }
 
 /** GET /metrics in the Prometheus text format. */

@@ -227,7 +227,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
       Effect.gen(function*() {
         yield* requireRole(principal, "operator", "replay dead letters")
         const missing = new NotFound({ message: `no dead-letter item ${deliveryId}` })
-        const row = (yield* repo.deadLetters(principal.accountId)).find((r) => r.deliveryId === deliveryId)
+        const row = yield* repo.deadLetter(principal.accountId, deliveryId)
         if (row === undefined || !visibleDeadLetter(principal, row)) return yield* missing
         if (row.endpointDeleted) return yield* new NotFound({ message: `the endpoint of ${deliveryId} was deleted` })
         const newId = newDeliveryId()

@@ -82,14 +82,19 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/Webhook
         FROM webhook_attempts WHERE webhook_id = ${webhookId}::uuid
         ORDER BY sent_at DESC, attempt DESC LIMIT ${limit}`.pipe(Effect.orDie)
 
-    const deadLetters = (accountId: string) =>
+    const deadLetterRows = (accountId: string, deliveryId: string | undefined) =>
       sql<DeadLetterRow>`
         SELECT d.delivery_id, d.webhook_id, d.event_type, d.url, d.reason, d.envelope, d.first_attempt_at, d.permanent_failure_at,
                w.bot_id AS endpoint_bot_id, (w.webhook_id IS NULL OR w.deleted_at IS NOT NULL) AS endpoint_deleted
         FROM webhook_dead_letters d LEFT JOIN webhooks w ON w.webhook_id = d.webhook_id
-        WHERE d.account_id = ${accountId}
+        WHERE d.account_id = ${accountId} ${deliveryId === undefined ? sql`` : sql`AND d.delivery_id = ${deliveryId}`}
         ORDER BY d.permanent_failure_at DESC`.pipe(Effect.orDie)
 
-    return { insert, list, find, update, remove, attempts, deadLetters } as const
+    const deadLetters = (accountId: string) => deadLetterRows(accountId, undefined)
+
+    /** One dead-letter item of the account. */
+    const deadLetter = (accountId: string, deliveryId: string) => Effect.map(deadLetterRows(accountId, deliveryId), (rows) => rows[0])
+
+    return { insert, list, find, update, remove, attempts, deadLetters, deadLetter } as const
   })
 }) {}

@@ -1,13 +1,13 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
 import type { Email } from "../../src/domain/identity.ts"
-import type { Principal } from "../../src/domain/signIn.ts"
 import { SecretKeys } from "../../src/security/SecretKeys.ts"
 import { AccountsRepo } from "../../src/storage/AccountsRepo.ts"
 import { ChangeFeed } from "../../src/storage/ChangeFeed.ts"
 import { SqlLive } from "../../src/storage/Database.ts"
 import { Storage } from "../../src/storage/Migrations.ts"
 import { IsolationLive, TestConfig } from "../support/isolation.ts"
+import { signedIn } from "../support/principals.ts"
 
 const Env = Layer.mergeAll(SecretKeys.Default, AccountsRepo.Default, Storage.Default).pipe(
   Layer.provide(ChangeFeed.Default),
@@ -16,17 +16,6 @@ const Env = Layer.mergeAll(SecretKeys.Default, AccountsRepo.Default, Storage.Def
   Layer.provideMerge(IsolationLive)
 )
 
-const owner = (accountId: string, role: Principal["role"] = "owner"): Principal => ({
-  accountId,
-  accountLabel: "A",
-  ownerUserId: "u",
-  personUserId: "u",
-  email: "o@example.com",
-  memberId: "",
-  role,
-  bots: ["*"],
-  credential: { kind: "user" }
-})
 
 layer(Env, { timeout: 60_000, excludeTestServices: true })("secret keys", (it) => {
   it.effect("shown once, stored hashed, accepted raw or as Basic base64 of `key:`; regenerating invalidates the old one", () =>
@@ -34,14 +23,14 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("secret keys", (it) =
       yield* (yield* Storage).awaitReady
       const { accountId } = yield* (yield* AccountsRepo).createWithOwner({ email: "sk@example.com" as Email, passwordHash: "x", label: "SK", plan: "growth" })
       const keys = yield* SecretKeys
-      const first = yield* keys.generate(owner(accountId))
+      const first = yield* keys.generate(signedIn(accountId))
       expect(first.secret_key).toMatch(/^sk_live_[A-Za-z0-9_-]{43}$/)
       expect((yield* keys.authenticate(first.secret_key)).accountId).toBe(accountId)
       expect((yield* keys.authenticate(Buffer.from(`${first.secret_key}:`).toString("base64"))).accountId).toBe(accountId)
-      const second = yield* keys.generate(owner(accountId))
+      const second = yield* keys.generate(signedIn(accountId))
       expect(Either.isLeft(yield* Effect.either(keys.authenticate(first.secret_key)))).toBe(true)
       expect((yield* keys.authenticate(second.secret_key)).accountId).toBe(accountId)
-      const operator = yield* Effect.either(keys.generate(owner(accountId, "operator")))
+      const operator = yield* Effect.either(keys.generate(signedIn(accountId, "operator")))
       expect(Either.isLeft(operator) && operator.left._tag).toBe("Forbidden")
       expect(Either.isLeft(yield* Effect.either(keys.authenticate("sk_live_nope")))).toBe(true)
     }))

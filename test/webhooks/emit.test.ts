@@ -4,13 +4,13 @@ import { Effect, Layer } from "effect"
 import { ActorClient, Outbox } from "../../src/actors/runtime/index.ts"
 import { NatsLive } from "../../src/bus/Nats.ts"
 import type { Email } from "../../src/domain/identity.ts"
-import type { Principal } from "../../src/domain/signIn.ts"
 import { AccountsRepo } from "../../src/storage/AccountsRepo.ts"
 import { BotsRepo } from "../../src/storage/BotsRepo.ts"
 import { SqlLive } from "../../src/storage/Database.ts"
 import { Storage } from "../../src/storage/Migrations.ts"
 import { Webhooks } from "../../src/webhooks/Webhooks.ts"
 import { IsolationLive, TestConfig } from "../support/isolation.ts"
+import { signedIn } from "../support/principals.ts"
 
 const Env = Layer.mergeAll(Webhooks.Default, AccountsRepo.Default, BotsRepo.Default).pipe(
   Layer.provideMerge(Outbox.Default),
@@ -21,17 +21,6 @@ const Env = Layer.mergeAll(Webhooks.Default, AccountsRepo.Default, BotsRepo.Defa
   Layer.provideMerge(IsolationLive)
 )
 
-const ownerOf = (accountId: string): Principal => ({
-  accountId,
-  accountLabel: "E",
-  ownerUserId: "u",
-  personUserId: "u",
-  email: "e@example.com",
-  memberId: "",
-  role: "owner",
-  bots: ["*"],
-  credential: { kind: "user" }
-})
 
 layer(Env, { timeout: 60_000, excludeTestServices: true })("event fan-out", (it) => {
   it.effect("one delivery per active subscription that asked for the type and covers the bot, each with its actor's Start in the outbox", () =>
@@ -44,7 +33,7 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("event fan-out", (it)
       const bots = yield* BotsRepo
       const one = yield* bots.create({ accountId, name: "one", useCase: null, status: "active" })
       const two = yield* bots.create({ accountId, name: "two", useCase: null, status: "active" })
-      const owner = ownerOf(accountId)
+      const owner = signedIn(accountId)
       const make = (events: Array<string>, botId: string | null, principal = owner) =>
         Effect.map(webhooks.create(principal, { url: "https://example.com/hook", events, botId }), (w) => w.webhook_id)
       const allBots = yield* make(["message.sent"], null)
@@ -55,7 +44,7 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("event fan-out", (it)
       yield* webhooks.update(owner, inactive, { active: false })
       const deleted = yield* make(["message.sent"], one.botId)
       yield* webhooks.remove(owner, deleted)
-      yield* make(["message.sent"], null, ownerOf(other.accountId))
+      yield* make(["message.sent"], null, signedIn(other.accountId))
 
       const ids = yield* webhooks.committed(webhooks.emit({ accountId, type: "message.sent", botId: one.botId, data: { message_id: "m1" } }))
       expect(ids).toHaveLength(2)
