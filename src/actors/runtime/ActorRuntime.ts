@@ -6,6 +6,7 @@ import { Storage } from "../../storage/Migrations.ts"
 import { ActorClient } from "./ActorClient.ts"
 import type { ActorKind } from "./ActorKind.ts"
 import { ensureStateTable } from "./committer.ts"
+import { makeFairPermits } from "./fairPermits.ts"
 import { type Lease, makeLeases } from "./leases.ts"
 import { makeMembership, nodeInfo } from "./membership.ts"
 import { labelled } from "../../observability/labelled.ts"
@@ -57,7 +58,7 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
     const prepared = new Set<string>()
     const held = new Map<string, Held>()
     const acquiring = new Set<string>()
-    const permits = yield* Effect.makeSemaphore(config.actorConcurrency)
+    const permits = yield* makeFairPermits(config.actorConcurrency)
     const isWorker = config.role !== "api"
     const nodeId = config.nodeId
     const runtimeScope = yield* Effect.scope

@@ -19,6 +19,7 @@ import type { BusNamesShape } from "../../bus/BusNames.ts"
 import type { Connected } from "../../bus/Nats.ts"
 import type { ActorContext, ActorKind } from "./ActorKind.ts"
 import { encoderOf, type ReplyWire } from "./ActorClient.ts"
+import { type FairPermits } from "./fairPermits.ts"
 import { emptyWrite, type FencedOut, makeCommitter, type StateWrite } from "./committer.ts"
 import { labelled } from "../../observability/labelled.ts"
 import * as M from "./metrics.ts"
@@ -41,7 +42,7 @@ export interface PartitionEnv {
   readonly names: BusNamesShape
   readonly partitions: number
   /** Bounds how many actors of this node process at once. */
-  readonly permits: Effect.Semaphore
+  readonly permits: FairPermits
   /** Wakes the outbox relay after a commit wrote outbox rows. */
   readonly nudgeRelay: Effect.Effect<void>
   /** Makes sure a kind's stream exists before the outbox relay publishes to it. */
@@ -328,7 +329,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
           const rest = yield* Queue.takeUpTo(mailbox.queue, MAX_MAILBOX_BATCH - 1)
           mailbox.queued -= rest.length + 1
           if (mailbox.queued > 0) mailbox.oldest = Date.now()
-          yield* env.permits.withPermits(1)(processBatch([first.value, ...rest], arrivedAt))
+          yield* env.permits.withPermit(processBatch([first.value, ...rest], arrivedAt))
         }
       }).pipe(
         Effect.catchAllCause((cause) =>
