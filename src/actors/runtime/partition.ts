@@ -9,7 +9,6 @@ import {
   Exit,
   FiberMap,
   Metric,
-  Option,
   Queue,
   Schedule,
   Schema
@@ -24,6 +23,7 @@ import { emptyWrite, type FencedOut, makeCommitter, type StateWrite } from "./co
 import { labelled } from "../../observability/labelled.ts"
 import * as M from "./metrics.ts"
 import { partitionOf } from "./partitioning.ts"
+import { makeStateLoader } from "./stateLoader.ts"
 import { makeTimerHeap } from "./timerHeap.ts"
 import { commandSubject, consumerName, consumerSpec, decodeJson, type EphemeralReply, ephemeralSubject, encodeJson, Header, keyOfSubject } from "./transport.ts"
 
@@ -73,12 +73,18 @@ const commitRetry = Schedule.exponential(Duration.millis(100), 2).pipe(
   Schedule.whileInput((e: FencedOut | SqlError) => e._tag === "SqlError")
 )
 
+/** Put in an idle actor's mailbox by the sweeper: the actor stops. */
+const PASSIVATE = "passivate" as const
+
 interface Mailbox {
-  readonly queue: Queue.Queue<JsMsg>
+  readonly queue: Queue.Queue<JsMsg | typeof PASSIVATE>
   closed: boolean
   /** Commands waiting in the queue, and when the oldest of them arrived (latency metric). */
   queued: number
   oldest: number
+  /** Taken commands not yet settled (waiting for a permit, applying, committing). */
+  busy: boolean
+  idleSince: number
 }
 
 interface TimerEntry {
@@ -101,6 +107,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
     const committer = yield* makeCommitter({ kind: kind.name, table: kind.table, partition, epoch }).pipe(
       Effect.provideService(SqlClient.SqlClient, sql)
     )
+    const loader = yield* makeStateLoader(kind.table).pipe(Effect.provideService(SqlClient.SqlClient, sql))
     const mailboxes = new Map<string, Mailbox>()
     const actorFibers = yield* FiberMap.make<string>()
     const runActor = yield* FiberMap.runtime(actorFibers)<never>()
@@ -193,10 +200,9 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
 
     const loadState = (key: string) =>
       Effect.gen(function*() {
-        const rows = yield* sql<{ state: unknown; lastSeq: string }>`
-          SELECT state, last_seq FROM ${sql(kind.table)} WHERE actor_key = ${key}`
-        if (rows[0] === undefined) return { state: kind.initial(key), seq: 0 }
-        return { state: yield* Effect.orDie(decodeState(rows[0].state)), seq: Number(rows[0].lastSeq) }
+        const row = yield* loader.load(key)
+        if (row === undefined) return { state: kind.initial(key), seq: 0 }
+        return { state: yield* Effect.orDie(decodeState(row.state)), seq: row.lastSeq }
       })
 
     const runActorLoop = (key: string, mailbox: Mailbox) =>
@@ -314,22 +320,18 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
           })
 
         for (;;) {
-          const first = yield* Queue.take(mailbox.queue).pipe(Effect.timeoutOption(registered.passivateAfter))
-          if (Option.isNone(first)) {
-            // Passivate, unless a command slipped in meanwhile.
-            if (mailbox.queued === 0) {
-              mailbox.closed = true
-              mailboxes.delete(key)
-              yield* Metric.set(active, mailboxes.size)
-              return
-            }
-            continue
-          }
+          const first = yield* Queue.take(mailbox.queue)
+          if (first === PASSIVATE) return
+          mailbox.busy = true
           const arrivedAt = mailbox.oldest
           const rest = yield* Queue.takeUpTo(mailbox.queue, MAX_MAILBOX_BATCH - 1)
           mailbox.queued -= rest.length + 1
           if (mailbox.queued > 0) mailbox.oldest = Date.now()
-          yield* env.permits.withPermit(processBatch([first.value, ...rest], arrivedAt))
+          // The sweeper passivates only a mailbox that is closed and empty: nothing follows PASSIVATE.
+          const batch = [first, ...rest].filter((m): m is JsMsg => m !== PASSIVATE)
+          yield* env.permits.withPermit(processBatch(batch, arrivedAt))
+          mailbox.busy = false
+          mailbox.idleSince = Date.now()
         }
       }).pipe(
         Effect.catchAllCause((cause) =>
@@ -431,7 +433,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
       const key = keyOfSubject(message.subject)
       let mailbox = mailboxes.get(key)
       if (mailbox === undefined || mailbox.closed) {
-        const created: Mailbox = { queue: Effect.runSync(Queue.unbounded<JsMsg>()), closed: false, queued: 0, oldest: 0 }
+        const created: Mailbox = { queue: Effect.runSync(Queue.unbounded<JsMsg | typeof PASSIVATE>()), closed: false, queued: 0, oldest: 0, busy: false, idleSince: Date.now() }
         mailboxes.set(key, created)
         // The kind's services are provided once per actor fiber, not per command.
         runActor(key, Effect.provide(runActorLoop(key, created), registered.services))
@@ -440,6 +442,27 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
       if (mailbox.queued++ === 0) mailbox.oldest = Date.now()
       mailbox.queue.unsafeOffer(message)
     }
+
+    // --- passivation -------------------------------------------------------------------------
+
+    // One sweep over the partition's actors instead of a timeout on every actor's wait: racing
+    // each take against a timer cost more than the rest of an idle actor's bookkeeping.
+    const passivateAfter = Duration.toMillis(registered.passivateAfter)
+    const sweep = Effect.suspend(() => {
+      const now = Date.now()
+      for (const [key, mailbox] of mailboxes) {
+        if (!mailbox.busy && mailbox.queued === 0 && now - mailbox.idleSince >= passivateAfter) {
+          mailbox.closed = true
+          mailboxes.delete(key)
+          mailbox.queue.unsafeOffer(PASSIVATE)
+        }
+      }
+      return Metric.set(active, mailboxes.size)
+    })
+    yield* sweep.pipe(
+      Effect.repeat(Schedule.spaced(Duration.millis(Math.min(30_000, Math.max(100, passivateAfter / 4))))),
+      Effect.forkScoped
+    )
 
     // --- the consumer --------------------------------------------------------------------------
 
