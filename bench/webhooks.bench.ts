@@ -2,8 +2,9 @@
 // Postgres, on 1 and then 2 worker processes; then the same with 10% of the endpoints dead (they
 // accept the connection and never answer), measuring the healthy endpoints' delivery latency.
 // In the same run, the ceiling: a bare loop POSTing the same payloads with undici, no persistence.
-// Prints one JSON line.      npm run bench -- webhooks      (EVENTS=100 ENDPOINTS=100 by default)
+// Prints one JSON line.      npm run bench -- webhooks      (EVENTS=100 ENDPOINTS=100 by default, PROFILE=<dir>)
 import { Effect, Layer, LogLevel, ManagedRuntime } from "effect"
+import { writeFileSync } from "node:fs"
 import http from "node:http"
 import Pg from "pg"
 import { Agent, request } from "undici"
@@ -16,7 +17,7 @@ import { Storage } from "../src/storage/Migrations.ts"
 import { Webhooks } from "../src/webhooks/Webhooks.ts"
 import { AppConfig } from "../src/config/AppConfig.ts"
 import { loggingLayer } from "../src/observability/Logging.ts"
-import { type HeraldProcess, startHerald } from "../test/support/HeraldProcess.ts"
+import { type HeraldProcess, heraldEntry, startHerald } from "../test/support/HeraldProcess.ts"
 import { cleanup, envFor, makeIsolation, settingsFor } from "../test/support/isolation.ts"
 import { signedIn } from "../test/support/principals.ts"
 import { round2 } from "./support/figures.ts"
@@ -24,6 +25,11 @@ import { round2 } from "./support/figures.ts"
 const EVENTS = Number(process.env.EVENTS ?? 100)
 const ENDPOINTS = Number(process.env.ENDPOINTS ?? 100)
 const CONCURRENCY = 256
+/**
+ * PROFILE=<dir>: workers write a V8 CPU profile and their output there (they are stopped, not
+ * killed, at the end), and write a heap snapshot there on SIGUSR2.
+ */
+const PROFILE = process.env.PROFILE
 
 /** The consumer: 200 at once on /ok; /dead accepts and never answers. */
 const consumer = http.createServer((req, res) => {
@@ -54,6 +60,9 @@ const bareLoop = async (n: number, payload: string) => {
 
 const iso = makeIsolation()
 const env = envFor(iso, { LOG_LEVEL: "warning" })
+const workerEnv = { ...env, HERALD_ROLE: "worker" }
+const profiling = ["--cpu-prof", `--cpu-prof-dir=${PROFILE}`, "--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${PROFILE}`]
+const workerOptions = { waitReady: true, ...(PROFILE ? { entry: { argv: [...profiling, ...heraldEntry.argv, "serve"] } } : {}) }
 const Env = Layer.mergeAll(Webhooks.Default, AccountsRepo.Default).pipe(
   Layer.provideMerge(Outbox.Default),
   Layer.provideMerge(ActorClient.Default),
@@ -107,13 +116,27 @@ try {
       [new Date(started)]
     )).rows
     const seconds = (Number(last) - started) / 1000
-    return { deliveries: expected, seconds: round2(seconds), per_second: Math.round(expected / seconds), p50_ms: percentile(latencies, 50), p99_ms: percentile(latencies, 99) }
+    // Where the time went: the last event committed, the last Start published by the outbox relay.
+    const [{ emitted, relayed }] = (await db.query(
+      `SELECT extract(epoch FROM max(created_at)) * 1000 AS emitted, extract(epoch FROM max(published_at)) * 1000 AS relayed
+       FROM actor_outbox WHERE created_at >= $1`,
+      [new Date(started)]
+    )).rows
+    return {
+      deliveries: expected,
+      seconds: round2(seconds),
+      per_second: Math.round(expected / seconds),
+      p50_ms: percentile(latencies, 50),
+      p99_ms: percentile(latencies, 99),
+      events_committed_after_s: round2((Number(emitted) - started) / 1000),
+      starts_published_after_s: round2((Number(relayed) - started) / 1000)
+    }
   }
 
-  workers.push(await startHerald({ ...env, HERALD_ROLE: "worker" }, { waitReady: true }))
+  workers.push(await startHerald(workerEnv, workerOptions))
   await new Promise((r) => setTimeout(r, 3_000))
   const oneWorker = await run("message.sent", "/ok/", ENDPOINTS)
-  workers.push(await startHerald({ ...env, HERALD_ROLE: "worker" }, { waitReady: true }))
+  workers.push(await startHerald(workerEnv, workerOptions))
   await new Promise((r) => setTimeout(r, 5_000))
   const twoWorkers = await run("message.sent", "/ok/", ENDPOINTS)
 
@@ -137,7 +160,8 @@ try {
     note: "a delivery: outbox row + Start through JetStream, the delivery actor reads its target and hands the request to the dispatcher, the outcome comes back through JetStream and is committed with its attempt row; latency is from the delivery's creation to the end of its first attempt"
   }))
 } finally {
-  await Promise.all(workers.map((w) => w.kill()))
+  await Promise.all(workers.map((w) => (PROFILE ? w.stop() : w.kill())))
+  if (PROFILE) workers.forEach((w, i) => writeFileSync(`${PROFILE}/worker-${i}.log`, w.output()))
   await runtime.dispose()
   await db.end().catch(() => {})
   consumer.closeAllConnections()
