@@ -1,6 +1,6 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
-import { InvalidRequest } from "../domain/errors.ts"
+import { InvalidRequest, NotFound } from "../domain/errors.ts"
 import { AccountLabel, Amount, Email, Password } from "../domain/identity.ts"
 import { Plan } from "../domain/plans.ts"
 import { Passwords } from "../security/Passwords.ts"
@@ -105,6 +105,24 @@ const createBot = Command.make(
     })
 ).pipe(Command.withDescription("Create a bot for an account (prints {bot_id, ...})"))
 
+const botStatus = Command.make(
+  "bot-status",
+  {
+    bot: Args.text({ name: "BOT" }).pipe(Args.withDescription("bot id (uuid)")),
+    status: Args.choice([["active", "active"], ["suspended", "suspended"], ["rejected", "rejected"]] as const, { name: "STATUS" }),
+    reason: Options.text("reason").pipe(Options.optional, Options.withDescription("why, kept and shown while the bot is suspended"))
+  },
+  (input) =>
+    Effect.gen(function*() {
+      const botId = yield* parse(Schema.UUID, "BOT", input.bot)
+      const reason = Option.getOrNull(input.reason)
+      if (reason !== null) yield* parse(Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(500)), "--reason", reason)
+      const bot = yield* (yield* BotsRepo).setStatus(botId, input.status, reason?.trim() ?? null)
+      if (bot === undefined) return yield* new NotFound({ message: `no bot ${botId}` })
+      yield* printJson({ bot_id: bot.botId, account_id: bot.accountId, status: bot.status, suspend_reason: bot.suspendReason })
+    })
+).pipe(Command.withDescription("Decide on a bot: active, suspended (with --reason) or rejected"))
+
 const rotateSigningKey = Command.make("rotate-signing-key", {}, () =>
   Effect.gen(function*() {
     const { kid } = yield* (yield* SigningKeys).rotate
@@ -117,6 +135,7 @@ export const AdminServices = Layer.mergeAll(AccountsRepo.Default, UsersRepo.Defa
 export const adminCommands = <E, R>(layer: Layer.Layer<AccountsRepo | UsersRepo | Passwords | SigningKeys | BotsRepo, E, R>) =>
   [
     Command.provide(createBot, layer),
+    Command.provide(botStatus, layer),
     Command.provide(rotateSigningKey, layer),
     Command.provide(createAccount, layer),
     Command.provide(setPlan, layer),

@@ -4,6 +4,7 @@ import { DecodeErrorResponse, ServiceUnavailableResponse } from "./errors.ts"
 import { HealthApi } from "./health/HealthApi.ts"
 import { AccountSecurityApi, SignInApi } from "./rcs/SignInApi.ts"
 import { ApiKeysApi } from "./rcs/ApiKeysApi.ts"
+import { BotApplicationsApi } from "./rcs/BotApplicationsApi.ts"
 import { BotsApi } from "./rcs/BotsApi.ts"
 import { TeamApi } from "./rcs/TeamApi.ts"
 import { WebhooksApi } from "./rcs/WebhooksApi.ts"
@@ -28,6 +29,7 @@ export const ServedApi = withEnvelopeErrors(
     .add(ApiKeysApi)
     .add(TeamApi)
     .add(WebhooksApi)
+    .add(BotApplicationsApi)
     .add(DeveloperApi)
     .add(AccountApi)
 )

@@ -22,6 +22,8 @@ import { ApiKeysHttpLive } from "./rcs/ApiKeysHttp.ts"
 import { BotsRoutes } from "./rcs/BotsHttp.ts"
 import { TeamHttpLive } from "./rcs/TeamHttp.ts"
 import { WebhooksHttpLive } from "./rcs/WebhooksHttp.ts"
+import { BotApplicationsHttpLive } from "./rcs/BotApplicationsHttp.ts"
+import { BotApplications } from "../bots/BotApplications.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 import { DeveloperHttpLive } from "./app/DeveloperHttp.ts"
 import { AccountHttpLive } from "./app/AccountHttp.ts"
@@ -40,7 +42,8 @@ export const ApiHandlers = Layer.mergeAll(
   TeamHttpLive,
   DeveloperHttpLive,
   AccountHttpLive,
-  WebhooksHttpLive
+  WebhooksHttpLive,
+  BotApplicationsHttpLive
 ).pipe(
   Layer.provideMerge(AuthenticationLive),
   Layer.provideMerge(RcsCredentials.Default),
@@ -52,6 +55,7 @@ export const ApiHandlers = Layer.mergeAll(
   Layer.provideMerge(BotsCache.Default),
   Layer.provideMerge(ApiRateLimits.Default),
   Layer.provideMerge(Webhooks.Default),
+  Layer.provideMerge(BotApplications.Default),
   Layer.provide(Layer.mergeAll(SignInRepo.Default, Passwords.Default, ApiKeysRepo.Default, BotsRepo.Default, TeamRepo.Default, ChangeFeed.Default)),
   Layer.provideMerge(SigningKeys.Default)
 )

@@ -20,6 +20,8 @@ interface Rule {
   readonly key: false | null | string
   /** Hangs off a bot: a member scoped to other bots gets bot_not_in_scope. */
   readonly bot?: boolean
+  /** Needs a member who sees every bot: a bot-scoped member gets forbidden. */
+  readonly allBots?: boolean
   /** Names an object of the account: another account's token gets 404. */
   readonly owned?: boolean
   readonly body?: () => unknown
@@ -54,6 +56,14 @@ const ROUTES: ReadonlyArray<Rule> = [
   { method: "GET", route: "/api/v1/rcs/webhooks/:webhook_id/deliveries", role: "viewer", key: false, bot: true, owned: true },
   { method: "DELETE", route: "/api/v1/rcs/webhooks/:webhook_id", role: "operator", key: false, bot: true, owned: true, fresh: () => newEndpoint() },
   { method: "GET", route: "/api/v1/rcs/webhooks/dead-letter", role: "operator", key: false },
+  {
+    method: "POST",
+    route: "/api/v1/rcs/apply",
+    role: "operator",
+    key: false,
+    allBots: true,
+    body: () => ({ bot_name: "Matrix", company_name: "Matrix Ltd", company_gstin: "27AAPFU0939F1ZV", brand_website: "https://matrix.example.com", use_case: "promotional" })
+  },
   { method: "POST", route: "/api/v1/rcs/webhooks/dead-letter/:delivery_id/replay", role: "operator", key: false, owned: true }
 ]
 
@@ -171,7 +181,7 @@ const expected = (rule: Rule, credential: string): string => {
     case "other account's JWT":
       return rule.owned ? "not_found" : "allowed"
     case "bot-scoped member":
-      if (RANK.operator < RANK[rule.role]) return "forbidden"
+      if (RANK.operator < RANK[rule.role] || rule.allBots) return "forbidden"
       return rule.bot ? "bot_not_in_scope" : "allowed"
     default:
       return RANK[credential as Role] < RANK[rule.role] ? "forbidden" : "allowed"

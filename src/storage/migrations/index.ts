@@ -7,6 +7,7 @@ import botsAndApiKeys from "./0004_bots_and_api_keys.ts"
 import secretKeys from "./0005_secret_keys.ts"
 import changeFeed from "./0006_change_feed.ts"
 import webhooks from "./0007_webhooks.ts"
+import botApplications from "./0008_bot_applications.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
@@ -19,5 +20,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0004_bots_and_api_keys": botsAndApiKeys,
   "0005_secret_keys": secretKeys,
   "0006_change_feed": changeFeed,
-  "0007_webhooks": webhooks
+  "0007_webhooks": webhooks,
+  "0008_bot_applications": botApplications
 }

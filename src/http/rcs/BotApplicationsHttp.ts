@@ -1,0 +1,17 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { BotApplications } from "../../bots/BotApplications.ts"
+import { HeraldApi } from "../Api.ts"
+import { CurrentPrincipal } from "../Authentication.ts"
+
+export const BotApplicationsHttpLive = HttpApiBuilder.group(HeraldApi, "botApplications", (handlers) =>
+  Effect.map(BotApplications, (applications) =>
+    handlers.handle("apply", ({ payload }) =>
+      Effect.flatMap(CurrentPrincipal, (principal) =>
+        applications.apply(principal, {
+          botName: payload.bot_name,
+          companyName: payload.company_name,
+          companyGstin: payload.company_gstin,
+          brandWebsite: payload.brand_website,
+          useCase: payload.use_case
+        })))))
