@@ -1,4 +1,3 @@
-import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Schedule, Schema } from "effect"
 import { ActorClient, ActorKind } from "../actors/runtime/index.ts"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -72,7 +71,6 @@ export const DeliveryKind = ActorKind.make("delivery", {
   passivateAfter: Duration.seconds(2),
   behaviour: (state, command, ctx) =>
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
       const endpoints = yield* Endpoints
       const dispatcher = yield* Dispatcher
       const client = yield* ActorClient
@@ -117,23 +115,35 @@ export const DeliveryKind = ActorKind.make("delivery", {
           ctx.cancelTimer(`watchdog-${command.attempt}`)
           const found = { ...target, url: command.url }
           const firstAttemptAt = state.firstAttemptAt ?? command.sentAt
-          ctx.persist(sql`
-            INSERT INTO webhook_attempts (delivery_id, webhook_id, account_id, event_type, url, attempt, status_code, took_ms, response_snippet, sent_at)
-            VALUES (${ctx.key}, ${found.webhookId}, ${found.accountId}, ${found.eventType}, ${found.url}, ${command.attempt},
-                    ${command.statusCode}, ${command.tookMs}, ${command.snippet}, ${new Date(command.sentAt)})
-            ON CONFLICT (delivery_id, attempt) DO NOTHING`.pipe(Effect.asVoid))
+          ctx.insert("webhook_attempts", {
+            delivery_id: ctx.key,
+            webhook_id: found.webhookId,
+            account_id: found.accountId,
+            event_type: found.eventType,
+            url: found.url,
+            attempt: command.attempt,
+            status_code: command.statusCode,
+            took_ms: command.tookMs,
+            response_snippet: command.snippet,
+            sent_at: new Date(command.sentAt)
+          })
           if (succeeded(command.statusCode)) return { phase: "delivered" as const, attempt: command.attempt, firstAttemptAt, target }
           if (command.attempt < MAX_ATTEMPTS) {
             const due = command.finishedAt + Duration.toMillis(RETRY_DELAYS[command.attempt - 1]!)
             ctx.schedule(new Attempt({ attempt: command.attempt + 1 }), { at: new Date(due) }, `attempt-${command.attempt + 1}`)
             return { phase: "waiting" as const, attempt: command.attempt, firstAttemptAt, target }
           }
-          ctx.persist(sql`
-            INSERT INTO webhook_dead_letters (delivery_id, webhook_id, account_id, event_type, url, reason, envelope, first_attempt_at, permanent_failure_at)
-            VALUES (${ctx.key}, ${found.webhookId}, ${found.accountId}, ${found.eventType}, ${found.url},
-                    ${`HTTP ${command.statusCode} after ${MAX_ATTEMPTS} attempts`}, ${JSON.stringify(found.envelope)}::jsonb,
-                    ${new Date(firstAttemptAt)}, ${new Date(command.finishedAt)})
-            ON CONFLICT (delivery_id) DO NOTHING`.pipe(Effect.asVoid))
+          ctx.insert("webhook_dead_letters", {
+            delivery_id: ctx.key,
+            webhook_id: found.webhookId,
+            account_id: found.accountId,
+            event_type: found.eventType,
+            url: found.url,
+            reason: `HTTP ${command.statusCode} after ${MAX_ATTEMPTS} attempts`,
+            envelope: JSON.stringify(found.envelope),
+            first_attempt_at: new Date(firstAttemptAt),
+            permanent_failure_at: new Date(command.finishedAt)
+          })
           return { phase: "dead" as const, attempt: command.attempt, firstAttemptAt, target }
         }
       }

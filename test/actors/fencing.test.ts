@@ -33,16 +33,16 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("fencing", (it) => {
       yield* ensureStateTable(TABLE)
       yield* raiseEpoch(10)
       const old = yield* makeCommitter({ kind: KIND, table: TABLE, partition: 0, epoch: 10 })
-      yield* old.commit(write("a", 1, { v: "from epoch 10" }))
+      yield* old.commit([write("a", 1, { v: "from epoch 10" })])
       expect((yield* stateOf("a"))[0]!.state).toEqual({ v: "from epoch 10" })
 
       yield* raiseEpoch(11)
-      const rejected = yield* Effect.either(old.commit(write("a", 2, { v: "stale" })))
+      const rejected = yield* Effect.either(old.commit([write("a", 2, { v: "stale" })]))
       expect(Either.isLeft(rejected) && rejected.left._tag).toBe("FencedOut")
       expect((yield* stateOf("a"))[0]).toMatchObject({ state: { v: "from epoch 10" }, lastSeq: "1" })
 
       const current = yield* makeCommitter({ kind: KIND, table: TABLE, partition: 0, epoch: 11 })
-      yield* current.commit(write("a", 2, { v: "from epoch 11" }))
+      yield* current.commit([write("a", 2, { v: "from epoch 11" })])
       expect((yield* stateOf("a"))[0]!.state).toEqual({ v: "from epoch 11" })
     }))
 
@@ -57,7 +57,7 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("fencing", (it) => {
       const stalled = Object.assign(write("b", 1, { v: "paused owner" }), {
         persist: [Effect.zipRight(Effect.sleep(Duration.millis(800)), Effect.sync(() => timeline.push("paused owner writes")))]
       })
-      const oldCommit = yield* Effect.fork(Effect.zipRight(paused.commit(stalled), Effect.sync(() => timeline.push("paused owner committed"))))
+      const oldCommit = yield* Effect.fork(Effect.zipRight(paused.commit([stalled]), Effect.sync(() => timeline.push("paused owner committed"))))
       yield* Effect.sleep(Duration.millis(200))
       // Meanwhile its lease lapsed and a new owner raises the epoch: that waits for the share lock.
       const raise = yield* Effect.fork(Effect.zipRight(raiseEpoch(21), Effect.sync(() => timeline.push("new owner raised epoch"))))
@@ -65,7 +65,7 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("fencing", (it) => {
       yield* Fiber.join(raise)
       expect(timeline).toEqual(["paused owner writes", "paused owner committed", "new owner raised epoch"])
       // From now on the paused owner cannot write.
-      const late = yield* Effect.either(paused.commit(write("b", 2, { v: "too late" })))
+      const late = yield* Effect.either(paused.commit([write("b", 2, { v: "too late" })]))
       expect(Either.isLeft(late) && late.left._tag).toBe("FencedOut")
       expect((yield* stateOf("b"))[0]!.state).toEqual({ v: "paused owner" })
     }))

@@ -93,8 +93,8 @@ describe("applying for a bot", () => {
     )
     expect(results.filter((r) => r.status === 200)).toHaveLength(1)
     expect(results.filter((r) => r.status === 409 && r.body.key === "company_gstin")).toHaveLength(5)
-    const [{ n }] = await db<{ n: number }>("SELECT count(*)::int AS n FROM bots WHERE company_gstin = $1", [contested])
-    expect(n).toBe(1)
+    const rows = await db<{ n: number }>("SELECT count(*)::int AS n FROM bots WHERE company_gstin = $1", [contested])
+    expect(rows[0]?.n).toBe(1)
   })
 
   it("a wrong GSTIN or website is a 400 naming each field, and nothing is written", async () => {

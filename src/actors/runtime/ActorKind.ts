@@ -33,6 +33,13 @@ export interface ActorContext<Command> {
   readonly cancelTimer: (timerId: string) => void
   /** A write of the actor's own tables, run in the transaction that commits this command. */
   readonly persist: (write: Effect.Effect<void, SqlError, SqlClient.SqlClient>) => void
+  /**
+   * A row for one of the actor's own tables, inserted in the transaction that commits this
+   * command. Rows of one table (and columns) from every command of a commit share one INSERT,
+   * which `persist` statements cannot; a row that conflicts with a unique key is skipped, so a
+   * command applied again after a crash inserts nothing twice. Keys are column names.
+   */
+  readonly insert: (table: string, row: Readonly<Record<string, unknown>>) => void
 }
 
 export interface ActorKindOptions<C, CI, S, SI, E, R> {

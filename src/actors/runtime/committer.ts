@@ -25,6 +25,12 @@ export interface TimerRow {
   readonly command: unknown
 }
 
+/** A row for one of an actor kind's own tables (ActorContext.insert). */
+export interface InsertRow {
+  readonly table: string
+  readonly row: Readonly<Record<string, unknown>>
+}
+
 export interface PoisonRow {
   readonly key: string
   readonly seq: number
@@ -43,6 +49,7 @@ export interface StateWrite {
   readonly timersAdd: Array<TimerRow>
   readonly timersRemove: Array<string>
   readonly poison: Array<PoisonRow>
+  readonly inserts: Array<InsertRow>
   readonly persist: Array<Effect.Effect<void, SqlError, SqlClient.SqlClient>>
 }
 
@@ -54,11 +61,12 @@ export const emptyWrite = (key: string, lastSeq: number): StateWrite => ({
   timersAdd: [],
   timersRemove: [],
   poison: [],
+  inserts: [],
   persist: []
 })
 
 interface Pending {
-  readonly write: StateWrite
+  readonly writes: ReadonlyArray<StateWrite>
   readonly done: Deferred.Deferred<void, FencedOut | SqlError>
 }
 
@@ -123,6 +131,24 @@ export const makeCommitter = (options: {
           )
     )
 
+    /** Rows grouped by table and columns, one INSERT per group (bounded by Postgres' 65,535 parameters). */
+    const insertRows = (rows: ReadonlyArray<InsertRow>) =>
+      Effect.gen(function*() {
+        const groups = new Map<string, { table: string; rows: Array<Readonly<Record<string, unknown>>> }>()
+        for (const { table, row } of rows) {
+          const id = `${table}(${Object.keys(row).join(",")})`
+          const group = groups.get(id)
+          if (group === undefined) groups.set(id, { table, rows: [row] })
+          else group.rows.push(row)
+        }
+        for (const { table, rows: all } of groups.values()) {
+          const perStatement = Math.max(1, Math.floor(60_000 / Math.max(1, Object.keys(all[0]!).length)))
+          for (let i = 0; i < all.length; i += perStatement) {
+            yield* sql`INSERT INTO ${sql(table)} ${sql.insert(all.slice(i, i + perStatement) as Array<Record<string, unknown>>)} ON CONFLICT DO NOTHING`
+          }
+        }
+      })
+
     const write = (writes: ReadonlyArray<StateWrite>) =>
       Effect.gen(function*() {
         yield* fence
@@ -162,11 +188,12 @@ export const makeCommitter = (options: {
             VALUES (${options.kind}, ${options.partition}, ${p.key}, ${p.seq}, ${JSON.stringify(p.command)}::jsonb, ${p.error}, ${p.attempts})
             ON CONFLICT (kind, seq) DO NOTHING`
         }
+        yield* insertRows(writes.flatMap((w) => w.inserts))
         for (const w of writes) for (const persist of w.persist) yield* persist
       }).pipe(sql.withTransaction, Effect.provideService(SqlClient.SqlClient, sql))
 
     const run = (batch: ReadonlyArray<Pending>): Effect.Effect<void> =>
-      write(batch.map((p) => p.write)).pipe(
+      write(batch.flatMap((p) => p.writes)).pipe(
         Effect.matchCauseEffect({
           onSuccess: () => Effect.forEach(batch, (p) => Deferred.succeed(p.done, undefined), { discard: true }),
           onFailure: (cause) => {
@@ -188,10 +215,10 @@ export const makeCommitter = (options: {
       }
     }).pipe(Effect.forkScoped)
 
-    /** Waits until the write is durable (or fails: fenced out, or the database failed). */
-    const commit = (w: StateWrite) =>
+    /** Waits until the writes are durable (or fail together: fenced out, or the database failed). */
+    const commit = (writes: ReadonlyArray<StateWrite>) =>
       Effect.flatMap(Deferred.make<void, FencedOut | SqlError>(), (done) =>
-        Effect.zipRight(Queue.offer(queue, { write: w, done }), Deferred.await(done)))
+        Effect.zipRight(Queue.offer(queue, { writes, done }), Deferred.await(done)))
 
     return { commit } as const
   })

@@ -63,7 +63,8 @@ export interface OwnedPartition {
 /** How far ahead timers are loaded into memory; later ones are picked up by the periodic reload. */
 const TIMER_HORIZON = Duration.minutes(5)
 const TIMER_RELOAD = Duration.seconds(30)
-const MAX_MAILBOX_BATCH = 256
+/** Commands applied in one batch of a partition at most. */
+const MAX_BATCH = 1_000
 
 const retryBackoff = (attempt: number) => Duration.millis(Math.min(5_000, 50 * 2 ** attempt))
 
@@ -73,18 +74,19 @@ const commitRetry = Schedule.exponential(Duration.millis(100), 2).pipe(
   Schedule.whileInput((e: FencedOut | SqlError) => e._tag === "SqlError")
 )
 
-/** Put in an idle actor's mailbox by the sweeper: the actor stops. */
-const PASSIVATE = "passivate" as const
-
-interface Mailbox {
-  readonly queue: Queue.Queue<JsMsg | typeof PASSIVATE>
-  closed: boolean
-  /** Commands waiting in the queue, and when the oldest of them arrived (latency metric). */
-  queued: number
-  oldest: number
-  /** Taken commands not yet settled (waiting for a permit, applying, committing). */
-  busy: boolean
+/** An actor in memory: its state as last committed (or being committed). */
+interface Resident {
+  state: unknown
+  seq: number
   idleSince: number
+  /** Its commands are being applied, committed or retried: not to be passivated. */
+  busy: boolean
+}
+
+/** The commands of an actor retrying a failed command in its own fiber. */
+interface Mailbox {
+  readonly queue: Queue.Queue<JsMsg>
+  queued: number
 }
 
 interface TimerEntry {
@@ -96,8 +98,8 @@ interface TimerEntry {
 }
 
 /**
- * Runs one owned (kind, partition) until its scope closes: the durable consumer, one mailbox fiber
- * per live actor key, the group committer, and the partition's durable timers.
+ * Runs one owned (kind, partition) until its scope closes: the durable consumer, the fiber applying
+ * its commands in batches, the group committer, and the partition's durable timers.
  */
 export const startPartition = (env: PartitionEnv, registered: RegisteredKind, partition: number, epoch: number) =>
   Effect.gen(function*() {
@@ -108,9 +110,8 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
       Effect.provideService(SqlClient.SqlClient, sql)
     )
     const loader = yield* makeStateLoader(kind.table).pipe(Effect.provideService(SqlClient.SqlClient, sql))
-    const mailboxes = new Map<string, Mailbox>()
-    const actorFibers = yield* FiberMap.make<string>()
-    const runActor = yield* FiberMap.runtime(actorFibers)<never>()
+    const retryFibers = yield* FiberMap.make<string>()
+    const runRetrying = yield* FiberMap.runtime(retryFibers)<never>()
     // Timers due within the horizon: one heap and one fiber per partition, however many timers.
     const timers = new Map<string, TimerEntry>()
     const timerHeap = makeTimerHeap()
@@ -196,7 +197,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
       }
     })
 
-    // --- one actor ---------------------------------------------------------------------------
+    // --- applying commands ---------------------------------------------------------------------
 
     const loadState = (key: string) =>
       Effect.gen(function*() {
@@ -205,144 +206,264 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
         return { state: yield* Effect.orDie(decodeState(row.state)), seq: row.lastSeq }
       })
 
-    const runActorLoop = (key: string, mailbox: Mailbox) =>
+    /** What one actor's commands applied so far, to be committed together. */
+    interface Applied {
+      readonly key: string
+      state: unknown
+      applied: number
+      readonly write: StateWrite
+      readonly acks: Array<JsMsg>
+      readonly replies: Array<() => Effect.Effect<void>>
+    }
+
+    const startApplied = (key: string, from: Resident): Applied => ({
+      key,
+      state: from.state,
+      applied: from.seq,
+      write: emptyWrite(key, from.seq),
+      acks: [],
+      replies: []
+    })
+
+    /**
+     * Applies one command on top of `into`. Commands applied before, fires of cancelled timers and
+     * undecodable commands (parked at once) are settled here; a failing behaviour returns its cause
+     * and leaves `into` as it was.
+     */
+    // Needs the kind's services (`any` for a kind of any type), provided once per fiber.
+    const applyOne = (into: Applied, message: JsMsg, attempt: number): Effect.Effect<Cause.Cause<unknown> | undefined, never, any> =>
       Effect.gen(function*() {
-        let loaded: { state: unknown; seq: number } | undefined
-        yield* Metric.set(active, mailboxes.size)
-
-        /** Writes what the batch changed, then acknowledges and answers. */
-        const flush = (write: StateWrite, state: unknown, acks: Array<JsMsg>, replies: Array<() => Effect.Effect<void>>, arrivedAt: number) =>
-          Effect.gen(function*() {
-            const changed = write.state !== undefined || write.poison.length > 0 || write.timersRemove.length > 0
-            if (changed) {
-              write.state = yield* Effect.orDie(encodeState(state))
-              yield* committer.commit(write).pipe(
-                Effect.tapError((e) => (e._tag === "SqlError" ? Effect.sync(() => acks.forEach((m) => m.working())) : Effect.void)),
-                Effect.retry(commitRetry),
-                Effect.catchTag("FencedOut", (e) => Effect.zipRight(Deferred.succeed(lost, e.message), Effect.interrupt)),
-                Effect.orDie
-              )
-              loaded = { state, seq: write.lastSeq }
-              for (const t of write.timersRemove) yield* cancelTimer(t)
-              for (const t of write.timersAdd) yield* scheduleTimer(t.timerId, { key, fireAt: t.fireAt, command: t.command, fired: false })
-              if (write.outbox.length > 0) yield* env.nudgeRelay
-            }
-            // One observation per batch, for its oldest command: per-command updates cost more
-            // than the rest of the bookkeeping together.
-            if (acks.length > 0) yield* Metric.update(latency, (Date.now() - arrivedAt) / 1000)
-            yield* settle(acks)
-            yield* Metric.incrementBy(processed, acks.length)
-            for (const reply of replies) yield* reply()
-          })
-
-        const processBatch = (batch: ReadonlyArray<JsMsg>, arrivedAt: number) =>
-          Effect.gen(function*() {
-            if (loaded === undefined) loaded = yield* Effect.orDie(loadState(key))
-            let state = loaded.state
-            let applied = loaded.seq
-            let write = emptyWrite(key, applied)
-            let acks: Array<JsMsg> = []
-            let replies: Array<() => Effect.Effect<void>> = []
-
-            for (const message of batch) {
-              const seq = message.seq
-              if (seq <= applied) {
-                acks.push(message)
-                continue
-              }
-              const timerId = message.headers?.get(Header.timer) || undefined
-              if (timerId !== undefined && !timers.has(timerId)) {
-                // The timer was cancelled or already handled: a fire is a no-op.
-                acks.push(message)
-                continue
-              }
-              const replyTo = message.headers?.get(Header.replyTo) || undefined
-              const raw = decodeJson(message.data)
-              const decoded = yield* Effect.either(decodeCommand(raw))
-              if (decoded._tag === "Left") {
-                write.poison.push({ key, seq, command: raw, error: `undecodable command: ${decoded.left.message}`, attempts: 0 })
-                write.lastSeq = applied = seq
-                acks.push(message)
-                if (replyTo) replies.push(() => publishReply(replyTo, { parked: "undecodable command" }))
-                yield* Metric.increment(parked)
-                continue
-              }
-              const command = decoded.right
-              for (let attempt = 1;; attempt++) {
-                const effects = recordEffects(key, seq, attempt, timerId)
-                const exit = yield* Effect.exit(registered.kind.behaviour(state, command, effects.context))
-                if (Exit.isSuccess(exit)) {
-                  state = exit.value
-                  write.state = state
-                  write.lastSeq = applied = seq
-                  yield* effects.applyTo(write)
-                  if (timerId !== undefined) {
-                    write.timersRemove.push(timerId)
-                    const due = timers.get(timerId)
-                    if (due) yield* Metric.update(lateness, Math.max(0, Date.now() - due.fireAt.getTime()) / 1000)
-                  }
-                  acks.push(message)
-                  if (replyTo && effects.reply) {
-                    const answer = effects.reply
-                    replies.push(() => publishReply(replyTo, answer))
-                  }
-                  break
-                }
-                yield* Metric.increment(failed)
-                const error = Cause.pretty(exit.cause)
-                if (attempt >= registered.maxAttempts) {
-                  yield* Effect.logWarning("actor command parked after its last try", { kind: kind.name, key, seq, attempts: attempt })
-                  write.poison.push({ key, seq, command: raw, error, attempts: attempt })
-                  if (timerId !== undefined) write.timersRemove.push(timerId)
-                  write.lastSeq = applied = seq
-                  acks.push(message)
-                  if (replyTo) replies.push(() => publishReply(replyTo, { parked: `command failed ${attempt} times: ${firstLine(error)}` }))
-                  yield* Metric.increment(parked)
-                  break
-                }
-                yield* Effect.logDebug("actor command failed; retrying", { kind: kind.name, key, seq, attempt, error: firstLine(error) })
-                // Make what this batch already applied durable, so that a restart from the
-                // persisted state below does not lose it.
-                yield* flush(write, state, acks, replies, arrivedAt)
-                write = emptyWrite(key, applied)
-                acks = []
-                replies = []
-                if (Cause.isDie(exit.cause)) {
-                  // A defect: the actor restarts from its persisted state.
-                  loaded = yield* Effect.orDie(loadState(key))
-                  state = loaded.state
-                }
-                message.working()
-                yield* Effect.sleep(retryBackoff(attempt))
-              }
-            }
-            yield* flush(write, state, acks, replies, arrivedAt)
-          })
-
-        for (;;) {
-          const first = yield* Queue.take(mailbox.queue)
-          if (first === PASSIVATE) return
-          mailbox.busy = true
-          const arrivedAt = mailbox.oldest
-          const rest = yield* Queue.takeUpTo(mailbox.queue, MAX_MAILBOX_BATCH - 1)
-          mailbox.queued -= rest.length + 1
-          if (mailbox.queued > 0) mailbox.oldest = Date.now()
-          // The sweeper passivates only a mailbox that is closed and empty: nothing follows PASSIVATE.
-          const batch = [first, ...rest].filter((m): m is JsMsg => m !== PASSIVATE)
-          yield* env.permits.withPermit(processBatch(batch, arrivedAt))
-          mailbox.busy = false
-          mailbox.idleSince = Date.now()
+        const { key } = into
+        const seq = message.seq
+        if (seq <= into.applied) {
+          into.acks.push(message)
+          return undefined
         }
-      }).pipe(
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause)
-            ? Effect.void
-            : Effect.zipRight(
-              Effect.logError("actor mailbox crashed; dropping the partition", cause),
-              Deferred.succeed(lost, `mailbox of ${key} crashed`)
-            )
-        )
-      )
+        const timerId = message.headers?.get(Header.timer) || undefined
+        if (timerId !== undefined && !timers.has(timerId)) {
+          // The timer was cancelled or already handled: a fire is a no-op.
+          into.acks.push(message)
+          return undefined
+        }
+        const replyTo = message.headers?.get(Header.replyTo) || undefined
+        const raw = decodeJson(message.data)
+        const decoded = yield* Effect.either(decodeCommand(raw))
+        if (decoded._tag === "Left") {
+          into.write.poison.push({ key, seq, command: raw, error: `undecodable command: ${decoded.left.message}`, attempts: 0 })
+          into.write.lastSeq = into.applied = seq
+          into.acks.push(message)
+          if (replyTo) into.replies.push(() => publishReply(replyTo, { parked: "undecodable command" }))
+          yield* Metric.increment(parked)
+          return undefined
+        }
+        const effects = recordEffects(key, seq, attempt, timerId)
+        const exit = yield* Effect.exit(registered.kind.behaviour(into.state, decoded.right, effects.context))
+        if (Exit.isFailure(exit)) return exit.cause
+        into.state = exit.value
+        into.write.state = exit.value
+        into.write.lastSeq = into.applied = seq
+        yield* effects.applyTo(into.write)
+        if (timerId !== undefined) {
+          into.write.timersRemove.push(timerId)
+          const due = timers.get(timerId)
+          if (due) yield* Metric.update(lateness, Math.max(0, Date.now() - due.fireAt.getTime()) / 1000)
+        }
+        into.acks.push(message)
+        if (replyTo && effects.reply) {
+          const answer = effects.reply
+          into.replies.push(() => publishReply(replyTo, answer))
+        }
+        return undefined
+      })
+
+    /** A command that failed its last try is parked: a poison row, and it counts as done. */
+    const park = (into: Applied, message: JsMsg, attempts: number, cause: Cause.Cause<unknown>) =>
+      Effect.gen(function*() {
+        const error = Cause.pretty(cause)
+        const seq = message.seq
+        yield* Effect.logWarning("actor command parked after its last try", { kind: kind.name, key: into.key, seq, attempts })
+        into.write.poison.push({ key: into.key, seq, command: decodeJson(message.data), error, attempts })
+        const timerId = message.headers?.get(Header.timer) || undefined
+        if (timerId !== undefined) into.write.timersRemove.push(timerId)
+        into.write.lastSeq = into.applied = seq
+        into.acks.push(message)
+        const replyTo = message.headers?.get(Header.replyTo) || undefined
+        if (replyTo) into.replies.push(() => publishReply(replyTo, { parked: `command failed ${attempts} times: ${firstLine(error)}` }))
+        yield* Metric.increment(parked)
+      })
+
+    /** Writes what was applied, all in one transaction, then acknowledges and answers. */
+    const commitApplied = (batch: ReadonlyArray<Applied>, arrivedAt: number) =>
+      Effect.gen(function*() {
+        const writes: Array<StateWrite> = []
+        for (const a of batch) {
+          const w = a.write
+          if (w.state !== undefined || w.poison.length > 0 || w.timersRemove.length > 0) {
+            w.state = yield* Effect.orDie(encodeState(a.state))
+            writes.push(w)
+          }
+        }
+        const acks = batch.flatMap((a) => a.acks)
+        if (writes.length > 0) {
+          yield* committer.commit(writes).pipe(
+            Effect.tapError((e) => (e._tag === "SqlError" ? Effect.sync(() => acks.forEach((m) => m.working())) : Effect.void)),
+            Effect.retry(commitRetry),
+            Effect.catchTag("FencedOut", (e) => Effect.zipRight(Deferred.succeed(lost, e.message), Effect.interrupt)),
+            Effect.orDie
+          )
+          let outbox = false
+          for (const w of writes) {
+            for (const t of w.timersRemove) yield* cancelTimer(t)
+            for (const t of w.timersAdd) yield* scheduleTimer(t.timerId, { key: w.key, fireAt: t.fireAt, command: t.command, fired: false })
+            outbox ||= w.outbox.length > 0
+          }
+          if (outbox) yield* env.nudgeRelay
+        }
+        // One observation per batch, for its oldest command: per-command updates cost more than
+        // the rest of the bookkeeping together.
+        if (acks.length > 0) yield* Metric.update(latency, (Date.now() - arrivedAt) / 1000)
+        yield* settle(acks)
+        yield* Metric.incrementBy(processed, acks.length)
+        for (const a of batch) for (const reply of a.replies) yield* reply()
+      })
+
+    // --- the partition's actors ----------------------------------------------------------------
+    //
+    // One fiber per partition applies commands in batches: whatever arrived since the last batch,
+    // grouped by actor; the states of actors not in memory are read in one query; each actor's
+    // commands are applied in order (different actors concurrently, under the node's permits);
+    // everything is committed in one transaction before anything is acknowledged. An actor whose
+    // command fails leaves the batches: its remaining commands, and those arriving meanwhile, go to
+    // a fiber of its own that retries the command with backoff from the committed state (the
+    // others do not wait for it), parks it after its last try, and hands the actor back when its
+    // mailbox is empty. States stay in memory until idle for the kind's passivation time.
+
+    const residents = new Map<string, Resident>()
+    const inbox = yield* Queue.unbounded<JsMsg>()
+    /** Actors retrying a failed command in their own fiber, and the commands queued for them. */
+    const retrying = new Map<string, Mailbox>()
+
+    const offerTo = (mailbox: Mailbox, message: JsMsg) => {
+      mailbox.queued++
+      mailbox.queue.unsafeOffer(message)
+    }
+
+    /** Loaded for a batch: busy until the batch is committed. */
+    const makeResident = (key: string) =>
+      Effect.map(loadState(key), (loaded) => {
+        residents.set(key, { state: loaded.state, seq: loaded.seq, idleSince: Date.now(), busy: true })
+      })
+
+    const applyGroup = (key: string, messages: ReadonlyArray<JsMsg>) =>
+      Effect.gen(function*() {
+        const into = startApplied(key, residents.get(key)!)
+        for (let i = 0; i < messages.length; i++) {
+          const failure = yield* applyOne(into, messages[i]!, 1)
+          if (failure !== undefined) {
+            yield* Metric.increment(failed)
+            return { into, failure, rest: messages.slice(i) }
+          }
+        }
+        return { into, failure: undefined, rest: [] }
+      })
+
+    const processBatch = Effect.gen(function*() {
+      const first = yield* Queue.take(inbox)
+      const arrivedAt = Date.now()
+      const groups = new Map<string, Array<JsMsg>>()
+      for (const message of [first, ...(yield* Queue.takeUpTo(inbox, MAX_BATCH - 1))]) {
+        const key = keyOfSubject(message.subject)
+        const mailbox = retrying.get(key)
+        if (mailbox !== undefined) offerTo(mailbox, message)
+        else if (groups.has(key)) groups.get(key)!.push(message)
+        else groups.set(key, [message])
+      }
+      if (groups.size === 0) return
+      const absent: Array<string> = []
+      for (const key of groups.keys()) {
+        const r = residents.get(key)
+        if (r === undefined) absent.push(key)
+        else r.busy = true
+      }
+      yield* Effect.forEach(absent, makeResident, { concurrency: "unbounded", discard: true }).pipe(Effect.orDie)
+      const results = yield* Effect.forEach(groups, ([key, messages]) => env.permits.withPermit(applyGroup(key, messages)), { concurrency: "unbounded" })
+      yield* commitApplied(results.map((r) => r.into), arrivedAt)
+      const now = Date.now()
+      for (const { failure, into, rest } of results) {
+        const r = residents.get(into.key)!
+        r.state = into.state
+        r.seq = into.applied
+        r.idleSince = now
+        r.busy = false
+        if (failure !== undefined) startRetrying(into.key, r, rest, failure)
+      }
+      yield* Metric.set(active, residents.size)
+    })
+
+    /** An actor whose command failed: a fiber of its own takes over until its mailbox is empty. */
+    const startRetrying = (key: string, r: Resident, rest: ReadonlyArray<JsMsg>, failure: Cause.Cause<unknown>) => {
+      const mailbox: Mailbox = { queue: Effect.runSync(Queue.unbounded<JsMsg>()), queued: 0 }
+      for (const message of rest) offerTo(mailbox, message)
+      retrying.set(key, mailbox)
+      r.busy = true
+      // The kind's services are provided once per fiber, not per command.
+      runRetrying(key, Effect.provide(Effect.catchAllCause(retryLoop(key, r, mailbox, failure), crashed(`actor ${key}`)), registered.services))
+    }
+
+    const retryLoop = (key: string, r: Resident, mailbox: Mailbox, firstFailure: Cause.Cause<unknown>) =>
+      Effect.gen(function*() {
+        // The failure of attempt `attempt` of the command at the head of the mailbox, if known.
+        let failure: Cause.Cause<unknown> | undefined = firstFailure
+        for (;;) {
+          // Routing is synchronous: nothing can be queued between this check and the hand-back.
+          const handedBack = yield* Effect.sync(() => {
+            if (mailbox.queued > 0) return false
+            retrying.delete(key)
+            r.busy = false
+            r.idleSince = Date.now()
+            return true
+          })
+          if (handedBack) return
+          const message = yield* Queue.take(mailbox.queue)
+          mailbox.queued--
+          for (let attempt = 1;; attempt++) {
+            if (failure === undefined) {
+              const into = startApplied(key, r)
+              failure = yield* applyOne(into, message, attempt)
+              if (failure === undefined) {
+                yield* commitApplied([into], Date.now())
+                r.state = into.state
+                r.seq = into.applied
+                break
+              }
+              yield* Metric.increment(failed)
+            }
+            if (attempt >= registered.maxAttempts) {
+              const into = startApplied(key, r)
+              yield* park(into, message, attempt, failure)
+              yield* commitApplied([into], Date.now())
+              r.seq = into.applied
+              failure = undefined
+              break
+            }
+            yield* Effect.logDebug("actor command failed; retrying", { kind: kind.name, key, seq: message.seq, attempt, error: firstLine(Cause.pretty(failure)) })
+            if (Cause.isDie(failure)) {
+              // A defect: the actor restarts from its persisted state.
+              const reloaded = yield* Effect.orDie(loadState(key))
+              r.state = reloaded.state
+              r.seq = reloaded.seq
+            }
+            message.working()
+            yield* Effect.sleep(retryBackoff(attempt))
+            failure = undefined
+          }
+        }
+      })
+
+    const crashed = (what: string) => (cause: Cause.Cause<unknown>) =>
+      Cause.isInterruptedOnly(cause)
+        ? Effect.void
+        : Effect.zipRight(Effect.logError(`${what} crashed; dropping the partition`, cause), Deferred.succeed(lost, `${what} crashed`))
 
     const publishReply = (replyTo: string, wire: ReplyWire) => Effect.sync(() => bus.nc.publish(replyTo, encodeJson(wire)))
 
@@ -352,6 +473,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
       const timersAdd: Array<Effect.Effect<StateWrite["timersAdd"][number]>> = []
       const timersRemove: Array<string> = []
       const persist: Array<StateWrite["persist"][number]> = []
+      const inserts: Array<StateWrite["inserts"][number]> = []
       const targets = new Map<string, ActorKind.Any>()
       let counter = 0
       let reply: ReplyWire | undefined
@@ -393,6 +515,10 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
         },
         persist: (effect) => {
           persist.push(effect)
+        },
+        insert: (table, row) => {
+          if (!/^[a-z_][a-z0-9_]*$/.test(table)) throw new Error(`table name ${JSON.stringify(table)} is not a plain identifier`)
+          inserts.push({ table, row })
         }
       }
       const applyTo = (write: StateWrite) =>
@@ -416,6 +542,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
             write.timersAdd.push(added)
           }
           write.persist.push(...persist)
+          write.inserts.push(...inserts)
         })
       return {
         context,
@@ -430,34 +557,25 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
 
     const route = (message: JsMsg) => {
       inflight++
-      const key = keyOfSubject(message.subject)
-      let mailbox = mailboxes.get(key)
-      if (mailbox === undefined || mailbox.closed) {
-        const created: Mailbox = { queue: Effect.runSync(Queue.unbounded<JsMsg | typeof PASSIVATE>()), closed: false, queued: 0, oldest: 0, busy: false, idleSince: Date.now() }
-        mailboxes.set(key, created)
-        // The kind's services are provided once per actor fiber, not per command.
-        runActor(key, Effect.provide(runActorLoop(key, created), registered.services))
-        mailbox = created
-      }
-      if (mailbox.queued++ === 0) mailbox.oldest = Date.now()
-      mailbox.queue.unsafeOffer(message)
+      const mailbox = retrying.get(keyOfSubject(message.subject))
+      if (mailbox !== undefined) offerTo(mailbox, message)
+      else inbox.unsafeOffer(message)
     }
+
+    yield* processBatch.pipe(
+      Effect.forever,
+      Effect.provide(registered.services),
+      Effect.catchAllCause(crashed("the batch fiber")),
+      Effect.forkScoped
+    )
 
     // --- passivation -------------------------------------------------------------------------
 
-    // One sweep over the partition's actors instead of a timeout on every actor's wait: racing
-    // each take against a timer cost more than the rest of an idle actor's bookkeeping.
     const passivateAfter = Duration.toMillis(registered.passivateAfter)
     const sweep = Effect.suspend(() => {
       const now = Date.now()
-      for (const [key, mailbox] of mailboxes) {
-        if (!mailbox.busy && mailbox.queued === 0 && now - mailbox.idleSince >= passivateAfter) {
-          mailbox.closed = true
-          mailboxes.delete(key)
-          mailbox.queue.unsafeOffer(PASSIVATE)
-        }
-      }
-      return Metric.set(active, mailboxes.size)
+      for (const [key, r] of residents) if (!r.busy && now - r.idleSince >= passivateAfter) residents.delete(key)
+      return Metric.set(active, residents.size)
     })
     yield* sweep.pipe(
       Effect.repeat(Schedule.spaced(Duration.millis(Math.min(30_000, Math.max(100, passivateAfter / 4))))),
