@@ -8,7 +8,7 @@ import { partitionOf } from "../../src/actors/runtime/partitioning.ts"
 import { renderPrometheus } from "../../src/observability/Prometheus.ts"
 import { eventually, useIsolation } from "../support/e2e.ts"
 import { startNode, type TestNode } from "../support/nodes.ts"
-import { Add, Counter, Detonate, Explode, Flaky, Forward, Remind, Total, Withdraw } from "../support/testKinds.ts"
+import { Add, Counter, Detonate, Explode, Flaky, Forward, Refused, Remind, Total, Withdraw } from "../support/testKinds.ts"
 
 const iso = useIsolation()
 let node: TestNode
@@ -93,6 +93,24 @@ describe("one node", () => {
       const parked = await run(Effect.flatMap(PoisonQueue, (q) => q.list({ kind: "counter" })))
       if (parked.filter((p) => p.actorKey === blocked).length !== 1) throw new Error("not parked yet")
     })
+  })
+
+  it("a command whose write the database refuses is parked; the rest of its batch, its key and its partition go on", async () => {
+    const key = "refused"
+    const neighbour = Array.from({ length: 200 }, (_, i) => `r${i}`).find((k) => partitionOf(k, 4) === partitionOf(key, 4) && k !== key)!
+    // One batch: the neighbour's command and the refused write's are committed together at first.
+    await run(Effect.flatMap(ActorClient, (c) => Effect.all([
+      c.send(Counter, key, new Add({ sender: "s", n: 1, amount: 1 })),
+      c.send(Counter, neighbour, new Add({ sender: "s", n: 1, amount: 5 })),
+      c.send(Counter, key, new Refused()),
+      c.send(Counter, key, new Add({ sender: "s", n: 2, amount: 1 }))
+    ])))
+    expect(await total(neighbour)).toEqual({ total: 5, count: 1 })
+    expect(await total(key)).toEqual({ total: 2, count: 2 })
+    const parked = (await run(Effect.flatMap(PoisonQueue, (q) => q.list({ kind: "counter" })))).filter((p) => p.actorKey === key)
+    expect(parked).toHaveLength(1)
+    expect((parked[0]!.command as { _tag: string })._tag).toBe("Refused")
+    expect(parked[0]!.error).toContain("no_such_table")
   })
 
   it("an ask of a parked command fails with CommandParked", async () => {

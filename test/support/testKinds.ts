@@ -14,6 +14,9 @@ export class Explode extends Schema.TaggedClass<Explode>()("Explode", {
   mode: Schema.Literal("fail", "die")
 }) {}
 
+/** Applies, but its row is one the database refuses (no such table): its commit fails. */
+export class Refused extends Schema.TaggedClass<Refused>()("Refused", {}) {}
+
 /** Fails its first `times` tries, then succeeds. */
 export class Flaky extends Schema.TaggedClass<Flaky>()("Flaky", { times: Schema.Number }) {}
 
@@ -51,7 +54,7 @@ export class Detonate extends Schema.TaggedRequest<Detonate>()("Detonate", {
   payload: {}
 }) {}
 
-export const CounterCommand = Schema.Union(Add, Explode, Flaky, Remind, Fired, Forward, Total, Withdraw, Detonate)
+export const CounterCommand = Schema.Union(Add, Explode, Refused, Flaky, Remind, Fired, Forward, Total, Withdraw, Detonate)
 
 export const CounterState = Schema.Struct({
   total: Schema.Number,
@@ -86,6 +89,9 @@ export const Counter = ActorKind.make("counter", {
       }
       case "Explode":
         return command.mode === "fail" ? Effect.fail(new Boom({ message: "always fails" })) : Effect.die(new Error("always dies"))
+      case "Refused":
+        ctx.insert("no_such_table", { x: 1 })
+        return Effect.succeed(state)
       case "Flaky":
         return ctx.attempt <= command.times
           ? Effect.fail(new Boom({ message: `try ${ctx.attempt}` }))

@@ -68,10 +68,24 @@ const MAX_BATCH = 1_000
 
 const retryBackoff = (attempt: number) => Duration.millis(Math.min(5_000, 50 * 2 ** attempt))
 
+/**
+ * Whether the database refused a statement (SQLSTATE classes 22 data, 23 integrity, 42 syntax or
+ * undefined object, ...) rather than being unreachable or busy (08 connection, 40 rollback, 53
+ * resources, 57 operator intervention, or no code at all): retrying the same write cannot help.
+ */
+const refused = (error: SqlError): boolean => {
+  const code = (error.cause as { code?: unknown } | undefined)?.code
+  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && !/^(08|40|53|57|58|XX)/.test(code)
+}
+
+/** The failure a refused write counts as, with what the database said (kept with a parked command). */
+const refusal = (error: SqlError) =>
+  Cause.fail(`the database refused the write: ${(error.cause as { message?: string } | undefined)?.message ?? error.message}`)
+
 /** Commit retries while the database is unreachable: capped backoff, forever (the fence still holds). */
 const commitRetry = Schedule.exponential(Duration.millis(100), 2).pipe(
   Schedule.either(Schedule.spaced(Duration.seconds(2))),
-  Schedule.whileInput((e: FencedOut | SqlError) => e._tag === "SqlError")
+  Schedule.whileInput((e: FencedOut | SqlError) => e._tag === "SqlError" && !refused(e))
 )
 
 /** An actor in memory: its state as last committed (or being committed). */
@@ -292,39 +306,55 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
         yield* Metric.increment(parked)
       })
 
-    /** Writes what was applied, all in one transaction, then acknowledges and answers. */
+    /** Waits until the writes are durable; retries while the database is unreachable. */
+    const durably = (writes: ReadonlyArray<StateWrite>, acks: ReadonlyArray<JsMsg>) =>
+      committer.commit(writes).pipe(
+        Effect.tapError((e) => (e._tag === "SqlError" && !refused(e) ? Effect.sync(() => acks.forEach((m) => m.working())) : Effect.void)),
+        Effect.retry(commitRetry),
+        Effect.catchTag("FencedOut", (e) => Effect.zipRight(Deferred.succeed(lost, e.message), Effect.interrupt))
+      )
+
+    /**
+     * Writes what was applied, all in one transaction, then acknowledges and answers. When the
+     * database refuses a statement (a constraint, a type), each actor's write is tried alone: the
+     * ones refused are returned, neither committed nor acknowledged, for their actors to retry.
+     */
     const commitApplied = (batch: ReadonlyArray<Applied>, arrivedAt: number) =>
       Effect.gen(function*() {
-        const writes: Array<StateWrite> = []
+        const writeOf = new Map<Applied, StateWrite>()
         for (const a of batch) {
           const w = a.write
           if (w.state !== undefined || w.poison.length > 0 || w.timersRemove.length > 0) {
             w.state = yield* Effect.orDie(encodeState(a.state))
-            writes.push(w)
+            writeOf.set(a, w)
           }
         }
-        const acks = batch.flatMap((a) => a.acks)
-        if (writes.length > 0) {
-          yield* committer.commit(writes).pipe(
-            Effect.tapError((e) => (e._tag === "SqlError" ? Effect.sync(() => acks.forEach((m) => m.working())) : Effect.void)),
-            Effect.retry(commitRetry),
-            Effect.catchTag("FencedOut", (e) => Effect.zipRight(Deferred.succeed(lost, e.message), Effect.interrupt)),
-            Effect.orDie
-          )
-          let outbox = false
-          for (const w of writes) {
-            for (const t of w.timersRemove) yield* cancelTimer(t)
-            for (const t of w.timersAdd) yield* scheduleTimer(t.timerId, { key: w.key, fireAt: t.fireAt, command: t.command, fired: false })
-            outbox ||= w.outbox.length > 0
+        const rejected = new Map<Applied, SqlError>()
+        const together = yield* Effect.either(durably([...writeOf.values()], batch.flatMap((a) => a.acks)))
+        if (together._tag === "Left") {
+          for (const [a, w] of writeOf) {
+            const alone = yield* Effect.either(durably([w], a.acks))
+            if (alone._tag === "Left") rejected.set(a, alone.left)
           }
-          if (outbox) yield* env.nudgeRelay
         }
+        const committed = batch.filter((a) => !rejected.has(a))
+        let outbox = false
+        for (const a of committed) {
+          const w = writeOf.get(a)
+          if (w === undefined) continue
+          for (const t of w.timersRemove) yield* cancelTimer(t)
+          for (const t of w.timersAdd) yield* scheduleTimer(t.timerId, { key: w.key, fireAt: t.fireAt, command: t.command, fired: false })
+          outbox ||= w.outbox.length > 0
+        }
+        if (outbox) yield* env.nudgeRelay
+        const acks = committed.flatMap((a) => a.acks)
         // One observation per batch, for its oldest command: per-command updates cost more than
         // the rest of the bookkeeping together.
         if (acks.length > 0) yield* Metric.update(latency, (Date.now() - arrivedAt) / 1000)
         yield* settle(acks)
         yield* Metric.incrementBy(processed, acks.length)
-        for (const a of batch) for (const reply of a.replies) yield* reply()
+        for (const a of committed) for (const reply of a.replies) yield* reply()
+        return rejected
       })
 
     // --- the partition's actors ----------------------------------------------------------------
@@ -387,10 +417,16 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
       }
       yield* Effect.forEach(absent, makeResident, { concurrency: "unbounded", discard: true }).pipe(Effect.orDie)
       const results = yield* Effect.forEach(groups, ([key, messages]) => env.permits.withPermit(applyGroup(key, messages)), { concurrency: "unbounded" })
-      yield* commitApplied(results.map((r) => r.into), arrivedAt)
+      const rejected = yield* commitApplied(results.map((r) => r.into), arrivedAt)
       const now = Date.now()
       for (const { failure, into, rest } of results) {
         const r = residents.get(into.key)!
+        const refusedBy = rejected.get(into)
+        if (refusedBy !== undefined) {
+          // Nothing of it was committed: its actor retries all its commands from the last state.
+          startRetrying(into.key, r, groups.get(into.key)!, refusal(refusedBy))
+          continue
+        }
         r.state = into.state
         r.seq = into.applied
         r.idleSince = now
@@ -431,16 +467,20 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
               const into = startApplied(key, r)
               failure = yield* applyOne(into, message, attempt)
               if (failure === undefined) {
-                yield* commitApplied([into], Date.now())
-                r.state = into.state
-                r.seq = into.applied
-                break
+                const refusedBy = (yield* commitApplied([into], Date.now())).get(into)
+                if (refusedBy === undefined) {
+                  r.state = into.state
+                  r.seq = into.applied
+                  break
+                }
+                failure = refusal(refusedBy)
               }
               yield* Metric.increment(failed)
             }
             if (attempt >= registered.maxAttempts) {
               const into = startApplied(key, r)
               yield* park(into, message, attempt, failure)
+              // A poison row and the sequence only: nothing the database could refuse.
               yield* commitApplied([into], Date.now())
               r.seq = into.applied
               failure = undefined
