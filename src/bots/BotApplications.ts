@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { requireRole, seesAllBots } from "../domain/access.ts"
-import { Conflict, FieldIssue, Forbidden, InvalidRequest } from "../domain/errors.ts"
+import { Conflict, describeIssues, FieldIssue, Forbidden, InvalidRequest } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { BotsRepo, type UseCase } from "../storage/BotsRepo.ts"
 import { normaliseBrandWebsite } from "./brandWebsite.ts"
@@ -36,7 +36,7 @@ export class BotApplications extends Effect.Service<BotApplications>()("herald/b
           ...("problem" in website ? [new FieldIssue({ path: "brand_website", message: website.problem })] : [])
         ]
         if ("problem" in gstin || "problem" in website) {
-          return yield* new InvalidRequest({ message: issues.map((i) => `${i.path}: ${i.message}`).join("; "), errors: issues })
+          return yield* new InvalidRequest({ message: describeIssues(issues), errors: issues })
         }
         const result = yield* repo.apply({
           accountId: principal.accountId,

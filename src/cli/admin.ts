@@ -115,9 +115,10 @@ const botStatus = Command.make(
   (input) =>
     Effect.gen(function*() {
       const botId = yield* parse(Schema.UUID, "BOT", input.bot)
-      const reason = Option.getOrNull(input.reason)
-      if (reason !== null) yield* parse(Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(500)), "--reason", reason)
-      const bot = yield* (yield* BotsRepo).setStatus(botId, input.status, reason?.trim() ?? null)
+      const reason = Option.isSome(input.reason)
+        ? yield* parse(Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(500)), "--reason", input.reason.value)
+        : null
+      const bot = yield* (yield* BotsRepo).setStatus(botId, input.status, reason)
       if (bot === undefined) return yield* new NotFound({ message: `no bot ${botId}` })
       yield* printJson({ bot_id: bot.botId, account_id: bot.accountId, status: bot.status, suspend_reason: bot.suspendReason })
     })

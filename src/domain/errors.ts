@@ -10,6 +10,10 @@ export class FieldIssue extends Schema.Class<FieldIssue>("FieldIssue")({
   message: Schema.String
 }) {}
 
+/** The message of a 400 `invalid_request`: every issue, named by its path. */
+export const describeIssues = (issues: ReadonlyArray<{ readonly path: string; readonly message: string }>) =>
+  issues.length > 0 ? `invalid request: ${issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ")}` : "invalid request"
+
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
   message: Schema.String,
   errors: Schema.Array(FieldIssue)

@@ -1,7 +1,7 @@
 import { HttpApiSchema, HttpServerResponse } from "@effect/platform"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { Schema } from "effect"
-import { Conflict, FieldIssue, InvalidRequest, NotFound, ServiceUnavailable } from "../domain/errors.ts"
+import { Conflict, describeIssues, FieldIssue, InvalidRequest, NotFound, ServiceUnavailable } from "../domain/errors.ts"
 
 /** Status, code and body fields of each domain error, by tag, for routes answered outside HttpApi. */
 const wireOf = new Map<string, { readonly status: number; readonly code: string; readonly keys: ReadonlyArray<string> }>()
@@ -74,7 +74,7 @@ export const DecodeErrorResponse: Schema.Schema<HttpApiDecodeError, unknown> = S
       return {
         success: false as const,
         code: "invalid_request" as const,
-        message: errors.length > 0 ? `invalid request: ${errors.map((e) => (e.path ? `${e.path}: ${e.message}` : e.message)).join("; ")}` : "invalid request",
+        message: describeIssues(errors),
         errors
       }
     }

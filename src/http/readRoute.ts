@@ -1,5 +1,6 @@
 import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Either, ParseResult, Schema } from "effect"
+import { describeIssues } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { RcsCredentials } from "./Authentication.ts"
 import { envelope, errorEnvelope } from "./errors.ts"
@@ -72,5 +73,5 @@ export const renderedOnce = <K extends object>(render: (source: K, variant: stri
 
 const invalidQuery = (error: ParseResult.ParseError) => {
   const errors = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({ path: issue.path.join("."), message: issue.message }))
-  return envelope(400, "invalid_request", `invalid request: ${errors.map((e) => `${e.path}: ${e.message}`).join("; ")}`, { errors })
+  return envelope(400, "invalid_request", describeIssues(errors), { errors })
 }

@@ -62,6 +62,7 @@ export class BotsRepo extends Effect.Service<BotsRepo>()("herald/BotsRepo", {
           WHERE (field, value) IN ((${claims[0][0]}, ${claims[0][1]}), (${claims[1][0]}, ${claims[1][1]}))
             AND account_id <> ${input.accountId}::uuid
           ORDER BY field DESC`
+        // Failing rolls the transaction back: the claims just made go with it.
         if (taken.length > 0) return yield* Effect.fail({ taken: taken.map((t) => t.field) })
         const [bot] = yield* sql<BotRow>`
           INSERT INTO bots (account_id, name, use_case, status, company_name, company_gstin, brand_website)

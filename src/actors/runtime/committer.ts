@@ -99,7 +99,8 @@ export const ensureStateTable = (table: string) =>
  *
  * A newer owner has raised the epoch before it started, so a paused old owner finds no row and
  * cannot commit, whatever the clocks say; the share lock also orders it against the raise. When a
- * batch fails for another reason, each write is retried alone so one bad write fails only itself.
+ * batch fails for another reason, each submission (a partition batch, or a retrying actor's write) is
+ * retried alone, so one bad submission fails only itself.
  */
 export const makeCommitter = (options: {
   readonly kind: string

@@ -23,7 +23,6 @@ import { emptyWrite, type FencedOut, makeCommitter, type StateWrite } from "./co
 import { labelled } from "../../observability/labelled.ts"
 import * as M from "./metrics.ts"
 import { partitionOf } from "./partitioning.ts"
-import { makeStateLoader } from "./stateLoader.ts"
 import { makeTimerHeap } from "./timerHeap.ts"
 import { commandSubject, consumerName, consumerSpec, decodeJson, type EphemeralReply, ephemeralSubject, encodeJson, Header, keyOfSubject } from "./transport.ts"
 
@@ -97,12 +96,6 @@ interface Resident {
   busy: boolean
 }
 
-/** The commands of an actor retrying a failed command in its own fiber. */
-interface Mailbox {
-  readonly queue: Queue.Queue<JsMsg>
-  queued: number
-}
-
 interface TimerEntry {
   readonly key: string
   readonly fireAt: Date
@@ -123,7 +116,6 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
     const committer = yield* makeCommitter({ kind: kind.name, table: kind.table, partition, epoch }).pipe(
       Effect.provideService(SqlClient.SqlClient, sql)
     )
-    const loader = yield* makeStateLoader(kind.table).pipe(Effect.provideService(SqlClient.SqlClient, sql))
     const retryFibers = yield* FiberMap.make<string>()
     const runRetrying = yield* FiberMap.runtime(retryFibers)<never>()
     // Timers due within the horizon: one heap and one fiber per partition, however many timers.
@@ -213,12 +205,22 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
 
     // --- applying commands ---------------------------------------------------------------------
 
-    const loadState = (key: string) =>
+    /**
+     * Persisted states of actors, in one query however many (a burst of new keys is one round
+     * trip); an actor that never committed starts from the kind's initial state.
+     */
+    const loadStates = (keys: ReadonlyArray<string>) =>
       Effect.gen(function*() {
-        const row = yield* loader.load(key)
-        if (row === undefined) return { state: kind.initial(key), seq: 0 }
-        return { state: yield* Effect.orDie(decodeState(row.state)), seq: row.lastSeq }
-      })
+        const rows = yield* sql<{ actorKey: string; state: unknown; lastSeq: string }>`
+          SELECT actor_key, state, last_seq FROM ${sql(kind.table)} WHERE actor_key = ANY(${keys}::text[])`
+        const found = new Map(rows.map((row) => [row.actorKey, row]))
+        const loaded = new Map<string, { state: unknown; seq: number }>()
+        for (const key of keys) {
+          const row = found.get(key)
+          loaded.set(key, row === undefined ? { state: kind.initial(key), seq: 0 } : { state: yield* Effect.orDie(decodeState(row.state)), seq: Number(row.lastSeq) })
+        }
+        return loaded
+      }).pipe(Effect.orDie)
 
     /** What one actor's commands applied so far, to be committed together. */
     interface Applied {
@@ -242,9 +244,9 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
     /**
      * Applies one command on top of `into`. Commands applied before, fires of cancelled timers and
      * undecodable commands (parked at once) are settled here; a failing behaviour returns its cause
-     * and leaves `into` as it was.
+     * and leaves `into` as it was. Needs the kind's services (`any`: a kind of any type), provided
+     * once per fiber.
      */
-    // Needs the kind's services (`any` for a kind of any type), provided once per fiber.
     const applyOne = (into: Applied, message: JsMsg, attempt: number): Effect.Effect<Cause.Cause<unknown> | undefined, never, any> =>
       Effect.gen(function*() {
         const { key } = into
@@ -370,19 +372,11 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
 
     const residents = new Map<string, Resident>()
     const inbox = yield* Queue.unbounded<JsMsg>()
-    /** Actors retrying a failed command in their own fiber, and the commands queued for them. */
-    const retrying = new Map<string, Mailbox>()
-
-    const offerTo = (mailbox: Mailbox, message: JsMsg) => {
-      mailbox.queued++
-      mailbox.queue.unsafeOffer(message)
-    }
-
-    /** Loaded for a batch: busy until the batch is committed. */
-    const makeResident = (key: string) =>
-      Effect.map(loadState(key), (loaded) => {
-        residents.set(key, { state: loaded.state, seq: loaded.seq, idleSince: Date.now(), busy: true })
-      })
+    /**
+     * Actors retrying a failed command in their own fiber, and the commands queued for them (their
+     * fiber takes them in order and hands the actor back once none is left).
+     */
+    const retrying = new Map<string, Array<JsMsg>>()
 
     const applyGroup = (key: string, messages: ReadonlyArray<JsMsg>) =>
       Effect.gen(function*() {
@@ -404,7 +398,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
       for (const message of [first, ...(yield* Queue.takeUpTo(inbox, MAX_BATCH - 1))]) {
         const key = keyOfSubject(message.subject)
         const mailbox = retrying.get(key)
-        if (mailbox !== undefined) offerTo(mailbox, message)
+        if (mailbox !== undefined) mailbox.push(message)
         else if (groups.has(key)) groups.get(key)!.push(message)
         else groups.set(key, [message])
       }
@@ -415,7 +409,10 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
         if (r === undefined) absent.push(key)
         else r.busy = true
       }
-      yield* Effect.forEach(absent, makeResident, { concurrency: "unbounded", discard: true }).pipe(Effect.orDie)
+      if (absent.length > 0) {
+        // Loaded for this batch: busy until it is committed.
+        for (const [key, loaded] of yield* loadStates(absent)) residents.set(key, { ...loaded, idleSince: Date.now(), busy: true })
+      }
       const results = yield* Effect.forEach(groups, ([key, messages]) => env.permits.withPermit(applyGroup(key, messages)), { concurrency: "unbounded" })
       const rejected = yield* commitApplied(results.map((r) => r.into), arrivedAt)
       const now = Date.now()
@@ -438,30 +435,29 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
 
     /** An actor whose command failed: a fiber of its own takes over until its mailbox is empty. */
     const startRetrying = (key: string, r: Resident, rest: ReadonlyArray<JsMsg>, failure: Cause.Cause<unknown>) => {
-      const mailbox: Mailbox = { queue: Effect.runSync(Queue.unbounded<JsMsg>()), queued: 0 }
-      for (const message of rest) offerTo(mailbox, message)
+      const mailbox = [...rest]
       retrying.set(key, mailbox)
       r.busy = true
       // The kind's services are provided once per fiber, not per command.
       runRetrying(key, Effect.provide(Effect.catchAllCause(retryLoop(key, r, mailbox, failure), crashed(`actor ${key}`)), registered.services))
     }
 
-    const retryLoop = (key: string, r: Resident, mailbox: Mailbox, firstFailure: Cause.Cause<unknown>) =>
+    const retryLoop = (key: string, r: Resident, mailbox: Array<JsMsg>, firstFailure: Cause.Cause<unknown>) =>
       Effect.gen(function*() {
         // The failure of attempt `attempt` of the command at the head of the mailbox, if known.
         let failure: Cause.Cause<unknown> | undefined = firstFailure
         for (;;) {
           // Routing is synchronous: nothing can be queued between this check and the hand-back.
-          const handedBack = yield* Effect.sync(() => {
-            if (mailbox.queued > 0) return false
-            retrying.delete(key)
-            r.busy = false
-            r.idleSince = Date.now()
-            return true
+          const message = yield* Effect.sync(() => {
+            const next = mailbox.shift()
+            if (next === undefined) {
+              retrying.delete(key)
+              r.busy = false
+              r.idleSince = Date.now()
+            }
+            return next
           })
-          if (handedBack) return
-          const message = yield* Queue.take(mailbox.queue)
-          mailbox.queued--
+          if (message === undefined) return
           for (let attempt = 1;; attempt++) {
             if (failure === undefined) {
               const into = startApplied(key, r)
@@ -489,7 +485,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
             yield* Effect.logDebug("actor command failed; retrying", { kind: kind.name, key, seq: message.seq, attempt, error: firstLine(Cause.pretty(failure)) })
             if (Cause.isDie(failure)) {
               // A defect: the actor restarts from its persisted state.
-              const reloaded = yield* Effect.orDie(loadState(key))
+              const reloaded = (yield* loadStates([key])).get(key)!
               r.state = reloaded.state
               r.seq = reloaded.seq
             }
@@ -598,7 +594,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
     const route = (message: JsMsg) => {
       inflight++
       const mailbox = retrying.get(keyOfSubject(message.subject))
-      if (mailbox !== undefined) offerTo(mailbox, message)
+      if (mailbox !== undefined) mailbox.push(message)
       else inbox.unsafeOffer(message)
     }
 
