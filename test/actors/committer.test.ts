@@ -39,4 +39,30 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("committer: ctx.inser
       yield* committer.commit([write("a", 2, 3_990, 4_010)])
       expect(yield* sql`SELECT count(*)::int AS n FROM inserted_rows`).toEqual([{ n: 7_000 }])
     }))
+
+  it.scoped("ctx.update rows of a table share one UPDATE, typed by the table; of two for one row the last wins", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`CREATE TABLE updated_rows (id uuid PRIMARY KEY, status text NOT NULL, at timestamptz, error jsonb, n int NOT NULL DEFAULT 0)`
+      const ids = Array.from({ length: 3 }, (_, i) => `00000000-0000-4000-8000-00000000000${i}`)
+      yield* sql`INSERT INTO updated_rows (id, status) SELECT unnest(${ids}::uuid[]), 'queued'`
+      const committer = yield* makeCommitter({ kind: KIND, table: TABLE, partition: 0, epoch: 1 })
+      const update = (row: Record<string, unknown>) => ({ table: "updated_rows", row, updateOn: ["id"] })
+      const write = Object.assign(emptyWrite("c", 1), {
+        state: { n: 1 },
+        inserts: [
+          update({ id: ids[0], status: "sent", at: "2026-01-01T00:00:01.000Z", error: null, n: 1 }),
+          update({ id: ids[1], status: "failed", at: "2026-01-01T00:00:02.000Z", error: { category: "recipient" }, n: 1 }),
+          update({ id: ids[0], status: "read", at: "2026-01-01T00:00:03.000Z", error: null, n: 2 })
+        ]
+      })
+      yield* committer.commit([write])
+      const rows = yield* sql<{ id: string; status: string; second: number; error: unknown; n: number }>`
+        SELECT id::text, status, extract(second FROM at)::int AS second, error, n FROM updated_rows ORDER BY id`
+      expect(rows).toEqual([
+        { id: ids[0], status: "read", second: 3, error: null, n: 2 },
+        { id: ids[1], status: "failed", second: 2, error: { category: "recipient" }, n: 1 },
+        { id: ids[2], status: "queued", second: null, error: null, n: 0 }
+      ])
+    }))
 })

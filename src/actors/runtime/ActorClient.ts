@@ -113,6 +113,29 @@ export class ActorClient extends Effect.Service<ActorClient>()("herald/ActorClie
       publish(kind, key, command, options)
 
     /**
+     * Runs `use` with a fresh core NATS inbox and waits for the first message on it: none when
+     * `timeout` passes first. The subscription exists before `use` runs, so no answer is missed.
+     */
+    const awaitingInbox = <E, R>(use: (inbox: string) => Effect.Effect<unknown, E, R>, timeout: Duration.DurationInput) =>
+      Effect.gen(function*() {
+        const { nc } = yield* nats.connected
+        const inbox = createInbox(nats.names.subject("_inbox"))
+        const subscription = nc.subscribe(inbox, { max: 1 })
+        const first = Effect.async<Option.Option<unknown>>((resume) => {
+          void (async () => {
+            for await (const m of subscription) return resume(Effect.succeed(Option.some(decodeJson(m.data))))
+            resume(Effect.succeed(Option.none()))
+          })()
+          return Effect.sync(() => subscription.unsubscribe())
+        })
+        return yield* Effect.zipRight(use(inbox), first).pipe(
+          Effect.timeoutOption(timeout),
+          Effect.map(Option.flatten),
+          Effect.ensuring(Effect.sync(() => subscription.unsubscribe()))
+        )
+      })
+
+    /**
      * Request-reply. The command is durable like a `send`: when no answer comes in time the caller
      * gets `AskTimeout`, and the actor still processes the command when an owner gets to it.
      */
@@ -126,28 +149,12 @@ export class ActorClient extends Effect.Service<ActorClient>()("herald/ActorClie
       Schema.WithResult.Failure<Req> | AskTimeout | CommandParked | NatsUnavailable | InvalidActorKey
     > =>
       Effect.gen(function*() {
-        const { nc } = yield* nats.connected
-        const inbox = createInbox(nats.names.subject("_inbox"))
-        const subscription = nc.subscribe(inbox, { max: 1 })
-        const reply = Effect.async<Option.Option<ReplyWire>>((resume) => {
-          void (async () => {
-            for await (const m of subscription) return resume(Effect.succeed(Option.some(decodeJson(m.data) as ReplyWire)))
-            resume(Effect.succeed(Option.none()))
-          })()
-          return Effect.sync(() => subscription.unsubscribe())
-        })
         const timeout = options.timeout ?? Duration.seconds(10)
-        const answer = yield* Effect.zipRight(publish(kind, key, request, { ...options, replyTo: inbox }), reply).pipe(
-          Effect.timeoutFail({
-            duration: timeout,
-            onTimeout: () => new AskTimeout({ kind: kind.name, key, message: `no answer from ${kind.name}/${key} within ${Duration.format(timeout)}` })
-          }),
-          Effect.ensuring(Effect.sync(() => subscription.unsubscribe()))
-        )
+        const answer = yield* awaitingInbox((inbox) => publish(kind, key, request, { ...options, replyTo: inbox }), timeout)
         if (Option.isNone(answer)) {
-          return yield* new AskTimeout({ kind: kind.name, key, message: "reply subscription closed" })
+          return yield* new AskTimeout({ kind: kind.name, key, message: `no answer from ${kind.name}/${key} within ${Duration.format(timeout)}` })
         }
-        const wire = answer.value
+        const wire = answer.value as ReplyWire
         if ("parked" in wire) return yield* new CommandParked({ kind: kind.name, key, message: wire.parked })
         const exit = yield* Schema.decodeUnknown(Schema.exitSchema(request))(wire.exit).pipe(Effect.orDie)
         return yield* exit
@@ -175,6 +182,6 @@ export class ActorClient extends Effect.Service<ActorClient>()("herald/ActorClie
           )
       )
 
-    return { send, ask, askEphemeral, ensureKind } as const
+    return { send, ask, askEphemeral, awaitingInbox, ensureKind } as const
   })
 }) {}

@@ -40,6 +40,19 @@ export interface ActorContext<Command> {
    * command applied again after a crash inserts nothing twice. Keys are column names.
    */
   readonly insert: (table: string, row: Readonly<Record<string, unknown>>) => void
+  /**
+   * An update of one of the actor's own tables, in the transaction that commits this command: the
+   * row matching `where` (its key columns, which `row` carries) gets the row's other columns.
+   * Updates of one table and columns from every command of a commit share one statement; of
+   * several for one row, the last wins. Values are given as JSON would carry them.
+   */
+  readonly update: (table: string, row: Readonly<Record<string, unknown>>, where: ReadonlyArray<string>) => void
+  /**
+   * A core NATS message published once this command's changes are committed (lost if the node
+   * dies first): for answering a waiting caller by its own inbox, when the answer comes from a
+   * later command than the one it asked with.
+   */
+  readonly notify: (subject: string, payload: unknown) => void
 }
 
 export interface ActorKindOptions<C, CI, S, SI, E, R> {

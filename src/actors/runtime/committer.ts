@@ -29,6 +29,8 @@ export interface TimerRow {
 export interface InsertRow {
   readonly table: string
   readonly row: Readonly<Record<string, unknown>>
+  /** An update instead: of the row whose `updateOn` columns match, set the row's other columns. */
+  readonly updateOn?: ReadonlyArray<string>
 }
 
 export interface PoisonRow {
@@ -135,20 +137,37 @@ export const makeCommitter = (options: {
     /** Rows grouped by table and columns, one INSERT per group (bounded by Postgres' 65,535 parameters). */
     const insertRows = (rows: ReadonlyArray<InsertRow>) =>
       Effect.gen(function*() {
-        const groups = new Map<string, { table: string; rows: Array<Readonly<Record<string, unknown>>> }>()
-        for (const { table, row } of rows) {
-          const id = `${table}(${Object.keys(row).join(",")})`
+        const groups = new Map<string, { table: string; updateOn: ReadonlyArray<string> | undefined; rows: Array<Readonly<Record<string, unknown>>> }>()
+        for (const { table, row, updateOn } of rows) {
+          const id = `${table}(${Object.keys(row).join(",")})${updateOn ? `where(${updateOn.join(",")})` : ""}`
           const group = groups.get(id)
-          if (group === undefined) groups.set(id, { table, rows: [row] })
+          if (group === undefined) groups.set(id, { table, updateOn, rows: [row] })
           else group.rows.push(row)
         }
-        for (const { table, rows: all } of groups.values()) {
+        for (const { table, updateOn, rows: all } of groups.values()) {
+          if (updateOn !== undefined) {
+            yield* updateRows(table, updateOn, lastPerKey(all, updateOn))
+            continue
+          }
           const perStatement = Math.max(1, Math.floor(60_000 / Math.max(1, Object.keys(all[0]!).length)))
           for (let i = 0; i < all.length; i += perStatement) {
             yield* sql`INSERT INTO ${sql(table)} ${sql.insert(all.slice(i, i + perStatement) as Array<Record<string, unknown>>)} ON CONFLICT DO NOTHING`
           }
         }
       })
+
+    /**
+     * Rows of one table updated by one statement: the values travel as one JSON array that
+     * `jsonb_populate_recordset` turns into rows of the table's own type, so every column gets its
+     * type without the committer knowing it.
+     */
+    const updateRows = (table: string, key: ReadonlyArray<string>, rows: ReadonlyArray<Readonly<Record<string, unknown>>>) => {
+      const set = Object.keys(rows[0]!).filter((c) => !key.includes(c))
+      return sql`
+        UPDATE ${sql(table)} AS t SET ${sql.join(", ", false)(set.map((c) => sql`${sql(c)} = v.${sql(c)}`))}
+        FROM jsonb_populate_recordset(null::${sql(table)}, ${JSON.stringify(rows)}::jsonb) AS v
+        WHERE ${sql.join(" AND ", false)(key.map((c) => sql`t.${sql(c)} = v.${sql(c)}`))}`
+    }
 
     const write = (writes: ReadonlyArray<StateWrite>) =>
       Effect.gen(function*() {
@@ -223,3 +242,9 @@ export const makeCommitter = (options: {
 
     return { commit } as const
   })
+
+const lastPerKey = (rows: ReadonlyArray<Readonly<Record<string, unknown>>>, key: ReadonlyArray<string>) => {
+  const byKey = new Map<string, Readonly<Record<string, unknown>>>()
+  for (const row of rows) byKey.set(JSON.stringify(key.map((c) => row[c])), row)
+  return [...byKey.values()]
+}

@@ -289,6 +289,9 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
           const answer = effects.reply
           into.replies.push(() => publishReply(replyTo, answer))
         }
+        for (const notice of effects.notices) {
+          into.replies.push(() => Effect.sync(() => bus.nc.publish(notice.subject, encodeJson(notice.payload))))
+        }
         return undefined
       })
 
@@ -346,7 +349,8 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
           if (w === undefined) continue
           for (const t of w.timersRemove) yield* cancelTimer(t)
           for (const t of w.timersAdd) yield* scheduleTimer(t.timerId, { key: w.key, fireAt: t.fireAt, command: t.command, fired: false })
-          outbox ||= w.outbox.length > 0
+          // A `persist` write may enqueue outbox rows of its own (events fanned out to webhooks).
+          outbox ||= w.outbox.length > 0 || w.persist.length > 0
         }
         if (outbox) yield* env.nudgeRelay
         const acks = committed.flatMap((a) => a.acks)
@@ -511,6 +515,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
       const persist: Array<StateWrite["persist"][number]> = []
       const inserts: Array<StateWrite["inserts"][number]> = []
       const targets = new Map<string, ActorKind.Any>()
+      const notices: Array<{ readonly subject: string; readonly payload: unknown }> = []
       let counter = 0
       let reply: ReplyWire | undefined
       const context: ActorContext<unknown> = {
@@ -555,6 +560,13 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
         insert: (table, row) => {
           if (!/^[a-z_][a-z0-9_]*$/.test(table)) throw new Error(`table name ${JSON.stringify(table)} is not a plain identifier`)
           inserts.push({ table, row })
+        },
+        update: (table, row, where) => {
+          if (!/^[a-z_][a-z0-9_]*$/.test(table)) throw new Error(`table name ${JSON.stringify(table)} is not a plain identifier`)
+          inserts.push({ table, row, updateOn: where })
+        },
+        notify: (subject, payload) => {
+          notices.push({ subject, payload })
         }
       }
       const applyTo = (write: StateWrite) =>
@@ -583,6 +595,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
       return {
         context,
         applyTo,
+        notices,
         get reply() {
           return reply
         }
