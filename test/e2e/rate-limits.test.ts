@@ -54,7 +54,7 @@ const offer = async (path: string, token: string, rate: number, seconds: number)
   }
   await Promise.all(inFlight)
   agent.destroy()
-  return counts
+  return { ...counts, seconds: (performance.now() - started) / 1000 }
 }
 
 beforeAll(async () => {
@@ -78,9 +78,10 @@ describe("per API key", () => {
     const key = (await call(nodes[0]!, "POST", "/api/v1/rcs/api-keys", ownerToken, { name: "load", scopes: ["contacts:read"] })).body.raw_key
     const result = await offer("/api/v1/rcs/bots", key, 1000, 5)
     expect(result).toMatchObject({ sent: 5000, errors: 0, other: 0 })
-    const perSecond = result.ok / 5
-    expect(perSecond).toBeGreaterThanOrEqual(285)
-    expect(perSecond).toBeLessThanOrEqual(315)
+    // Over the time the requests took to be answered (a loaded machine answers the last ones
+    // late, and the bucket refills meanwhile): the rate, with the bucket's burst of 30 on top.
+    expect(result.ok / result.seconds).toBeGreaterThanOrEqual(285)
+    expect((result.ok - 30) / result.seconds).toBeLessThanOrEqual(315)
   }, 60_000)
 
   it("answers 429 with the contract's message and Retry-After: 1; other keys are unaffected", async () => {

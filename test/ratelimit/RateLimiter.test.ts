@@ -67,8 +67,14 @@ describe("RateLimiter", () => {
       askEphemeral: () => Effect.fail(new EphemeralUnavailable({ kind: "ratelimit", message: "no responders" }))
     } as unknown as ActorClient)
     const limiter = limiterWith(unreachable)
+    const started = performance.now()
     const verdicts = await Promise.all(Array.from({ length: 40 }, () => Effect.runPromise(limiter.check("k", limit))))
-    expect(verdicts.filter((v) => v.allowed)).toHaveLength(30)
+    // The bucket's 30, and what it refilled (300/s) while the takes ran: a loaded machine may
+    // take a few milliseconds over them.
+    const refilled = Math.floor(((performance.now() - started) / 1000) * limit.rate)
+    const allowed = verdicts.filter((v) => v.allowed).length
+    expect(allowed).toBeGreaterThanOrEqual(30)
+    expect(allowed).toBeLessThanOrEqual(30 + refilled)
     expect(verdicts.find((v) => !v.allowed)).toMatchObject({ allowed: false, retryAfterMs: expect.any(Number) })
   })
 })
