@@ -1,4 +1,4 @@
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import type { SqlClient } from "@effect/sql"
 import { ActorClient, ActorRuntime, ActorRuntimeLive, registerKind } from "./actors/runtime/index.ts"
 import { RateLimitKind } from "./ratelimit/RateLimitKind.ts"
@@ -11,12 +11,42 @@ import { HttpServerLive } from "./http/server.ts"
 import { loggingLayer } from "./observability/Logging.ts"
 import { SqlLive } from "./storage/Database.ts"
 import { Storage } from "./storage/Migrations.ts"
+import { GatewayCallbackUrl } from "./gateway/GatewayCallbackUrl.ts"
+import { RcsGateway } from "./gateway/RcsGateway.ts"
+import { RcsGatewayLive, UnconfiguredGateway } from "./gateway/RcsGatewayLive.ts"
+import { RBM_CALLBACK_PATH } from "./http/rcs/GatewayCallbacksRoute.ts"
+import { SenderKind } from "./messaging/SenderKind.ts"
+import { SendDispatcher } from "./messaging/SendDispatcher.ts"
+import { Subscriptions } from "./webhooks/Subscriptions.ts"
+import { Webhooks } from "./webhooks/Webhooks.ts"
+import { WebhooksRepo } from "./webhooks/WebhooksRepo.ts"
+import { BotsRepo } from "./storage/BotsRepo.ts"
+import { ChangeFeed } from "./storage/ChangeFeed.ts"
+import { Outbox } from "./actors/runtime/index.ts"
 
 /** The actor kinds of Herald itself. Each capability adds its kind's registration here. */
-export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.SqlClient | ActorClient | AppConfig> = Layer.mergeAll(
+export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.SqlClient | ActorClient | AppConfig | RcsGateway | Outbox> = Layer.mergeAll(
   registerKind(RateLimitKind),
-  registerKind(DeliveryKind).pipe(Layer.provide(Layer.mergeAll(Dispatcher.Default, Endpoints.Default)))
+  registerKind(DeliveryKind).pipe(Layer.provide(Layer.mergeAll(Dispatcher.Default, Endpoints.Default))),
+  registerKind(SenderKind).pipe(
+    Layer.provide(Layer.mergeAll(SendDispatcher.Default, Webhooks.Default, Subscriptions.Default)),
+    Layer.provide(Layer.mergeAll(WebhooksRepo.Default, BotsRepo.Default, ChangeFeed.Default))
+  )
 )
+
+/**
+ * The upstream gateway of this node: GATEWAY_RBM_URL when set; otherwise, on a single-process
+ * node (role all), the simulator in-process, calling back this node's own HTTP port. Api and worker
+ * nodes of a cluster share one `herald gateway-sim` (DESIGN.md): without GATEWAY_RBM_URL they have
+ * no gateway, and sends fail with a config error rather than each node starting a simulator.
+ */
+const gatewayFor = (settings: AppSettings, ownUrl: () => string | undefined) =>
+  Option.isSome(settings.gatewayRbmUrl) || settings.role === "all"
+    ? RcsGatewayLive.pipe(Layer.provide(GatewayCallbackUrl.lazy(() => {
+      const base = ownUrl()
+      return base === undefined ? undefined : `${base}${RBM_CALLBACK_PATH}`
+    })))
+    : UnconfiguredGateway
 
 /**
  * One Herald node. Layers are released in reverse order of construction: the HTTP server stops
@@ -25,8 +55,12 @@ export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.Sql
  */
 export const NodeLive = <E = never, R = never>(settings: AppSettings, kinds: Layer.Layer<never, E, R> = HeraldKinds as unknown as Layer.Layer<never, E, R>) => {
   const Infrastructure = Layer.mergeAll(SqlLive, NatsLive, Storage.Default.pipe(Layer.provide(SqlLive)))
-  const Runtime = kinds.pipe(Layer.provideMerge(ActorRuntimeLive))
-  const Http = HttpServerLive(settings.role === "worker" ? "ops" : "full")
+  let ownUrl: string | undefined
+  const Gateway = gatewayFor(settings, () => ownUrl)
+  const Runtime = kinds.pipe(Layer.provide(Gateway), Layer.provideMerge(ActorRuntimeLive))
+  const Http = HttpServerLive(settings.role === "worker" ? "ops" : "full", (address) => {
+    ownUrl = `http://127.0.0.1:${address.port}`
+  }).pipe(Layer.provide(Gateway))
   return Layer.mergeAll(
     Http,
     Layer.scopedDiscard(

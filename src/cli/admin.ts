@@ -124,6 +124,24 @@ const botStatus = Command.make(
     })
 ).pipe(Command.withDescription("Decide on a bot: active, suspended (with --reason) or rejected"))
 
+const botThroughput = Command.make(
+  "bot-throughput",
+  {
+    bot: Args.text({ name: "BOT" }).pipe(Args.withDescription("bot id (uuid)")),
+    rate: Args.text({ name: "N|unlimited" }).pipe(Args.withDescription("messages per second upstream, or unlimited"))
+  },
+  (input) =>
+    Effect.gen(function*() {
+      const botId = yield* parse(Schema.UUID, "BOT", input.bot)
+      const rate = input.rate === "unlimited"
+        ? 0
+        : yield* parse(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1_000_000)), "N", input.rate)
+      const bot = yield* (yield* BotsRepo).setThroughput(botId, rate)
+      if (bot === undefined) return yield* new NotFound({ message: `no bot ${botId}` })
+      yield* printJson({ bot_id: bot.botId, throughput: rate === 0 ? "unlimited" : rate })
+    })
+).pipe(Command.withDescription("Set a bot's upstream throughput: N messages per second, or unlimited"))
+
 const rotateSigningKey = Command.make("rotate-signing-key", {}, () =>
   Effect.gen(function*() {
     const { kid } = yield* (yield* SigningKeys).rotate
@@ -141,5 +159,6 @@ export const adminCommands = <E, R>(layer: Layer.Layer<AccountsRepo | UsersRepo 
     Command.provide(createAccount, layer),
     Command.provide(setPlan, layer),
     Command.provide(walletCredit, layer),
+    Command.provide(botThroughput, layer),
     Command.provide(resetPassword, layer)
   ] as const

@@ -18,6 +18,17 @@ export interface AppSettings {
   readonly gatewayWaUrl: Option.Option<string>
   readonly gatewayCapiUrl: Option.Option<string>
   readonly gatewaySimPort: number
+  /** Shared with RBM: callbacks carry X-Goog-Signature = HMAC-SHA512 of the body under it. */
+  readonly gatewayRbmClientToken: Redacted.Redacted<string>
+  /** How long a send waits for the gateway's answer before it counts as unconfirmed (DESIGN.md: 10 s). */
+  readonly gatewayTimeoutMs: number
+  /** The simulator's delivery and read callbacks, this long after the send (DESIGN.md: ~200 / ~500 ms). */
+  readonly gatewaySimDeliveredMs: number
+  readonly gatewaySimReadMs: number
+  /** Price of one confirmed message, in the account's currency (DESIGN.md: 0.10 INR). */
+  readonly messagePrice: number
+  /** Upstream throughput of a bot that has none set (DESIGN.md: 80 messages/s). */
+  readonly botThroughputDefault: number
   readonly webhookAllowPrivate: boolean
   /** One webhook attempt's time limit (DESIGN.md: 10 s). */
   readonly webhookTimeoutMs: number
@@ -105,6 +116,19 @@ export const settingsConfig: Config.Config<AppSettings> = Config.all({
   gatewayWaUrl: optionalUrl("GATEWAY_WA_URL"),
   gatewayCapiUrl: optionalUrl("GATEWAY_CAPI_URL"),
   gatewaySimPort: integerIn("GATEWAY_SIM_PORT", 0, 65535).pipe(Config.withDefault(8090)),
+  // A development default, like RBM's sandbox: production sets its own (and logs never show it).
+  gatewayRbmClientToken: Config.string("GATEWAY_RBM_CLIENT_TOKEN").pipe(
+    Config.withDefault("herald-dev-rbm-client-token"),
+    Config.map(Redacted.make)
+  ),
+  gatewayTimeoutMs: integerIn("GATEWAY_TIMEOUT_MS", 100, 120_000).pipe(Config.withDefault(10_000)),
+  gatewaySimDeliveredMs: integerIn("GATEWAY_SIM_DELIVERED_MS", 0, 600_000).pipe(Config.withDefault(200)),
+  gatewaySimReadMs: integerIn("GATEWAY_SIM_READ_MS", 0, 600_000).pipe(Config.withDefault(500)),
+  messagePrice: Config.number("HERALD_MESSAGE_PRICE").pipe(
+    Config.validate({ message: "must be a number from 0 to 1000000", validation: (n) => n >= 0 && n <= 1_000_000 }),
+    Config.withDefault(0.1)
+  ),
+  botThroughputDefault: integerIn("HERALD_BOT_THROUGHPUT", 1, 1_000_000).pipe(Config.withDefault(80)),
   webhookAllowPrivate: Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
   webhookTimeoutMs: integerIn("HERALD_WEBHOOK_TIMEOUT_MS", 100, 120_000).pipe(Config.withDefault(10_000)),
   webhookEndpointConcurrency: integerIn("HERALD_WEBHOOK_ENDPOINT_CONCURRENCY", 1, 1_000).pipe(Config.withDefault(16)),

@@ -7,6 +7,11 @@ import { ApiKeysApi } from "./rcs/ApiKeysApi.ts"
 import { BotApplicationsApi } from "./rcs/BotApplicationsApi.ts"
 import { BotsApi } from "./rcs/BotsApi.ts"
 import { TeamApi } from "./rcs/TeamApi.ts"
+import { TemplatesApi } from "./rcs/TemplatesApi.ts"
+import { MessagesApi } from "./rcs/MessagesApi.ts"
+import { WalletApi } from "./rcs/WalletApi.ts"
+import { AutoRepliesApi } from "./rcs/AutoRepliesApi.ts"
+import { ContactImportApi, ContactListsApi } from "./rcs/ContactListsApi.ts"
 import { WebhooksApi } from "./rcs/WebhooksApi.ts"
 import { DeveloperApi } from "./app/DeveloperApi.ts"
 import { AccountApi } from "./app/AccountApi.ts"
@@ -20,7 +25,7 @@ export const withEnvelopeErrors = <A extends HttpApi.HttpApi.Any>(api: A): A => 
   return api
 }
 
-/** What HttpApi serves on an api node: every group but those served as read routes. */
+/** What HttpApi serves on an api node: every group but those served off the router. */
 export const ServedApi = withEnvelopeErrors(
   HttpApi.make("herald")
     .add(HealthApi)
@@ -30,17 +35,23 @@ export const ServedApi = withEnvelopeErrors(
     .add(TeamApi)
     .add(WebhooksApi)
     .add(BotApplicationsApi)
+    .add(TemplatesApi)
+    .add(MessagesApi)
+    .add(WalletApi)
+    .add(AutoRepliesApi)
+    .add(ContactListsApi)
     .add(DeveloperApi)
     .add(AccountApi)
 )
 
 /**
  * The whole HTTP API of an api node, as documented (OpenAPI) and as the authorization matrix walks
- * it: ServedApi plus the groups served as read routes (`readRoute`).
+ * it: ServedApi plus the groups served off the router (`readRoute`s, the streamed contact import).
  */
 export const HeraldApi = withEnvelopeErrors(
   ServedApi
     .add(BotsApi)
+    .add(ContactImportApi)
     .annotate(OpenApi.Title, "Herald")
     .annotate(OpenApi.Version, "1")
     .annotate(OpenApi.Description, "Herald messaging engine: RCS business messaging, webhooks, broadcasts.")

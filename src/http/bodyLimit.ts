@@ -45,7 +45,7 @@ export const bufferChunkedBody = (request: HttpServerRequest.HttpServerRequest) 
  * instead of a connection reset (closing a socket with unread data sends RST). A client that keeps
  * streaming is cut off after a grace period.
  */
-const discardRest = (source: IncomingMessage) => {
+export const discardRest = (source: IncomingMessage) => {
   const cutOff = setTimeout(() => source.destroy(), 10_000).unref()
   source.once("end", () => clearTimeout(cutOff)).once("close", () => clearTimeout(cutOff)).resume()
 }
@@ -66,6 +66,18 @@ const withBody = (request: HttpServerRequest.HttpServerRequest, body: Buffer): H
     stream: { get: () => Stream.succeed(new Uint8Array(body)) }
   })
 }
+
+/**
+ * Routes that read their own body as a stream, under a limit of their own: the contact import
+ * (IMPORT_MAX_BYTES, src/contacts/importLimits.ts). The middleware neither holds their
+ * Content-Length to MAX_BODY_BYTES nor buffers their chunked bodies.
+ */
+const STREAMED_BODY_ROUTES: ReadonlyArray<{ readonly method: string; readonly path: RegExp }> = [
+  { method: "POST", path: /^\/api\/v1\/rcs\/contact-lists\/[^/?]+\/contacts(?:\?|$)/ }
+]
+
+export const streamsOwnBody = (request: HttpServerRequest.HttpServerRequest) =>
+  STREAMED_BODY_ROUTES.some((route) => route.method === request.method && route.path.test(request.url))
 
 export const isChunkedUpload = (request: HttpServerRequest.HttpServerRequest) =>
   request.headers["content-length"] === undefined && request.headers["transfer-encoding"] !== undefined

@@ -5,7 +5,7 @@ import { Cause, Context, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { NatsUnavailable } from "../bus/Nats.ts"
 import { ServiceUnavailable } from "../domain/errors.ts"
-import { bufferChunkedBody, isChunkedUpload, MAX_BODY_BYTES } from "./bodyLimit.ts"
+import { bufferChunkedBody, isChunkedUpload, MAX_BODY_BYTES, streamsOwnBody } from "./bodyLimit.ts"
 import { envelope } from "./errors.ts"
 import { recordRequest } from "./HttpMetrics.ts"
 import { RequestState, type RequestStateShape } from "./RequestState.ts"
@@ -60,6 +60,7 @@ const answer = <E, R>(
       Effect.catchAllCause((cause) => errorToResponse(cause, request)),
       Effect.flatMap(finish)
     )
+  if (streamsOwnBody(request)) return run(request)
   if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return finish(tooLarge())
   if (!isChunkedUpload(request)) return run(request)
   return Effect.flatMap(bufferChunkedBody(request), (readable) => readable === undefined ? finish(tooLarge()) : run(readable))

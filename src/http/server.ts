@@ -1,6 +1,6 @@
-import { HttpApiSwagger, HttpLayerRouter, HttpMiddleware, HttpServerResponse, OpenApi } from "@effect/platform"
+import { HttpApiSwagger, HttpLayerRouter, HttpMiddleware, HttpServer, HttpServerResponse, OpenApi } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { AppConfig } from "../config/AppConfig.ts"
 import { HeraldApi, OpsApi, ServedApi } from "./Api.ts"
@@ -24,7 +24,22 @@ import { TeamHttpLive } from "./rcs/TeamHttp.ts"
 import { WebhooksHttpLive } from "./rcs/WebhooksHttp.ts"
 import { BotApplicationsHttpLive } from "./rcs/BotApplicationsHttp.ts"
 import { BotApplications } from "../bots/BotApplications.ts"
+import { TemplatesHttpLive } from "./rcs/TemplatesHttp.ts"
+import { Templates } from "../templates/Templates.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
+import { MessagesHttpLive } from "./rcs/MessagesHttp.ts"
+import { WalletHttpLive } from "./rcs/WalletHttp.ts"
+import { Wallet } from "../wallet/Wallet.ts"
+import { GatewayCallbacksRoute } from "./rcs/GatewayCallbacksRoute.ts"
+import { AutoRepliesHttpLive } from "./rcs/AutoRepliesHttp.ts"
+import { AutoReplies } from "../autoReplies/AutoReplies.ts"
+import { ContactListsHttpLive } from "./rcs/ContactListsHttp.ts"
+import { ContactImportRoute } from "./rcs/ContactImportRoute.ts"
+import { ContactLists } from "../contacts/ContactLists.ts"
+import { Messages } from "../messaging/Messages.ts"
+import { MessageReports } from "../messaging/MessageReports.ts"
+import { GatewayReports } from "../messaging/GatewayReports.ts"
+import { MessagesRepo } from "../messaging/MessagesRepo.ts"
 import { DeveloperHttpLive } from "./app/DeveloperHttp.ts"
 import { AccountHttpLive } from "./app/AccountHttp.ts"
 import { AppAuthenticationLive } from "./app/AppAuthentication.ts"
@@ -43,7 +58,12 @@ export const ApiHandlers = Layer.mergeAll(
   DeveloperHttpLive,
   AccountHttpLive,
   WebhooksHttpLive,
-  BotApplicationsHttpLive
+  BotApplicationsHttpLive,
+  TemplatesHttpLive,
+  MessagesHttpLive,
+  WalletHttpLive,
+  AutoRepliesHttpLive,
+  ContactListsHttpLive
 ).pipe(
   Layer.provideMerge(AuthenticationLive),
   Layer.provideMerge(RcsCredentials.Default),
@@ -54,8 +74,13 @@ export const ApiHandlers = Layer.mergeAll(
   Layer.provideMerge(SecretKeys.Default),
   Layer.provideMerge(BotsCache.Default),
   Layer.provideMerge(ApiRateLimits.Default),
+  Layer.provideMerge(Layer.mergeAll(Messages.Default, MessageReports.Default, GatewayReports.Default)),
+  Layer.provideMerge(Layer.mergeAll(MessagesRepo.Default, Wallet.Default)),
   Layer.provideMerge(Webhooks.Default),
   Layer.provideMerge(BotApplications.Default),
+  Layer.provideMerge(Templates.Default),
+  Layer.provideMerge(AutoReplies.Default),
+  Layer.provideMerge(ContactLists.Default),
   Layer.provide(Layer.mergeAll(SignInRepo.Default, Passwords.Default, ApiKeysRepo.Default, BotsRepo.Default, TeamRepo.Default, ChangeFeed.Default)),
   Layer.provideMerge(SigningKeys.Default)
 )
@@ -77,6 +102,8 @@ const FullRoutes = Layer.mergeAll(
   HttpLayerRouter.addHttpApi(ServedApi),
   OpenApiRoute,
   BotsRoutes,
+  GatewayCallbacksRoute,
+  ContactImportRoute,
   HttpApiSwagger.layerHttpLayerRouter({ api: HeraldApi, path: "/docs" }),
   MetricsRoute,
   JwksRoute
@@ -87,6 +114,9 @@ const OpsRoutes = Layer.mergeAll(HttpLayerRouter.addHttpApi(OpsApi).pipe(Layer.p
 const Listener = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => NodeHttpServer.layer(() => createServer({ keepAliveTimeout: 5_000 }), { port: config.port }))
 )
+
+/** Where this node listens, for what must call it back (the in-process gateway simulator). */
+export type OnListening = (address: { readonly port: number }) => void
 
 /** Serves routes behind Herald's middleware (request id, errors, metrics) on the given listener. */
 export const serveRoutes = <A, E, R>(routes: Layer.Layer<A, E, R>) =>
@@ -104,8 +134,12 @@ export const serveRoutes = <A, E, R>(routes: Layer.Layer<A, E, R>) =>
  * shutdown Node's server stops accepting, closes idle keep-alive sockets and waits for requests in
  * flight, before the layers below it (NATS, Postgres) are released.
  */
-export const HttpServerLive = (surface: "full" | "ops") =>
+export const HttpServerLive = (surface: "full" | "ops", onListening: OnListening = () => {}) =>
   serveRoutes(surface === "full" ? FullRoutes : OpsRoutes).pipe(
-    Layer.provide(Listener),
+    Layer.provide(Layer.tap(Listener, (context) =>
+      Effect.sync(() => {
+        const address = Context.get(context, HttpServer.HttpServer).address
+        if (address._tag === "TcpAddress") onListening({ port: address.port })
+      }))),
     Layer.tap(() => Effect.logInfo("HTTP listening", { surface }))
   )

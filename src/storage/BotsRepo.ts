@@ -11,6 +11,8 @@ export interface BotRow {
   readonly status: BotStatus
   readonly suspendReason: string | null
   readonly useCase: UseCase | null
+  /** Upstream messages per second: NULL the platform default, 0 unlimited. */
+  readonly throughput: number | null
   readonly createdAt: Date
 }
 
@@ -25,17 +27,17 @@ export class BotsRepo extends Effect.Service<BotsRepo>()("herald/BotsRepo", {
       sql<BotRow>`
         INSERT INTO bots (account_id, name, use_case, status)
         VALUES (${input.accountId}, ${input.name}, ${input.useCase}, ${input.status})
-        RETURNING bot_id, account_id, name, status, suspend_reason, use_case, created_at`.pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
+        RETURNING bot_id, account_id, name, status, suspend_reason, use_case, throughput, created_at`.pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
 
     const list = (accountId: string) =>
       sql<BotRow>`
-        SELECT bot_id, account_id, name, status, suspend_reason, use_case, created_at
+        SELECT bot_id, account_id, name, status, suspend_reason, use_case, throughput, created_at
         FROM bots WHERE account_id = ${accountId} ORDER BY created_at DESC`.pipe(Effect.orDie)
 
     /** The bot if it belongs to the account (another account's bot is as good as unknown). */
     const find = (accountId: string, botId: string) =>
       sql<BotRow>`
-        SELECT bot_id, account_id, name, status, suspend_reason, use_case, created_at
+        SELECT bot_id, account_id, name, status, suspend_reason, use_case, throughput, created_at
         FROM bots WHERE account_id = ${accountId} AND bot_id::text = ${botId}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
 
     /**
@@ -67,7 +69,7 @@ export class BotsRepo extends Effect.Service<BotsRepo>()("herald/BotsRepo", {
         const [bot] = yield* sql<BotRow>`
           INSERT INTO bots (account_id, name, use_case, status, company_name, company_gstin, brand_website)
           VALUES (${input.accountId}, ${input.name}, ${input.useCase}, 'pending', ${input.companyName}, ${input.companyGstin}, ${input.brandWebsite})
-          RETURNING bot_id, account_id, name, status, suspend_reason, use_case, created_at`
+          RETURNING bot_id, account_id, name, status, suspend_reason, use_case, throughput, created_at`
         return bot!
       }).pipe(
         sql.withTransaction,
@@ -83,8 +85,21 @@ export class BotsRepo extends Effect.Service<BotsRepo>()("herald/BotsRepo", {
       sql<BotRow>`
         UPDATE bots SET status = ${status}, suspend_reason = ${status === "suspended" ? reason : null}, updated_at = now()
         WHERE bot_id::text = ${botId}
-        RETURNING bot_id, account_id, name, status, suspend_reason, use_case, created_at`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+        RETURNING bot_id, account_id, name, status, suspend_reason, use_case, throughput, created_at`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
 
-    return { create, list, find, apply, setStatus } as const
+    /** `herald admin bot-throughput`: messages per second upstream, 0 for unlimited. */
+    const setThroughput = (botId: string, throughput: number) =>
+      sql<BotRow>`
+        UPDATE bots SET throughput = ${throughput}, updated_at = now()
+        WHERE bot_id::text = ${botId}
+        RETURNING bot_id, account_id, name, status, suspend_reason, use_case, throughput, created_at`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+
+    /** A bot by id alone, for the nodes that send for it (the sender actor's owner). */
+    const findById = (botId: string) =>
+      sql<BotRow>`
+        SELECT bot_id, account_id, name, status, suspend_reason, use_case, throughput, created_at
+        FROM bots WHERE bot_id::text = ${botId}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+
+    return { create, list, find, findById, apply, setStatus, setThroughput } as const
   })
 }) {}

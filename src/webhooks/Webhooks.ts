@@ -140,10 +140,6 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
      */
     const emit = (event: { accountId: string; type: EventType; botId: string | null; data: unknown; only?: string }) =>
       Effect.gen(function*() {
-        const [stored] = yield* sql<{ eventId: string; occurredAt: Date }>`
-          INSERT INTO webhook_events (account_id, type, bot_id, data)
-          VALUES (${event.accountId}, ${event.type}, ${event.botId}, ${JSON.stringify(event.data)}::jsonb)
-          RETURNING event_id, occurred_at`
         const targets = event.only !== undefined
           ? yield* sql<{ webhookId: string }>`
               SELECT webhook_id FROM webhooks
@@ -152,6 +148,12 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
               SELECT webhook_id FROM webhooks
               WHERE account_id = ${event.accountId} AND deleted_at IS NULL AND active
                 AND ${event.type} = ANY(events) AND (bot_id IS NULL OR bot_id = ${event.botId}::uuid)`
+        // Nobody listens: nothing to archive (most messages of most accounts).
+        if (targets.length === 0) return []
+        const [stored] = yield* sql<{ eventId: string; occurredAt: Date }>`
+          INSERT INTO webhook_events (account_id, type, bot_id, data)
+          VALUES (${event.accountId}, ${event.type}, ${event.botId}, ${JSON.stringify(event.data)}::jsonb)
+          RETURNING event_id, occurred_at`
         const occurredAt = new Date(stored!.occurredAt).toISOString()
         const deliveries = targets.map((target) => {
           const deliveryId = newDeliveryId()

@@ -25,13 +25,13 @@ interface Rule {
   /** Names an object of the account: another account's token gets 404. */
   readonly owned?: boolean
   readonly body?: () => unknown
-  /** A fresh object for each credential, for routes that destroy it: replaces :webhook_id. */
+  /** A fresh object for each credential, for routes that destroy it: replaces :webhook_id, :template_id, :rule_id or :list_id. */
   readonly fresh?: () => Promise<string>
 }
 
 const PUBLIC = new Set(["GET /health/live", "GET /health/ready", "POST /api/v1/rcs/auth/login", "POST /api/v1/rcs/auth/select-account"])
 
-const fixtures = { bot: "", otherBot: "", keyId: "", memberId: "", webhookId: "", deliveryId: "" }
+const fixtures = { messageId: "", bot: "", otherBot: "", keyId: "", memberId: "", webhookId: "", deliveryId: "", templateId: "", ruleId: "", listId: "" }
 
 const ROUTES: ReadonlyArray<Rule> = [
   { method: "POST", route: "/api/v1/rcs/auth/password", role: "viewer", key: false, body: () => ({}) },
@@ -64,7 +64,28 @@ const ROUTES: ReadonlyArray<Rule> = [
     allBots: true,
     body: () => ({ bot_name: "Matrix", company_name: "Matrix Ltd", company_gstin: "27AAPFU0939F1ZV", brand_website: "https://matrix.example.com", use_case: "promotional" })
   },
-  { method: "POST", route: "/api/v1/rcs/webhooks/dead-letter/:delivery_id/replay", role: "operator", key: false, owned: true }
+  { method: "POST", route: "/api/v1/rcs/webhooks/dead-letter/:delivery_id/replay", role: "operator", key: false, owned: true },
+  { method: "GET", route: "/api/v1/rcs/templates", role: "viewer", key: "templates:read" },
+  { method: "POST", route: "/api/v1/rcs/templates", role: "operator", key: false, bot: true, body: () => templateBody() },
+  { method: "GET", route: "/api/v1/rcs/templates/:template_id", role: "viewer", key: false, bot: true, owned: true },
+  { method: "DELETE", route: "/api/v1/rcs/templates/:template_id", role: "operator", key: false, bot: true, owned: true, fresh: () => newTemplate() },
+  { method: "GET", route: "/api/v1/rcs/auto-replies/:bot_id", role: "viewer", key: "auto_replies:read", bot: true, owned: true },
+  { method: "POST", route: "/api/v1/rcs/auto-replies/:bot_id", role: "operator", key: false, bot: true, owned: true, body: () => ruleBody() },
+  { method: "GET", route: "/api/v1/rcs/auto-replies/:bot_id/fires", role: "viewer", key: "contacts:read", bot: true, owned: true },
+  { method: "PATCH", route: "/api/v1/rcs/auto-replies/:bot_id/:rule_id", role: "operator", key: false, bot: true, owned: true, body: () => ({ active: true }) },
+  { method: "POST", route: "/api/v1/rcs/messages/send", role: "operator", key: false, bot: true, body: () => ({ bot_id: fixtures.bot, to: "+919876541234", text: "matrix" }) },
+  { method: "GET", route: "/api/v1/rcs/reports/messages", role: "viewer", key: "contacts:read" },
+  { method: "GET", route: "/api/v1/rcs/reports/messages/:id/preview", role: "viewer", key: "contacts:read", bot: true, owned: true },
+  { method: "GET", route: "/api/v1/rcs/recipients/:phone", role: "viewer", key: "contacts:read" },
+  { method: "GET", route: "/api/v1/rcs/wallet", role: "owner", key: false },
+  { method: "DELETE", route: "/api/v1/rcs/auto-replies/:bot_id/:rule_id", role: "operator", key: false, bot: true, owned: true, fresh: () => newRule() },
+  // Contact lists are account-wide: no bot, so a bot-scoped member is treated by its role alone.
+  { method: "GET", route: "/api/v1/rcs/contact-lists", role: "viewer", key: "contacts:read" },
+  { method: "POST", route: "/api/v1/rcs/contact-lists", role: "operator", key: false, body: () => ({ name: `matrix ${Math.random().toString(36).slice(2)}` }) },
+  { method: "GET", route: "/api/v1/rcs/contact-lists/:list_id", role: "viewer", key: false, owned: true },
+  { method: "DELETE", route: "/api/v1/rcs/contact-lists/:list_id", role: "operator", key: false, owned: true, fresh: () => newList() },
+  { method: "GET", route: "/api/v1/rcs/contact-lists/:list_id/contacts", role: "viewer", key: false, owned: true },
+  { method: "POST", route: "/api/v1/rcs/contact-lists/:list_id/contacts", role: "operator", key: false, owned: true, body: () => ({ contacts: [{ phone: "+919876541234" }] }) }
 ]
 
 // Routes of the secret-key surfaces (/api/v1/app/* but key management): `sk_live_` only, plan-gated.
@@ -91,6 +112,13 @@ const credentials: Record<string, string | undefined> = {}
 const call = (method: string, path: string, token?: string, body?: unknown) => callJson(node.url, method, path, token, body)
 
 const cli = cliFor(env)
+
+const templateBody = () => ({ bot_id: fixtures.bot, name: `matrix ${Math.random().toString(36).slice(2)}`, type: "text", text: "Hello" })
+const newTemplate = async () => (await call("POST", "/api/v1/rcs/templates", credentials.owner, templateBody())).body.template_id as string
+const ruleBody = () => ({ match: "exact", keyword: "matrix", reply: { text: "Hello" } })
+const newRule = async () => (await call("POST", `/api/v1/rcs/auto-replies/${fixtures.bot}`, credentials.owner, ruleBody())).body.rule.rule_id as string
+const newList = async () =>
+  (await call("POST", "/api/v1/rcs/contact-lists", credentials.owner, { name: `matrix ${Math.random().toString(36).slice(2)}` })).body.list.list_id as string
 
 const newEndpoint = async () =>
   (await call("POST", "/api/v1/rcs/webhooks", credentials.owner, { url: "https://example.com/hook", events: ["message.sent"], bot_id: fixtures.bot })).body.webhook_id as string
@@ -131,7 +159,20 @@ beforeAll(async () => {
   fixtures.keyId = (await key(["contacts:read"])).key_id
   // An endpoint on B1 (outside the scoped member's bots) and a dead letter of it to replay.
   fixtures.webhookId = await newEndpoint()
+  // A template on B1 too (outside the scoped member's bots).
+  fixtures.templateId = await newTemplate()
+  // An auto-reply rule on B1 as well.
+  fixtures.ruleId = await newRule()
+  // A contact list (account-wide).
+  fixtures.listId = await newList()
   fixtures.deliveryId = "wd_00000000-0000-4000-8000-000000000001"
+  // A message of B1, for its preview.
+  fixtures.messageId = "00000000-0000-4000-8000-0000000000aa"
+  await db(
+    `INSERT INTO messages (message_id, account_id, bot_id, recipient, content, source, status, price)
+     SELECT $1, account_id, bot_id, '+919876541234', '{"type":"text","text":"hi","suggestions":[]}', 'api', 'sent', 0.1 FROM bots WHERE bot_id = $2`,
+    [fixtures.messageId, fixtures.bot]
+  )
   await db(
     `WITH event AS (
        INSERT INTO webhook_events (account_id, type, bot_id, data) SELECT account_id, 'message.sent', bot_id, '{}' FROM webhooks WHERE webhook_id = $2
@@ -208,12 +249,18 @@ describe("authorization matrix", () => {
       const failures: Array<string> = []
       // Owners last: their writes (revoking the fixture key, removing the fixture member) come after the others' tries.
       for (const credential of [...CREDENTIALS.filter((c) => c !== "owner"), "owner"]) {
+        const fresh = rule.fresh ? await rule.fresh() : undefined
         const path = rule.route
           .replace(":bot_id", credential === "bot-scoped member" ? fixtures.bot : fixtures.bot)
           .replace(":key_id", fixtures.keyId)
           .replace(":member_id", fixtures.memberId)
-          .replace(":webhook_id", rule.fresh ? await rule.fresh() : fixtures.webhookId)
+          .replace(":webhook_id", fresh ?? fixtures.webhookId)
+          .replace(":template_id", fresh ?? fixtures.templateId)
+          .replace(":rule_id", fresh ?? fixtures.ruleId)
+          .replace(":list_id", fresh ?? fixtures.listId)
           .replace(":delivery_id", fixtures.deliveryId)
+          .replace(":id", fixtures.messageId)
+          .replace(":phone", "+919876541234")
         const res = await call(rule.method, path, credentials[credential], rule.body?.())
         const want = expected(rule, credential)
         const got = AUTH_CODES.has(res.body.code) ? res.body.code : res.status === 404 && want === "not_found" ? "not_found" : res.status < 500 ? "allowed" : `status ${res.status}`

@@ -49,10 +49,13 @@ layer(Env, { timeout: 60_000 })("storage", (it) => {
           AND table_name <> 'herald_migrations'`
       // The actor runtime's own ids are not domain ids: outbox rows are numbered, timer ids are
       // chosen by actors, message ids by senders; poison ids are uuids.
-      // Webhook delivery ids are `wd_<uuid>` by contract.
+      // Webhook delivery ids are `wd_<uuid>` by contract. A list's contacts are numbered in import
+      // order (broadcasts read a list in chunks by that number); the upstream ids of inbound messages
+      // are the gateway's.
       const runtimeIds = new Set([
         "actor_outbox.outbox_id", "actor_outbox.msg_id", "actor_timers.timer_id",
-        "webhook_deliveries.delivery_id", "webhook_attempts.delivery_id", "webhook_dead_letters.delivery_id"
+        "webhook_deliveries.delivery_id", "webhook_attempts.delivery_id", "webhook_dead_letters.delivery_id",
+        "contacts.contact_id", "inbound_messages.upstream_id", "auto_reply_fires.inbound_id"
       ])
       for (const c of columns) {
         const name = `${c.tableName}.${c.columnName}`

@@ -71,6 +71,12 @@ export const settingsFor = (iso: Isolation, overrides: Partial<AppSettings> = {}
   gatewayWaUrl: Option.none(),
   gatewayCapiUrl: Option.none(),
   gatewaySimPort: 0,
+  gatewayRbmClientToken: Redacted.make("test-rbm-client-token"),
+  gatewayTimeoutMs: 10_000,
+  gatewaySimDeliveredMs: 200,
+  gatewaySimReadMs: 500,
+  messagePrice: 0.1,
+  botThroughputDefault: 80,
   webhookAllowPrivate: true,
   webhookTimeoutMs: 10_000,
   webhookEndpointConcurrency: 16,
@@ -95,6 +101,8 @@ export const envFor = (iso: Isolation, overrides: Record<string, string> = {}): 
   HERALD_NATS_PREFIX: iso.natsPrefix,
   HERALD_PARTITIONS: "8",
   WEBHOOK_ALLOW_PRIVATE: "true",
+  // The in-process gateway simulator on any free port: test processes run side by side.
+  GATEWAY_SIM_PORT: "0",
   LOG_FORMAT: "json",
   LOG_LEVEL: "info",
   ...overrides

@@ -8,6 +8,10 @@ import secretKeys from "./0005_secret_keys.ts"
 import changeFeed from "./0006_change_feed.ts"
 import webhooks from "./0007_webhooks.ts"
 import botApplications from "./0008_bot_applications.ts"
+import templates from "./0009_templates.ts"
+import messaging from "./0010_messaging.ts"
+import autoReplies from "./0011_auto_replies.ts"
+import contactLists from "./0012_contact_lists.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
@@ -21,5 +25,9 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0005_secret_keys": secretKeys,
   "0006_change_feed": changeFeed,
   "0007_webhooks": webhooks,
-  "0008_bot_applications": botApplications
+  "0008_bot_applications": botApplications,
+  "0009_templates": templates,
+  "0010_messaging": messaging,
+  "0011_auto_replies": autoReplies,
+  "0012_contact_lists": contactLists
 }

@@ -1,0 +1,54 @@
+import { Command, Options } from "@effect/cli"
+import { Console, Effect, Layer, Option, Redacted } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
+import { InvalidRequest } from "../domain/errors.ts"
+import { resolveCallbackUrl } from "../gateway/simulator/callbackSender.ts"
+import { makeGatewaySimulator } from "../gateway/simulator/GatewaySimulator.ts"
+import { loggingLayer } from "../observability/Logging.ts"
+
+const port = Options.integer("port").pipe(
+  Options.withDescription("port to listen on (default GATEWAY_SIM_PORT, else 8090; 0 picks a free one)"),
+  Options.optional
+)
+const callbackUrl = Options.text("callback-url").pipe(
+  Options.withDescription("Herald API node to call back: a base URL (the RBM events path is appended) or the full events URL"),
+  Options.optional
+)
+const host = Options.text("host").pipe(
+  Options.withDescription("interface to listen on (default 0.0.0.0, so other processes and containers reach it)"),
+  Options.withDefault("0.0.0.0")
+)
+
+/** Settings from the environment, and logs on stderr so that stdout carries only the JSON line. */
+const SimulatorBase = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) =>
+    Layer.merge(AppConfig.make(config), loggingLayer({ format: config.logFormat, level: config.logLevel, stderr: true })))
+).pipe(Layer.provide(AppConfig.layer))
+
+/**
+ * `herald gateway-sim`: the gateway simulator as a process of its own, for deployments of several
+ * Herald nodes that all point GATEWAY_RBM_URL at it. Token and callback delays come from the
+ * environment like a node's. Prints one JSON line once listening; runs until SIGTERM or SIGINT,
+ * which interrupt the program and so close the simulator's scope with its connections.
+ */
+export const gatewaySim = Command.make("gateway-sim", { port, callbackUrl, host }, (input) =>
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    let target: string | undefined
+    if (Option.isSome(input.callbackUrl)) {
+      target = resolveCallbackUrl(input.callbackUrl.value)
+      if (target === undefined) return yield* InvalidRequest.single("--callback-url", "must be an http or https URL")
+    }
+    const simulator = yield* makeGatewaySimulator({
+      port: Option.getOrElse(input.port, () => config.gatewaySimPort),
+      host: input.host,
+      callbackUrl: () => target,
+      clientToken: Redacted.value(config.gatewayRbmClientToken),
+      deliveredMs: config.gatewaySimDeliveredMs,
+      readMs: config.gatewaySimReadMs
+    })
+    yield* Console.log(JSON.stringify({ listening: true, url: simulator.url, port: simulator.port, host: input.host, callback_url: target ?? null }))
+    return yield* Effect.never
+  }).pipe(Effect.scoped, Effect.provide(SimulatorBase))).pipe(
+    Command.withDescription("Run the RBM gateway simulator alone (point GATEWAY_RBM_URL of every node at it)")
+  )

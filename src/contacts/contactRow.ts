@@ -1,0 +1,100 @@
+import { NAME_MAX, PARAMS_MAX_BYTES } from "./importLimits.ts"
+
+/**
+ * One data row of an import as a parser read it, before its phone is normalised: a contact, or a
+ * row whose shape is wrong (counted invalid, never written). `row` is the 1-based number of the
+ * data row: the element of the JSON array, the non-blank NDJSON line, the CSV record after the
+ * header — not a line number, since blank lines are skipped and a quoted CSV field may span lines.
+ */
+export type ParsedRow =
+  | {
+    readonly _tag: "Contact"
+    readonly row: number
+    readonly phone: string
+    readonly name: string | null
+    /** The params object as JSON text (serialised once, here), or null for none. */
+    readonly params: string | null
+  }
+  | { readonly _tag: "Malformed"; readonly row: number; readonly phone: string; readonly reason: string }
+
+const malformed = (row: number, phone: string, reason: string): ParsedRow => ({ _tag: "Malformed", row, phone, reason })
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** The phone as the client wrote it, for the report: strings as they are, numbers printed, anything else empty. */
+const phoneText = (value: unknown): string => (typeof value === "string" ? value : typeof value === "number" ? String(value) : "")
+
+/** Name and params checked the same way whatever the format. */
+const contact = (row: number, phone: string, name: string | null, params: string | null): ParsedRow => {
+  if (name !== null && name.length > NAME_MAX) return malformed(row, phone, `name is longer than ${NAME_MAX} characters`)
+  if (params !== null && Buffer.byteLength(params) > PARAMS_MAX_BYTES) return malformed(row, phone, `params exceed ${PARAMS_MAX_BYTES} bytes as JSON`)
+  return { _tag: "Contact", row, phone, name, params }
+}
+
+/**
+ * A JSON or NDJSON element `{phone, name?, params?}`. A phone may be a string or a number (a
+ * spreadsheet export often writes it unquoted); params any JSON object, nested values included.
+ * Other keys are ignored.
+ */
+export const contactOfJson = (row: number, value: unknown): ParsedRow => {
+  if (!isPlainObject(value)) return malformed(row, "", "must be an object with a phone")
+  const phone = value.phone
+  if (phone === undefined || phone === null || phone === "") return malformed(row, "", "phone is missing")
+  if (typeof phone !== "string" && typeof phone !== "number") return malformed(row, "", "phone must be a string")
+  const name = value.name
+  if (name !== undefined && name !== null && typeof name !== "string") return malformed(row, phoneText(phone), "name must be a string")
+  const params = value.params
+  if (params !== undefined && params !== null && !isPlainObject(params)) return malformed(row, phoneText(phone), "params must be an object")
+  const trimmed = typeof name === "string" ? name.trim() : ""
+  return contact(row, phoneText(phone), trimmed === "" ? null : trimmed, isPlainObject(params) ? JSON.stringify(params) : null)
+}
+
+/** The columns of a CSV header: which field is the phone, which the name, and the rest by name. */
+export interface CsvColumns {
+  readonly phone: number
+  readonly name: number | undefined
+  /** Every other named column: its index and the params key it fills. */
+  readonly params: ReadonlyArray<readonly [number, string]>
+  readonly width: number
+}
+
+/**
+ * The header row: `phone` required and `name` optional, matched case-insensitively after
+ * trimming; every other column goes into params under its header as written (trimmed). A column
+ * with an empty header is ignored (spreadsheets add them). A problem is returned as text.
+ */
+export const csvColumns = (header: ReadonlyArray<string>): CsvColumns | string => {
+  const names = header.map((h) => h.trim())
+  const seen = new Set<string>()
+  for (const name of names) {
+    if (name === "") continue
+    const key = name.toLowerCase()
+    if (seen.has(key)) return `the header names column ${name} twice`
+    seen.add(key)
+  }
+  const phone = names.findIndex((n) => n.toLowerCase() === "phone")
+  if (phone < 0) return "the header row has no phone column"
+  const name = names.findIndex((n) => n.toLowerCase() === "name")
+  const params = names.flatMap((n, i) => (i === phone || i === name || n === "" ? [] : [[i, n] as const]))
+  return { phone, name: name < 0 ? undefined : name, params, width: names.length }
+}
+
+/**
+ * A CSV data record under `columns`: params hold every other column as a string (an empty cell
+ * as ""). Missing trailing cells are empty; cells past the header's width must be empty.
+ */
+export const contactOfCsv = (row: number, columns: CsvColumns, fields: ReadonlyArray<string>): ParsedRow => {
+  const phone = (fields[columns.phone] ?? "").trim()
+  if (fields.length > columns.width && fields.slice(columns.width).some((f) => f.trim() !== "")) {
+    return malformed(row, phone, `has ${fields.length} fields, the header has ${columns.width}`)
+  }
+  if (phone === "") return malformed(row, "", "phone is missing")
+  const name = columns.name === undefined ? "" : (fields[columns.name] ?? "").trim()
+  let params: string | null = null
+  if (columns.params.length > 0) {
+    const object: Record<string, string> = {}
+    for (const [index, key] of columns.params) object[key] = fields[index] ?? ""
+    params = JSON.stringify(object)
+  }
+  return contact(row, phone, name === "" ? null : name, params)
+}

@@ -1,0 +1,110 @@
+import { randomUUID } from "node:crypto"
+import { type Context, Effect, Layer, type Scope } from "effect"
+import { Pool } from "undici"
+import { type Capability, GatewayUnavailable, RcsGateway, type RcsSendRequest, type SendOutcome } from "../RcsGateway.ts"
+import { toContentMessage } from "./content.ts"
+import { notSent, rejectionRecord, unconfirmedCut, unconfirmedTimeout } from "./errors.ts"
+import { type Exchange, exchange } from "./exchange.ts"
+
+export interface RbmGatewayOptions {
+  /** Google's `https://rcsbusinessmessaging.googleapis.com`, a regional host, or the simulator. */
+  readonly baseUrl: string
+  /** How long a call waits for the answer before it counts as unconfirmed (GATEWAY_TIMEOUT_MS). */
+  readonly timeoutMs: number
+  /** Keep-alive connections to the gateway; requests beyond them queue. */
+  readonly connections?: number
+  /**
+   * The Authorization header for each call. Google's OAuth (a service-account token) is out of
+   * scope; the simulator needs none. A token provider plugs in here.
+   */
+  readonly authorization?: () => string | undefined
+}
+
+const DEFAULT_CONNECTIONS = 256
+
+/** E.164 goes into the path as is (Google's own examples keep the '+'); anything else is escaped. */
+const phoneSegment = (phone: string) => (/^\+?[0-9]{1,20}$/.test(phone) ? phone : encodeURIComponent(phone))
+
+/** Sending and capability checks against RBM's REST API (or the simulator speaking it). */
+export const makeRbmGateway = (options: RbmGatewayOptions): Effect.Effect<Context.Tag.Service<RcsGateway>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const base = new URL(options.baseUrl)
+    const prefix = base.pathname.replace(/\/+$/, "")
+    const timeoutMs = options.timeoutMs
+    const pool = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        new Pool(base.origin, {
+          connections: options.connections ?? DEFAULT_CONNECTIONS,
+          connect: { timeout: timeoutMs },
+          keepAliveTimeout: 30_000,
+          keepAliveMaxTimeout: 60_000
+        })
+      ),
+      (p) => Effect.promise(() => p.destroy().catch(() => undefined))
+    )
+
+    const headersFor = (json: boolean): Record<string, string> => {
+      const authorization = options.authorization?.()
+      return {
+        ...(json ? { "content-type": "application/json" } : {}),
+        "user-agent": "Herald-RBM/1",
+        ...(authorization !== undefined ? { authorization } : {})
+      }
+    }
+
+    const call = (method: "GET" | "POST", path: string, body?: Buffer) =>
+      Effect.async<Exchange>((resume) => {
+        const cancel = exchange(pool, { method, path: prefix + path, headers: headersFor(body !== undefined), ...(body ? { body } : {}) }, timeoutMs, (result) =>
+          resume(Effect.succeed(result)))
+        return Effect.sync(cancel)
+      })
+
+    const send = (request: RcsSendRequest) => Effect.gen(function*() {
+      const path = `/v1/phones/${phoneSegment(request.to)}/agentMessages?messageId=${encodeURIComponent(request.messageId)}&agentId=${
+        encodeURIComponent(request.agentId)
+      }`
+      const body = Buffer.from(JSON.stringify({ contentMessage: toContentMessage(request.content) }))
+      return sendOutcome(yield* call("POST", path, body), request.messageId, timeoutMs)
+    })
+
+    const capability = Effect.fn("RcsGateway.capability")(function*(agentId: string, phone: string) {
+      const path = `/v1/phones/${phoneSegment(phone)}/capabilities?requestId=${randomUUID()}&agentId=${encodeURIComponent(agentId)}`
+      return yield* capabilityOf(yield* call("GET", path), phone)
+    })
+
+    return RcsGateway.of({ send, capability })
+  })
+
+export const sendOutcome = (result: Exchange, messageId: string, timeoutMs: number): SendOutcome => {
+  switch (result._tag) {
+    case "Answered":
+      return result.status >= 200 && result.status < 300
+        ? { _tag: "Accepted", at: Date.now() }
+        : { _tag: "Rejected", error: rejectionRecord(result.status, result.body) }
+    case "NotSent":
+      return { _tag: "Rejected", error: notSent(result.cause) }
+    case "Lost":
+      return {
+        _tag: "Unconfirmed",
+        error: result.cause === "timeout" ? unconfirmedTimeout(messageId, timeoutMs) : unconfirmedCut(messageId, result.detail)
+      }
+  }
+}
+
+const capabilityOf = (result: Exchange, phone: string): Effect.Effect<Capability, GatewayUnavailable> => {
+  if (result._tag !== "Answered") {
+    return Effect.fail(new GatewayUnavailable({ message: `capability check got no answer: ${result._tag === "Lost" ? result.detail : result.cause}` }))
+  }
+  if (result.status === 404) return Effect.succeed({ phone, reachable: false, features: [] })
+  if (result.status !== 200) return Effect.fail(new GatewayUnavailable({ message: `capability check answered HTTP ${result.status}` }))
+  try {
+    const parsed = JSON.parse(result.body) as { features?: unknown }
+    const features = Array.isArray(parsed?.features) ? parsed.features.filter((f): f is string => typeof f === "string") : []
+    return Effect.succeed({ phone, reachable: true, features })
+  } catch {
+    return Effect.fail(new GatewayUnavailable({ message: "capability check answered with a body that is not JSON" }))
+  }
+}
+
+/** The RBM adapter as the `RcsGateway` service. */
+export const RbmGatewayLayer = (options: RbmGatewayOptions): Layer.Layer<RcsGateway> => Layer.scoped(RcsGateway, makeRbmGateway(options))

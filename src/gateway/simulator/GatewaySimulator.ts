@@ -1,0 +1,304 @@
+import { randomBytes } from "node:crypto"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { Context, Effect, Layer, Schema, type Scope } from "effect"
+import { makeCallbackSender } from "./callbackSender.ts"
+import { contentProblem } from "./contentCheck.ts"
+import { googleError, notFound, parseJsonObject, readBody, sendJson } from "./httpHelpers.ts"
+import { EventKind, Ledger } from "./ledger.ts"
+import { reachesRecipient, type RecipientRule, ruleOf, SIMULATED_FEATURES } from "./rules.ts"
+
+/**
+ * The gateway simulator: an HTTP server speaking RBM's send and capability endpoints, choosing
+ * each recipient's fate by the number's last four digits (rules.ts), and calling Herald back with
+ * signed RBM webhook events. Plain node:http, not the platform server: it must not be the
+ * bottleneck of a benchmark that measures Herald.
+ */
+
+export interface GatewaySimulatorOptions {
+  /** 0 picks a free port. */
+  readonly port: number
+  /** Interface to listen on; 127.0.0.1 by default. */
+  readonly host?: string
+  /**
+   * Where callbacks go, asked at each attempt: in-process Herald knows its own port only once it
+   * listens. Undefined means "not yet": the callback waits and is retried. A bare origin gets
+   * Herald's RBM events path appended.
+   */
+  readonly callbackUrl: () => string | undefined
+  /** The RBM client token callbacks are signed with (GATEWAY_RBM_CLIENT_TOKEN). */
+  readonly clientToken: string
+  /** DELIVERED this long after the send is accepted. */
+  readonly deliveredMs: number
+  /** READ this long after the send is accepted (not after DELIVERED). */
+  readonly readMs: number
+}
+
+export interface MessageLog {
+  readonly sends: number
+  readonly deliveries: number
+}
+
+export interface SimulatorTotals {
+  readonly messages: number
+  readonly sends: number
+  readonly deliveries: number
+  readonly inbound: number
+  /** Send requests held open right now (0002 numbers). */
+  readonly held: number
+  /** Callbacks Herald took, attempts that failed, callbacks given up on, and those still to go. */
+  readonly callbacks: { readonly sent: number; readonly failed_attempts: number; readonly failed: number; readonly pending: number }
+}
+
+export class GatewaySimulatorError extends Schema.TaggedError<GatewaySimulatorError>()("GatewaySimulatorError", {
+  message: Schema.String
+}) {}
+
+export class GatewaySimulator extends Context.Tag("herald/GatewaySimulator")<GatewaySimulator, {
+  /** Base URL to point an RBM adapter at. */
+  readonly url: string
+  readonly port: number
+  /** How many send requests carried `messageId`, and how many times it reached the recipient. */
+  readonly log: (messageId: string) => MessageLog
+  readonly totals: () => SimulatorTotals
+}>() {
+  static readonly layer = (options: GatewaySimulatorOptions): Layer.Layer<GatewaySimulator, GatewaySimulatorError> =>
+    Layer.scoped(GatewaySimulator, makeGatewaySimulator(options))
+}
+
+const SUBSCRIPTION = "projects/rbm-herald-simulator/subscriptions/rbm-herald-simulator-webhook"
+
+/** Starts the simulator in the current scope; closing the scope closes it and every connection. */
+export const makeGatewaySimulator = (
+  options: GatewaySimulatorOptions
+): Effect.Effect<Context.Tag.Service<GatewaySimulator>, GatewaySimulatorError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const ledger = new Ledger()
+    // Event ids must never repeat across simulator runs, or Herald would drop new events as duplicates.
+    const instance = randomBytes(4).toString("hex")
+    const pubsubBase = 1e15 + Math.floor(Math.random() * 1e15)
+    const eventId = (seq: number) => `sim-${instance}-${seq.toString(36)}`
+    const sender = yield* makeCallbackSender({ callbackUrl: options.callbackUrl, clientToken: options.clientToken, subscription: SUBSCRIPTION })
+    let held = 0
+    let closed = false
+    yield* Effect.addFinalizer(() => Effect.sync(() => void (closed = true)))
+
+    const postEvent = (event: object, seq: number, at: number) => sender.post(JSON.stringify(event), seq, ledger.isoAt(at), pubsubBase)
+
+    /** The message's last callback, rebuilt from its row: the same bytes every time. */
+    const lastEvent = (messageId: string, row: number) => {
+      const last = ledger.lastOf(row)
+      const sendTime = ledger.isoAt(last.at)
+      return last.kind === EventKind.Expired
+        ? { phoneNumber: ledger.phoneOf(row), agentId: ledger.agentOf(row), messageId, eventType: "TTL_EXPIRATION_REVOKED", eventId: eventId(last.seq), sendTime }
+        : {
+          senderPhoneNumber: ledger.phoneOf(row),
+          eventType: last.kind === EventKind.Delivered ? "DELIVERED" : "READ",
+          eventId: eventId(last.seq),
+          messageId,
+          sendTime,
+          agentId: ledger.agentOf(row)
+        }
+    }
+
+    const emit = (messageId: string, row: number, kind: EventKind) => {
+      const seq = ledger.nextSeq()
+      const at = ledger.now()
+      ledger.setLast(row, kind, seq, at)
+      postEvent(lastEvent(messageId, row), seq, at)
+    }
+
+    // Plain timers, not a fiber per message: a sleeping fiber weighs kilobytes and a benchmark
+    // keeps thousands waiting. The timer gets its arguments instead of a closure, holds only the
+    // id and the row, and nothing once fired; unref'd, and a no-op once the scope has closed.
+    const readStep = (messageId: string, row: number) => {
+      if (!closed) emit(messageId, row, EventKind.Read)
+    }
+    const deliveredStep = (messageId: string, row: number, rule: RecipientRule) => {
+      if (closed) return
+      if (rule === "expires") return emit(messageId, row, EventKind.Expired)
+      emit(messageId, row, EventKind.Delivered)
+      if (rule !== "never-read") setTimeout(readStep, Math.max(0, options.readMs - options.deliveredMs), messageId, row).unref()
+    }
+    const followUp = (messageId: string, row: number, rule: RecipientRule) =>
+      void setTimeout(deliveredStep, options.deliveredMs, messageId, row, rule).unref()
+
+    const agentMessage = (res: ServerResponse, phone: string, messageId: string, acceptedAt: number) =>
+      sendJson(res, 200, { name: `phones/${phone}/agentMessages/${messageId}`, sendTime: ledger.isoAt(acceptedAt) })
+
+    const onSend = (req: IncomingMessage, res: ServerResponse, phone: string, query: string, text: string) => {
+      const messageId = queryParam(query, "messageId")
+      const agentId = queryParam(query, "agentId")
+      if (!messageId) return googleError(res, 400, "INVALID_ARGUMENT", "messageId is required.")
+      if (!agentId) return googleError(res, 400, "INVALID_ARGUMENT", "agentId is required.")
+      const body = parseJsonObject(text)
+      if (body === undefined) return googleError(res, 400, "INVALID_ARGUMENT", "Invalid JSON payload received.")
+      const problem = contentProblem(body)
+      if (problem !== undefined) return googleError(res, 400, "INVALID_ARGUMENT", problem)
+      const row = ledger.recordSend(messageId, phone, agentId)
+      const rule = ruleOf(phone)
+      switch (rule) {
+        case "not-rcs":
+          return googleError(res, 404, "NOT_FOUND", "Requested entity was not found.")
+        case "unavailable":
+          return googleError(res, 503, "UNAVAILABLE", "The service is currently unavailable.")
+        case "no-answer":
+          held++
+          res.once("close", () => held--)
+          return
+      }
+      // RBM ignores a messageId it has seen: the same resource again, nothing delivered or called back.
+      const seen = ledger.acceptedAt(row)
+      if (seen !== undefined) return agentMessage(res, phone, messageId, seen)
+      const at = ledger.now()
+      ledger.accept(row, at)
+      if (reachesRecipient(rule)) ledger.recordDelivery(row)
+      followUp(messageId, row, rule)
+      if (rule === "cut-after-accept") return void req.socket.destroy()
+      agentMessage(res, phone, messageId, at)
+    }
+
+    const onCapabilities = (res: ServerResponse, phone: string) => {
+      switch (ruleOf(phone)) {
+        case "not-rcs":
+          return googleError(res, 404, "NOT_FOUND", "Requested entity was not found.")
+        case "unavailable":
+          return googleError(res, 503, "UNAVAILABLE", "The service is currently unavailable.")
+        default:
+          return sendJson(res, 200, { features: SIMULATED_FEATURES })
+      }
+    }
+
+    const onInbound = (res: ServerResponse, text: string) => {
+      const body = parseJsonObject(text)
+      const botId = body?.bot_id
+      const from = body?.from
+      const message = body?.text
+      const postback = body?.postback_data
+      if (typeof botId !== "string" || botId === "" || typeof from !== "string" || from === "" || typeof message !== "string") {
+        return sendJson(res, 400, { error: "body must be {bot_id, from, text, postback_data?} with non-empty bot_id and from" })
+      }
+      const seq = ledger.nextSeq()
+      const at = ledger.now()
+      const messageId = `sim-${instance}-m${seq.toString(36)}`
+      const event = {
+        senderPhoneNumber: from,
+        messageId,
+        sendTime: ledger.isoAt(at),
+        agentId: botId,
+        // A postback makes it a tapped suggestion, as RBM reports one.
+        ...(typeof postback === "string" && postback !== ""
+          ? { suggestionResponse: { postbackData: postback, text: message, type: "REPLY" } }
+          : { text: message })
+      }
+      ledger.inbound++
+      postEvent(event, seq, at)
+      sendJson(res, 202, { message_id: messageId })
+    }
+
+    const onReplay = (res: ServerResponse, text: string) => {
+      const messageId = parseJsonObject(text)?.message_id
+      if (typeof messageId !== "string" || messageId === "") return sendJson(res, 400, { error: "body must be {message_id}" })
+      const row = ledger.rowOf(messageId)
+      if (row === undefined || ledger.lastOf(row).kind === EventKind.None) {
+        return sendJson(res, 404, { error: "no callback has been sent for that message_id" })
+      }
+      const event = lastEvent(messageId, row)
+      const last = ledger.lastOf(row)
+      postEvent(event, last.seq, last.at)
+      sendJson(res, 202, { message_id: messageId, event_id: event.eventId, event_type: event.eventType })
+    }
+
+    const log = (messageId: string): MessageLog => {
+      const row = ledger.rowOf(messageId)
+      return row === undefined ? { sends: 0, deliveries: 0 } : { sends: ledger.sendsOf(row), deliveries: ledger.deliveriesOf(row) }
+    }
+
+    const totals = (): SimulatorTotals => ({
+      messages: ledger.size,
+      sends: ledger.sends,
+      deliveries: ledger.deliveries,
+      inbound: ledger.inbound,
+      held,
+      callbacks: {
+        sent: sender.stats.sent,
+        failed_attempts: sender.stats.failedAttempts,
+        failed: sender.stats.failed,
+        pending: sender.stats.pending
+      }
+    })
+
+    const onLog = (res: ServerResponse, query: string) => {
+      const messageId = queryParam(query, "message_id")
+      if (messageId === undefined) return sendJson(res, 200, totals())
+      sendJson(res, 200, { message_id: messageId, ...log(messageId) })
+    }
+
+    const handle = (req: IncomingMessage, res: ServerResponse) => {
+      const raw = req.url ?? "/"
+      const q = raw.indexOf("?")
+      const path = q === -1 ? raw : raw.slice(0, q)
+      const query = q === -1 ? "" : raw.slice(q + 1)
+      if (path.startsWith("/v1/phones/")) {
+        const rest = path.slice("/v1/phones/".length)
+        const slash = rest.indexOf("/")
+        const phone = slash > 0 ? safeDecode(rest.slice(0, slash)) : undefined
+        const operation = rest.slice(slash + 1)
+        if (phone !== undefined && operation === "agentMessages" && req.method === "POST") {
+          return readBody(req, res, (text) => onSend(req, res, phone, query, text))
+        }
+        if (phone !== undefined && operation === "capabilities" && req.method === "GET") return onCapabilities(res, phone)
+      }
+      if (path === "/simulate/inbound" && req.method === "POST") return readBody(req, res, (text) => onInbound(res, text))
+      if (path === "/simulate/replay-callback" && req.method === "POST") return readBody(req, res, (text) => onReplay(res, text))
+      if (path === "/simulate/log" && req.method === "GET") return onLog(res, query)
+      req.resume()
+      notFound(res)
+    }
+
+    const host = options.host ?? "127.0.0.1"
+    const server = yield* Effect.acquireRelease(listen(handle, options.port, host), closeServer)
+    const port = (server.address() as AddressInfo).port
+    const shownHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host
+    return GatewaySimulator.of({ url: `http://${shownHost}:${port}`, port, log, totals })
+  })
+
+/**
+ * One query parameter, decoded. Not URLSearchParams: its values are slices that keep the whole
+ * request URL alive, and the ledger keeps a million of these ids as map keys; decoding copies.
+ */
+const queryParam = (query: string, name: string): string | undefined => {
+  const key = `${name}=`
+  let at = query.startsWith(key) ? 0 : query.indexOf(`&${key}`)
+  if (at === -1) return undefined
+  if (at > 0 || query[0] === "&") at++
+  const from = at + key.length
+  const to = query.indexOf("&", from)
+  return safeDecode((to === -1 ? query.slice(from) : query.slice(from, to)).replace(/\+/g, " "))
+}
+
+const safeDecode = (segment: string): string | undefined => {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return undefined
+  }
+}
+
+const listen = (handle: (req: IncomingMessage, res: ServerResponse) => void, port: number, host: string) =>
+  Effect.async<Server, GatewaySimulatorError>((resume) => {
+    const server = createServer(handle)
+    // Longer than the adapter's keep-alive, so the adapter is the side that retires idle sockets:
+    // a socket closed by the server just as a send is written would make that send unconfirmed.
+    server.keepAliveTimeout = 65_000
+    server.headersTimeout = 66_000
+    server.once("error", (error) => resume(Effect.fail(new GatewaySimulatorError({ message: `gateway simulator cannot listen on ${host}:${port}: ${error.message}` }))))
+    server.listen(port, host, () => resume(Effect.succeed(server)))
+  })
+
+const closeServer = (server: Server) =>
+  Effect.async<void>((resume) => {
+    server.close(() => resume(Effect.void))
+    // Held (0002) requests and idle keep-alive sockets would otherwise keep close() waiting.
+    server.closeAllConnections()
+  })

@@ -1,0 +1,31 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { AutoReplies } from "../../autoReplies/AutoReplies.ts"
+import { HeraldApi } from "../Api.ts"
+import { CurrentPrincipal } from "../Authentication.ts"
+
+export const AutoRepliesHttpLive = HttpApiBuilder.group(HeraldApi, "autoReplies", (handlers) =>
+  Effect.map(AutoReplies, (autoReplies) =>
+    handlers
+      .handle("list", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => autoReplies.list(p, path.bot_id)))
+      .handle("create", ({ path, payload }) =>
+        Effect.flatMap(CurrentPrincipal, (p) =>
+          autoReplies.create(p, path.bot_id, {
+            match: payload.match,
+            keyword: payload.keyword,
+            reply: payload.reply,
+            cooldownSeconds: payload.cooldown_seconds,
+            active: payload.active
+          })))
+      .handle("update", ({ path, payload }) =>
+        Effect.flatMap(CurrentPrincipal, (p) =>
+          autoReplies.update(p, path.bot_id, path.rule_id, {
+            match: payload.match,
+            keyword: payload.keyword,
+            reply: payload.reply,
+            cooldownSeconds: payload.cooldown_seconds,
+            active: payload.active
+          })))
+      .handle("remove", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => autoReplies.remove(p, path.bot_id, path.rule_id)))
+      .handle("fires", ({ path, urlParams }) =>
+        Effect.flatMap(CurrentPrincipal, (p) => autoReplies.fires(p, path.bot_id, { limit: urlParams.limit, cursor: urlParams.cursor })))))

@@ -1,0 +1,75 @@
+import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
+import { Effect, Stream } from "effect"
+import type { IncomingMessage } from "node:http"
+import { ContactLists, type Upload } from "../../contacts/ContactLists.ts"
+import { ImportTooLarge, UploadInterrupted } from "../../contacts/errors.ts"
+import { IMPORT_MAX_BYTES } from "../../contacts/importLimits.ts"
+import { RcsCredentials } from "../Authentication.ts"
+import { discardRest } from "../bodyLimit.ts"
+import { errorEnvelope } from "../errors.ts"
+// Registers the envelopes of the import's errors (status and code) for `errorEnvelope`.
+import "./ContactListsApi.ts"
+
+export const CONTACT_IMPORT_PATH = "/api/v1/rcs/contact-lists/:list_id/contacts"
+
+/**
+ * The request body as a stream of bytes, read straight from Node's request as the import pulls
+ * it (so the socket is paused while a batch is written), failing once it passes IMPORT_MAX_BYTES
+ * (declared or counted) or if the client goes away before its end. The request is never
+ * destroyed here: whoever answers decides what happens to the unread rest (see below).
+ */
+const bodyOf = (source: IncomingMessage): Upload["body"] =>
+  Stream.suspend(() => {
+    if (Number(source.headers["content-length"] ?? 0) > IMPORT_MAX_BYTES) return Stream.fail(ImportTooLarge.instance())
+    let received = 0
+    return NodeStream.fromReadable<UploadInterrupted, Uint8Array>(() => source, () => UploadInterrupted.instance(), { closeOnDone: false }).pipe(
+      Stream.mapChunksEffect((chunks) => {
+        for (const chunk of chunks) received += chunk.length
+        return received > IMPORT_MAX_BYTES ? Effect.fail(ImportTooLarge.instance()) : Effect.succeed(chunks)
+      })
+    )
+  })
+
+/**
+ * POST /api/v1/rcs/contact-lists/{list_id}/contacts (DESIGN.md, Contact lists), served off the
+ * router: HttpApi reads a whole body before the handler runs, and the middleware caps bodies at
+ * 10 MB (this route is exempt there, see bodyLimit.ts). Declared in ContactImportApi for the
+ * OpenAPI document and the authorization matrix. The credential is checked before a byte of the
+ * body is read; the answer is the import report, or an error envelope like HttpApi's.
+ */
+export const ContactImportRoute = HttpLayerRouter.use((router) =>
+  Effect.gen(function*() {
+    const credentials = yield* RcsCredentials
+    const lists = yield* ContactLists
+    yield* router.add(
+      "POST",
+      CONTACT_IMPORT_PATH,
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const route = yield* HttpLayerRouter.RouteContext
+        const source = NodeHttpServerRequest.toIncomingMessage(request)
+        const header = request.headers.authorization
+        const token = header !== undefined && header.startsWith("Bearer ") ? header.slice(7) : ""
+        return yield* Effect.gen(function*() {
+          const principal = yield* credentials.principal(token, "POST", CONTACT_IMPORT_PATH)
+          const report = yield* lists.importContacts(principal, route.params.list_id ?? "", {
+            contentType: request.headers["content-type"],
+            body: bodyOf(source)
+          })
+          return HttpServerResponse.unsafeJson(report)
+        }).pipe(
+          Effect.catchAll((error) => {
+            const answer = errorEnvelope(error)
+            return answer === undefined ? Effect.die(error) : Effect.succeed(answer)
+          }),
+          // Refused before its end (415, 413, 409, a broken body…): the rest is read and dropped,
+          // so that a client still writing reads the answer instead of a connection reset.
+          Effect.ensuring(Effect.sync(() => {
+            if (!source.complete) discardRest(source)
+          }))
+        )
+      })
+    )
+  })
+)

@@ -1,0 +1,99 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { isUuid } from "../domain/ids.ts"
+import type { GatewayReport } from "../gateway/RcsGateway.ts"
+import { BotsRepo } from "../storage/BotsRepo.ts"
+import { Webhooks } from "../webhooks/Webhooks.ts"
+
+type StatusReport = Extract<GatewayReport, { _tag: "Status" }>
+type InboundReport = Extract<GatewayReport, { _tag: "Inbound" }>
+
+/** What became of a report: applied, already known (a duplicate or a late one), or about nothing we know yet. */
+export type ReportResult = "applied" | "unchanged" | "unknown_message" | "not_ours"
+
+interface Moved {
+  readonly before: string
+  readonly after: string
+  readonly accountId: string
+  readonly botId: string
+  readonly recipient: string
+  readonly price: string
+}
+
+/**
+ * Applies what the gateway reports about messages and users. Status reports move a message
+ * forward only (the messages table's trigger refuses a step back, so a late "delivered" never
+ * undoes "read", whoever writes); each real change emits its message.* event, and a delivery
+ * report charges the message if nothing did yet (an unconfirmed send is charged when its delivery
+ * is reported, never otherwise). Charges are unique per message, so duplicated callbacks never
+ * charge twice. Everything of one report is one transaction.
+ */
+export class GatewayReports extends Effect.Service<GatewayReports>()("herald/messaging/GatewayReports", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const webhooks = yield* Webhooks
+    const bots = yield* BotsRepo
+
+    const move = (report: StatusReport) => {
+      const at = new Date(report.at).toISOString()
+      return sql<Moved>`
+        WITH prev AS (SELECT message_id, status FROM messages WHERE message_id = ${report.messageId}::uuid FOR UPDATE)
+        UPDATE messages m SET
+          status = ${report.status},
+          delivered_at = CASE WHEN ${report.status} IN ('delivered', 'read') THEN ${at}::timestamptz END,
+          read_at = CASE WHEN ${report.status} = 'read' THEN ${at}::timestamptz END,
+          failed_at = CASE WHEN ${report.status} = 'failed' THEN ${at}::timestamptz END,
+          error = ${report.error === undefined ? null : JSON.stringify(report.error)}::jsonb
+        FROM prev WHERE m.message_id = prev.message_id
+        RETURNING prev.status AS before, m.status AS after, m.account_id, m.bot_id, m.recipient, m.price::text`
+    }
+
+    const applyStatus = (report: StatusReport): Effect.Effect<ReportResult> =>
+      // Herald's message ids are uuids: another id is about a message Herald never sent.
+      !isUuid(report.messageId) ? Effect.succeed("not_ours" as const) : webhooks.committed(Effect.gen(function*() {
+        const [moved] = yield* move(report)
+        if (moved === undefined) return "unknown_message" as const
+        const reached = moved.after === "delivered" || moved.after === "read"
+        if (reached) {
+          yield* sql`
+            INSERT INTO wallet_transactions (account_id, kind, amount, reference)
+            VALUES (${moved.accountId}, 'charge', ${moved.price}::numeric, ${report.messageId})
+            ON CONFLICT DO NOTHING`
+        }
+        if (moved.after === "failed" && moved.before !== "failed") {
+          // Rejected after the gateway took it: the charge made on acceptance is given back.
+          yield* sql`
+            INSERT INTO wallet_transactions (account_id, kind, amount, reference)
+            SELECT account_id, 'refund', amount, reference FROM wallet_transactions
+            WHERE account_id = ${moved.accountId} AND kind = 'charge' AND reference = ${report.messageId}
+            ON CONFLICT DO NOTHING`
+        }
+        if (moved.after === moved.before || moved.after !== report.status) return "unchanged" as const
+        const about = { message_id: report.messageId, bot_id: moved.botId, to: moved.recipient, status: moved.after, occurred_at: new Date(report.at).toISOString() }
+        yield* webhooks.emit({
+          accountId: moved.accountId,
+          type: `message.${report.status}`,
+          botId: moved.botId,
+          data: report.error === undefined ? about : { ...report.error, ...about }
+        })
+        return "applied" as const
+      })).pipe(Effect.orDie)
+
+    /** Stores a user's message once (upstream repeats callbacks); true when it is new. */
+    const recordInbound = (report: InboundReport) =>
+      Effect.gen(function*() {
+        const bot = yield* bots.findById(report.agentId)
+        if (bot === undefined) return undefined
+        const inserted = yield* sql`
+          INSERT INTO inbound_messages (bot_id, upstream_id, account_id, sender, text, postback_data, received_at)
+          VALUES (${bot.botId}, ${report.messageId}, ${bot.accountId}, ${report.phone}, ${report.text}, ${report.postbackData ?? null},
+                  ${new Date(report.at).toISOString()}::timestamptz)
+          ON CONFLICT DO NOTHING
+          RETURNING upstream_id`.pipe(Effect.orDie)
+        return inserted.length > 0 ? bot : undefined
+      })
+
+    return { applyStatus, recordInbound } as const
+  }),
+  dependencies: [BotsRepo.Default]
+}) {}

@@ -1,0 +1,119 @@
+import { Duration, Effect, FiberSet, Queue } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
+import type { MessageContent } from "../domain/content.ts"
+import { RcsGateway, type SendOutcome } from "../gateway/RcsGateway.ts"
+import { BotsCache } from "../storage/BotsCache.ts"
+
+/** One send to the gateway, as the sender actor hands it over. */
+export interface SendJob {
+  readonly messageId: string
+  readonly botId: string
+  readonly accountId: string
+  readonly to: string
+  readonly content: MessageContent
+  readonly attempt: number
+  /** Called with the gateway's answer (or its absence); must not fail. */
+  readonly report: (outcome: SendOutcome) => Effect.Effect<void>
+}
+
+/** Gateway requests in flight for one bot on this node: in-order admission, bounded overlap. */
+const PER_BOT_IN_FLIGHT = 64
+
+interface Lane {
+  readonly botId: string
+  readonly accountId: string
+  readonly queue: Array<SendJob>
+  readonly slots: Queue.Queue<void>
+  tokens: number
+  refilledAt: number
+  pumping: boolean
+}
+
+/**
+ * Sends to the gateway for the sender actors this node owns. Each bot has a lane: jobs leave it in
+ * the order they came, paced by the bot's upstream throughput (a token bucket of a tenth of a
+ * second's worth, so the rate holds over any window longer than that) with a bounded number in
+ * flight. Since one node owns a bot's sender actor at a time, the bot's limit holds across the
+ * cluster. The actor is told every answer through `report`; the lane never retries by itself.
+ */
+export class SendDispatcher extends Effect.Service<SendDispatcher>()("herald/messaging/SendDispatcher", {
+  scoped: Effect.gen(function*() {
+    const gateway = yield* RcsGateway
+    const bots = yield* BotsCache
+    const config = yield* AppConfig
+    const fibers = yield* FiberSet.make()
+    const lanes = new Map<string, Lane>()
+    const handling = new Set<string>()
+
+    // Read for every send from the bots cache (the change feed drops it when a bot changes), so
+    // `herald admin bot-throughput` applies at once.
+    const rateOf = (lane: Lane) =>
+      Effect.map(bots.find(lane.accountId, lane.botId), (bot) => bot?.throughput ?? config.botThroughputDefault)
+
+    /** Time to wait for the next token (0 when one is there, and then it is taken). */
+    const takeToken = (lane: Lane, rate: number) => {
+      if (rate === 0) return 0
+      const now = Date.now()
+      const burst = Math.max(1, rate / 10)
+      lane.tokens = Math.min(burst, lane.tokens + ((now - lane.refilledAt) / 1000) * rate)
+      lane.refilledAt = now
+      if (lane.tokens >= 1) {
+        lane.tokens -= 1
+        return 0
+      }
+      return Math.ceil(((1 - lane.tokens) / rate) * 1000)
+    }
+
+    const call = (lane: Lane, job: SendJob) =>
+      gateway.send({ messageId: job.messageId, agentId: job.botId, to: job.to, content: job.content }).pipe(
+        Effect.flatMap(job.report),
+        Effect.ensuring(Effect.zipRight(Effect.sync(() => handling.delete(job.messageId)), Queue.offer(lane.slots, undefined)))
+      )
+
+    const pump = (lane: Lane): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        while (lane.queue.length > 0) {
+          const wait = takeToken(lane, yield* rateOf(lane))
+          if (wait > 0) {
+            yield* Effect.sleep(Duration.millis(wait))
+            continue
+          }
+          yield* Queue.take(lane.slots)
+          const job = lane.queue.shift()!
+          yield* FiberSet.run(fibers, call(lane, job))
+        }
+      }).pipe(Effect.ensuring(Effect.sync(() => {
+        lane.pumping = false
+      })))
+
+    const laneOf = (botId: string, accountId: string) =>
+      Effect.gen(function*() {
+        let lane = lanes.get(botId)
+        if (lane === undefined) {
+          const slots = yield* Queue.bounded<void>(PER_BOT_IN_FLIGHT)
+          yield* Queue.offerAll(slots, Array.from({ length: PER_BOT_IN_FLIGHT }, () => undefined))
+          lane = { botId, accountId, queue: [], slots, tokens: 1, refilledAt: Date.now(), pumping: false }
+          lanes.set(botId, lane)
+        }
+        return lane
+      })
+
+    /** Queues a send; returns at once. */
+    const submit = (job: SendJob) =>
+      Effect.gen(function*() {
+        const lane = yield* laneOf(job.botId, job.accountId)
+        handling.add(job.messageId)
+        lane.queue.push(job)
+        if (!lane.pumping) {
+          lane.pumping = true
+          yield* FiberSet.run(fibers, pump(lane))
+        }
+      })
+
+    /** Whether this node is sending the message now (queued or waiting for the gateway). */
+    const isHandling = (messageId: string) => handling.has(messageId)
+
+    return { submit, isHandling } as const
+  }),
+  dependencies: [BotsCache.Default]
+}) {}

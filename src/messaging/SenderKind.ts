@@ -1,0 +1,230 @@
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect, Schedule, Schema } from "effect"
+import { ActorClient, ActorKind } from "../actors/runtime/index.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { MessageContentSchema } from "../domain/content.ts"
+import { GatewayErrorRecord, type SendOutcome } from "../gateway/RcsGateway.ts"
+import { Subscriptions } from "../webhooks/Subscriptions.ts"
+import { Webhooks } from "../webhooks/Webhooks.ts"
+import { SendDispatcher } from "./SendDispatcher.ts"
+
+/** What a send needs to reach the gateway again (a retry, or a re-send after a takeover). */
+const Message = Schema.Struct({
+  messageId: Schema.String,
+  accountId: Schema.String,
+  to: Schema.String,
+  content: MessageContentSchema
+})
+type Message = typeof Message.Type
+
+/** A new send, from the API or an auto-reply. `replyTo` is the waiting caller's inbox. */
+export class Send extends Schema.TaggedClass<Send>()("Send", {
+  message: Message,
+  templateId: Schema.NullOr(Schema.String),
+  source: Schema.Literal("api", "auto_reply"),
+  price: Schema.Number,
+  replyTo: Schema.NullOr(Schema.String)
+}) {}
+
+const Outcome = Schema.Union(
+  Schema.TaggedStruct("Accepted", { at: Schema.Number }),
+  Schema.TaggedStruct("Rejected", { error: GatewayErrorRecord }),
+  Schema.TaggedStruct("Unconfirmed", { error: GatewayErrorRecord })
+)
+
+/** The gateway's answer to attempt `attempt`, reported by the node that sent it. */
+export class Answered extends Schema.TaggedClass<Answered>()("Answered", {
+  messageId: Schema.String,
+  attempt: Schema.Int,
+  outcome: Outcome,
+  at: Schema.Number
+}) {}
+
+/** A gateway failure's backoff is over: send again (a durable timer). */
+export class Retry extends Schema.TaggedClass<Retry>()("Retry", { message: Message, attempt: Schema.Int }) {}
+
+/** Looks for sends whose answer never came back (their node died): a durable timer. */
+export class Sweep extends Schema.TaggedClass<Sweep>()("Sweep", {}) {}
+
+export const SenderCommand = Schema.Union(Send, Answered, Retry, Sweep)
+export type SenderCommand = typeof SenderCommand.Type
+
+/** A message between its Send and its final answer: what applying the answer needs, but the content. */
+const InFlight = Schema.Struct({
+  attempt: Schema.Int,
+  /** When the current attempt went out (or is due, while a retry waits). */
+  since: Schema.Number,
+  replyTo: Schema.NullOr(Schema.String),
+  accountId: Schema.String,
+  to: Schema.String,
+  price: Schema.Number
+})
+
+const SenderState = Schema.Struct({
+  inFlight: Schema.Record({ key: Schema.String, value: InFlight }),
+  sweepAt: Schema.NullOr(Schema.Number)
+})
+type SenderState = typeof SenderState.Type
+
+/** Sends of a gateway failure (category `gateway`), the first included, before the message fails. */
+export const MAX_SEND_ATTEMPTS = 5
+/** Backoff before attempt n+1 after gateway failure n: 250 ms, 500 ms, 1 s, 2 s. */
+export const retryDelay = (attempt: number) => Duration.millis(250 * 2 ** (attempt - 1))
+
+/** What a waiting caller is told (over its inbox) once the send's outcome is committed. */
+export type SendReply =
+  | { readonly _tag: "Sent"; readonly messageId: string }
+  | { readonly _tag: "Failed"; readonly error: GatewayErrorRecord }
+
+/**
+ * `sender`: one actor per bot (key = bot_id). Every send of the bot goes through it: the actor
+ * records the message, hands it to this node's SendDispatcher (which paces it at the bot's
+ * upstream throughput) and applies the gateway's answer: sent (charged once), failed with the
+ * Gateway error record, unconfirmed (never resent: the message may have left), or a gateway
+ * failure, sent again with backoff. Only the messages in flight live in the state; a takeover
+ * finds the ones whose answer never came and sends them again with the same message_id, which
+ * the gateway ignores if the first one arrived: a re-send never reaches a recipient twice.
+ */
+export const SenderKind = ActorKind.make("sender", {
+  command: SenderCommand,
+  state: SenderState,
+  initial: (): SenderState => ({ inFlight: {}, sweepAt: null }),
+  passivateAfter: Duration.seconds(30),
+  behaviour: (state, command, ctx) =>
+    Effect.gen(function*() {
+      const dispatcher = yield* SendDispatcher
+      const client = yield* ActorClient
+      const config = yield* AppConfig
+      const webhooks = yield* Webhooks
+      const subscriptions = yield* Subscriptions
+      const sql = yield* SqlClient.SqlClient
+      const botId = ctx.key
+      // An attempt unanswered this long was lost with its node (the gateway call itself gives up
+      // after gatewayTimeoutMs and reports Unconfirmed).
+      const lostAfterMs = config.gatewayTimeoutMs + 5_000
+
+      const report = (messageId: string, attempt: number) => (outcome: SendOutcome): Effect.Effect<void> =>
+        client.send(SenderKind, botId, new Answered({ messageId, attempt, outcome, at: Date.now() }), { msgId: `answer-${messageId}-${attempt}` }).pipe(
+          Effect.retry(Schedule.exponential(Duration.millis(50)).pipe(Schedule.upTo(Duration.seconds(20)))),
+          Effect.catchAll((error) => Effect.logWarning("send outcome not reported; the sweep will send again", { message_id: messageId, reason: String(error) })),
+          Effect.asVoid
+        )
+
+      const dispatch = (message: Message, attempt: number): Effect.Effect<void> =>
+        dispatcher.submit({ ...message, botId, attempt, report: report(message.messageId, attempt) })
+
+      const withSweep = (next: SenderState): SenderState => {
+        if (next.sweepAt !== null || Object.keys(next.inFlight).length === 0) return next
+        const at = Date.now() + lostAfterMs
+        ctx.schedule(new Sweep(), { at: new Date(at) }, "sweep")
+        return { ...next, sweepAt: at }
+      }
+
+      const without = (messageId: string): SenderState => {
+        const { [messageId]: _, ...inFlight } = state.inFlight
+        return { ...state, inFlight }
+      }
+
+      const record = (messageId: string, attempt: number, changes: Record<string, unknown>) =>
+        ctx.update("messages", { message_id: messageId, attempts: attempt, ...changes }, ["message_id"])
+      const emit = (accountId: string, type: "message.sent" | "message.failed", data: unknown) =>
+        Effect.map(subscriptions.wants(accountId, type, botId), (wanted) => {
+          if (wanted) ctx.persist(webhooks.emit({ accountId, type, botId, data }).pipe(Effect.asVoid, Effect.catchTag("NatsUnavailable", Effect.die)))
+        })
+
+      switch (command._tag) {
+        case "Send": {
+          const { message } = command
+          const known = state.inFlight[message.messageId]
+          if (known !== undefined) {
+            // Delivered again after a takeover: send again unless this node is on it.
+            if (!dispatcher.isHandling(message.messageId)) yield* dispatch(message, known.attempt)
+            return state
+          }
+          ctx.insert("messages", {
+            message_id: message.messageId,
+            account_id: message.accountId,
+            bot_id: botId,
+            recipient: message.to,
+            content: JSON.stringify(message.content),
+            template_id: command.templateId,
+            source: command.source,
+            status: "queued",
+            price: command.price,
+            attempts: 1
+          })
+          yield* dispatch(message, 1)
+          return withSweep({
+            ...state,
+            inFlight: {
+              ...state.inFlight,
+              [message.messageId]: { attempt: 1, since: Date.now(), replyTo: command.replyTo, accountId: message.accountId, to: message.to, price: command.price }
+            }
+          })
+        }
+        case "Answered": {
+          const entry = state.inFlight[command.messageId]
+          if (entry === undefined || entry.attempt !== command.attempt) return state
+          const outcome = command.outcome
+          const at = new Date(command.at).toISOString()
+          const answer = (reply: SendReply) => {
+            if (entry.replyTo !== null) ctx.notify(entry.replyTo, reply)
+          }
+          const about = { message_id: command.messageId, bot_id: botId, to: entry.to }
+          if (outcome._tag === "Accepted") {
+            record(command.messageId, command.attempt, { status: "sent", sent_at: at })
+            ctx.insert("wallet_transactions", { account_id: entry.accountId, kind: "charge", amount: entry.price, reference: command.messageId })
+            yield* emit(entry.accountId, "message.sent", { ...about, status: "sent" })
+            answer({ _tag: "Sent", messageId: command.messageId })
+            return without(command.messageId)
+          }
+          const error = outcome.error
+          if (outcome._tag === "Rejected" && error.retryable && command.attempt < MAX_SEND_ATTEMPTS) {
+            const row = yield* messageRow(sql, command.messageId)
+            if (row === undefined) return without(command.messageId)
+            const next = command.attempt + 1
+            const due = command.at + Duration.toMillis(retryDelay(command.attempt))
+            const message = { messageId: command.messageId, accountId: entry.accountId, to: entry.to, content: row.content }
+            ctx.schedule(new Retry({ message, attempt: next }), { at: new Date(due) }, `retry-${command.messageId}`)
+            return { ...state, inFlight: { ...state.inFlight, [command.messageId]: { ...entry, attempt: next, since: due } } }
+          }
+          if (outcome._tag === "Unconfirmed") {
+            // It may have reached the recipient: not failed, not charged unless a delivery report comes.
+            record(command.messageId, command.attempt, { status: "unconfirmed", error })
+          } else {
+            record(command.messageId, command.attempt, { status: "failed", failed_at: at, error })
+            yield* emit(entry.accountId, "message.failed", { ...error, ...about, status: "failed" })
+          }
+          answer({ _tag: "Failed", error })
+          return without(command.messageId)
+        }
+        case "Retry": {
+          const entry = state.inFlight[command.message.messageId]
+          if (entry === undefined || entry.attempt !== command.attempt) return state
+          yield* dispatch(command.message, command.attempt)
+          return { ...state, inFlight: { ...state.inFlight, [command.message.messageId]: { ...entry, since: Date.now() } } }
+        }
+        case "Sweep": {
+          const now = Date.now()
+          const lost = Object.entries(state.inFlight).filter(([id, e]) => now - e.since >= lostAfterMs && !dispatcher.isHandling(id))
+          const inFlight = { ...state.inFlight }
+          for (const [id, entry] of lost) {
+            const row = yield* messageRow(sql, id)
+            if (row === undefined) {
+              delete inFlight[id]
+              continue
+            }
+            yield* dispatch({ messageId: id, accountId: entry.accountId, to: entry.to, content: row.content }, entry.attempt)
+            inFlight[id] = { ...entry, since: now }
+          }
+          return withSweep({ inFlight, sweepAt: null })
+        }
+      }
+    })
+})
+
+/** The content of a message as recorded when it was queued (for a retry or a re-send; rare). */
+const messageRow = (sql: SqlClient.SqlClient, messageId: string) =>
+  sql<{ readonly content: typeof MessageContentSchema.Type }>`SELECT content FROM messages WHERE message_id = ${messageId}::uuid`.pipe(
+    Effect.map((rows) => rows[0])
+  )

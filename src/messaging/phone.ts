@@ -1,0 +1,16 @@
+import { parsePhoneNumberFromString } from "libphonenumber-js/max"
+
+/**
+ * A recipient's number as E.164 (`+` and digits). Clients write it with or without the `+`, with
+ * the country code; spaces, dashes and brackets are tolerated. The number must be a valid one for
+ * its country (libphonenumber's metadata), not only the right length.
+ */
+export const toE164 = (raw: string): { readonly e164: string } | { readonly problem: string } => {
+  const trimmed = raw.trim()
+  if (trimmed.length === 0 || trimmed.length > 32) return { problem: "must be a phone number with its country code" }
+  const withPlus = trimmed.startsWith("+") ? trimmed : `+${trimmed}`
+  const parsed = parsePhoneNumberFromString(withPlus)
+  if (parsed === undefined) return { problem: "must be a phone number with its country code, e.g. +919876543210" }
+  if (!parsed.isValid()) return { problem: `${parsed.number} is not a valid phone number` }
+  return { e164: parsed.number }
+}

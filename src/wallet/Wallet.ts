@@ -1,0 +1,69 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { requireRole } from "../domain/access.ts"
+import type { Principal } from "../domain/signIn.ts"
+import { pageOf, positionOf, readCursor } from "../storage/pageCursor.ts"
+
+export const LEDGER_LIMIT_DEFAULT = 100
+export const LEDGER_LIMIT_MAX = 1000
+
+interface LedgerRow {
+  readonly txnId: string
+  readonly kind: "credit" | "charge" | "refund"
+  readonly amount: string
+  readonly balanceAfter: string | null
+  readonly reference: string | null
+  readonly createdAt: Date
+  readonly position: string
+}
+
+/**
+ * The account's wallet as its owner reads it (billing is the owner's, DESIGN.md Team): the
+ * balance and the ledger, newest first. Credits come from `herald admin wallet-credit`; a charge is
+ * booked once per confirmed message (reference = message_id), a refund when the gateway rejects a
+ * message after taking it. Charges booked many at a time carry no balance_after.
+ */
+export class Wallet extends Effect.Service<Wallet>()("herald/wallet/Wallet", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const read = (principal: Principal, query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) =>
+      Effect.gen(function*() {
+        yield* requireRole(principal, "owner", "read the wallet")
+        const after = yield* readCursor(query.cursor)
+        const limit = Math.min(query.limit ?? LEDGER_LIMIT_DEFAULT, LEDGER_LIMIT_MAX)
+        const [account] = yield* sql<{ walletBalance: string; currency: string }>`
+          SELECT wallet_balance, currency FROM accounts WHERE account_id = ${principal.accountId}::uuid`
+        const rows = yield* sql<LedgerRow>`
+          SELECT txn_id, kind, amount::text, balance_after::text, reference, created_at, ${sql.literal(positionOf("created_at"))} AS position
+          FROM wallet_transactions
+          WHERE account_id = ${principal.accountId}::uuid
+            ${after === undefined ? sql`` : sql`AND (created_at, txn_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`}
+          ORDER BY created_at DESC, txn_id DESC LIMIT ${limit + 1}`
+        const page = pageOf(rows, limit, (row) => ({ createdAt: row.position, id: row.txnId }))
+        return {
+          success: true as const,
+          balance: Number(account?.walletBalance ?? 0),
+          currency: account?.currency ?? "INR",
+          transactions: page.rows.map((row) => ({
+            txn_id: row.txnId,
+            kind: row.kind,
+            amount: Number(row.amount),
+            balance_after: row.balanceAfter === null ? null : Number(row.balanceAfter),
+            reference: row.reference,
+            created_at: new Date(row.createdAt).toISOString()
+          })),
+          next_cursor: page.nextCursor ?? ""
+        }
+      }).pipe(Effect.orDie)
+
+    /** The balance a send is checked against (a read, not a reservation). */
+    const balanceOf = (accountId: string) =>
+      sql<{ walletBalance: string }>`SELECT wallet_balance FROM accounts WHERE account_id = ${accountId}::uuid`.pipe(
+        Effect.map(([row]) => Number(row?.walletBalance ?? 0)),
+        Effect.orDie
+      )
+
+    return { read, balanceOf } as const
+  })
+}) {}

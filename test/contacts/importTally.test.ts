@@ -1,0 +1,55 @@
+import { describe, expect, it } from "@effect/vitest"
+import { decodeContactCursor, encodeContactCursor } from "../../src/contacts/contactCursor.ts"
+import type { ParsedRow } from "../../src/contacts/contactRow.ts"
+import { columnsOf, ImportTally, type ValidContact } from "../../src/contacts/importTally.ts"
+
+const row = (n: number, phone: string): ParsedRow => ({ _tag: "Contact", row: n, phone, name: `n${n}`, params: null })
+
+describe("the import tally", () => {
+  it("normalises phones to E.164, counts invalid rows, and lists the first 100 with a cut phone", () => {
+    const tally = new ImportTally()
+    const valid: Array<ValidContact> = []
+    const rows: Array<ParsedRow> = [
+      row(1, "+91 98765-43210"),
+      row(2, "919876543211"),
+      { _tag: "Malformed", row: 3, phone: "", reason: "phone is missing" },
+      ...Array.from({ length: 150 }, (_, i) => row(4 + i, `0${"9".repeat(80)}`))
+    ]
+    tally.sort(rows, valid)
+    expect(valid).toEqual([
+      { phone: "+919876543210", name: "n1", params: null },
+      { phone: "+919876543211", name: "n2", params: null }
+    ])
+    const report = tally.report()
+    expect(report.invalid_count).toBe(151)
+    expect(report.invalid).toHaveLength(100)
+    expect(report.invalid[0]).toEqual({ row: 3, phone: "", reason: "phone is missing" })
+    expect(report.invalid[1]!.row).toBe(4)
+    expect(report.invalid[1]!.phone).toHaveLength(64)
+    expect(report.invalid[1]!.reason).toMatch(/phone number/)
+  })
+
+  it("counts a written batch's rows that were not new as duplicates", () => {
+    const tally = new ImportTally()
+    tally.written(5_000, 4_990)
+    tally.written(10, 0)
+    expect(tally.report()).toEqual({ success: true, added: 4_990, duplicates: 20, invalid: [], invalid_count: 0 })
+  })
+
+  it("lays valid contacts out column by column for unnest", () => {
+    expect(columnsOf([{ phone: "+1", name: null, params: "{}" }, { phone: "+2", name: "b", params: null }])).toEqual({
+      phones: ["+1", "+2"],
+      names: [null, "b"],
+      params: ["{}", null]
+    })
+  })
+})
+
+describe("the contacts cursor", () => {
+  it("round-trips a contact_id and refuses anything else", () => {
+    expect(decodeContactCursor(encodeContactCursor("123456789012"))).toBe("123456789012")
+    for (const bad of ["", "x", Buffer.from("[\"0\"]").toString("base64url"), Buffer.from("[12]").toString("base64url"), Buffer.from("[\"1\",\"2\"]").toString("base64url")]) {
+      expect(decodeContactCursor(bad)).toBeUndefined()
+    }
+  })
+})
