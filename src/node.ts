@@ -16,6 +16,9 @@ import { RcsGateway } from "./gateway/RcsGateway.ts"
 import { RcsGatewayLive, UnconfiguredGateway } from "./gateway/RcsGatewayLive.ts"
 import { RBM_CALLBACK_PATH } from "./http/rcs/GatewayCallbacksRoute.ts"
 import { SenderKind } from "./messaging/SenderKind.ts"
+import { BroadcastKind } from "./broadcasts/BroadcastKind.ts"
+import { BroadcastsRepo } from "./broadcasts/BroadcastsRepo.ts"
+import { ChunkRunner } from "./broadcasts/ChunkRunner.ts"
 import { SendDispatcher } from "./messaging/SendDispatcher.ts"
 import { Subscriptions } from "./webhooks/Subscriptions.ts"
 import { Webhooks } from "./webhooks/Webhooks.ts"
@@ -29,8 +32,13 @@ export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.Sql
   registerKind(RateLimitKind),
   registerKind(DeliveryKind).pipe(Layer.provide(Layer.mergeAll(Dispatcher.Default, Endpoints.Default))),
   registerKind(SenderKind).pipe(
+    Layer.provide(ChunkRunner.Default),
     Layer.provide(Layer.mergeAll(SendDispatcher.Default, Webhooks.Default, Subscriptions.Default)),
     Layer.provide(Layer.mergeAll(WebhooksRepo.Default, BotsRepo.Default, ChangeFeed.Default))
+  ),
+  registerKind(BroadcastKind).pipe(
+    Layer.provide(Layer.mergeAll(BroadcastsRepo.Default, Webhooks.Default)),
+    Layer.provide(WebhooksRepo.Default)
   )
 )
 

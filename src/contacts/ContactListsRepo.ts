@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { type PagePosition, positionOf } from "../storage/pageCursor.ts"
+import { LOCK_NOT_AVAILABLE, sqlState } from "../storage/sqlState.ts"
 import type { Batch } from "./importTally.ts"
 
 export interface ListRow {
@@ -25,10 +26,8 @@ export interface ContactRow {
 const LIST_COLUMNS = `list_id, account_id, name, contact_count, created_at, ${positionOf("created_at")} AS position`
 const CONTACT_COLUMNS = `contact_id::text AS contact_id, phone, name, params, created_at`
 
-const sqlState = (error: { readonly cause?: unknown }) => (error.cause as { code?: string } | undefined)?.code
-/** 23505 unique_violation; 55P03 lock_not_available (NOWAIT). */
+/** 23505 unique_violation. */
 const UNIQUE_VIOLATION = "23505"
-const LOCK_NOT_AVAILABLE = "55P03"
 
 export class ContactListsRepo extends Effect.Service<ContactListsRepo>()("herald/contacts/ContactListsRepo", {
   effect: Effect.gen(function*() {

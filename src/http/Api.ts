@@ -12,6 +12,7 @@ import { MessagesApi } from "./rcs/MessagesApi.ts"
 import { WalletApi } from "./rcs/WalletApi.ts"
 import { AutoRepliesApi } from "./rcs/AutoRepliesApi.ts"
 import { ContactImportApi, ContactListsApi } from "./rcs/ContactListsApi.ts"
+import { BroadcastsApi } from "./rcs/BroadcastsApi.ts"
 import { WebhooksApi } from "./rcs/WebhooksApi.ts"
 import { DeveloperApi } from "./app/DeveloperApi.ts"
 import { AccountApi } from "./app/AccountApi.ts"
@@ -40,6 +41,7 @@ export const ServedApi = withEnvelopeErrors(
     .add(WalletApi)
     .add(AutoRepliesApi)
     .add(ContactListsApi)
+    .add(BroadcastsApi)
     .add(DeveloperApi)
     .add(AccountApi)
 )

@@ -34,6 +34,8 @@ import { GatewayCallbacksRoute } from "./rcs/GatewayCallbacksRoute.ts"
 import { AutoRepliesHttpLive } from "./rcs/AutoRepliesHttp.ts"
 import { AutoReplies } from "../autoReplies/AutoReplies.ts"
 import { ContactListsHttpLive } from "./rcs/ContactListsHttp.ts"
+import { BroadcastsHttpLive } from "./rcs/BroadcastsHttp.ts"
+import { Broadcasts } from "../broadcasts/Broadcasts.ts"
 import { ContactImportRoute } from "./rcs/ContactImportRoute.ts"
 import { ContactLists } from "../contacts/ContactLists.ts"
 import { Messages } from "../messaging/Messages.ts"
@@ -63,7 +65,8 @@ export const ApiHandlers = Layer.mergeAll(
   MessagesHttpLive,
   WalletHttpLive,
   AutoRepliesHttpLive,
-  ContactListsHttpLive
+  ContactListsHttpLive,
+  BroadcastsHttpLive
 ).pipe(
   Layer.provideMerge(AuthenticationLive),
   Layer.provideMerge(RcsCredentials.Default),
@@ -81,6 +84,7 @@ export const ApiHandlers = Layer.mergeAll(
   Layer.provideMerge(Templates.Default),
   Layer.provideMerge(AutoReplies.Default),
   Layer.provideMerge(ContactLists.Default),
+  Layer.provideMerge(Broadcasts.Default),
   Layer.provide(Layer.mergeAll(SignInRepo.Default, Passwords.Default, ApiKeysRepo.Default, BotsRepo.Default, TeamRepo.Default, ChangeFeed.Default)),
   Layer.provideMerge(SigningKeys.Default)
 )

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { BroadcastsRepo } from "../broadcasts/BroadcastsRepo.ts"
 import { isUuid } from "../domain/ids.ts"
 import type { GatewayReport } from "../gateway/RcsGateway.ts"
 import { BotsRepo } from "../storage/BotsRepo.ts"
@@ -33,6 +34,7 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
     const sql = yield* SqlClient.SqlClient
     const webhooks = yield* Webhooks
     const bots = yield* BotsRepo
+    const broadcasts = yield* BroadcastsRepo
 
     const move = (report: StatusReport) => {
       const at = new Date(report.at).toISOString()
@@ -52,7 +54,11 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
       // Herald's message ids are uuids: another id is about a message Herald never sent.
       !isUuid(report.messageId) ? Effect.succeed("not_ours" as const) : webhooks.committed(Effect.gen(function*() {
         const [moved] = yield* move(report)
-        if (moved === undefined) return "unknown_message" as const
+        if (moved === undefined) {
+          // Not a single send: perhaps one of a broadcast's (those emit no message.* events).
+          const result = yield* broadcasts.applyReport({ messageId: report.messageId, status: report.status, at: new Date(report.at), error: report.error })
+          return result === "unknown" ? "unknown_message" as const : result
+        }
         const reached = moved.after === "delivered" || moved.after === "read"
         if (reached) {
           yield* sql`
@@ -95,5 +101,5 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
 
     return { applyStatus, recordInbound } as const
   }),
-  dependencies: [BotsRepo.Default]
+  dependencies: [BotsRepo.Default, BroadcastsRepo.Default]
 }) {}

@@ -13,7 +13,8 @@ import { TemplatesRepo } from "../templates/TemplatesRepo.ts"
 import { Wallet } from "../wallet/Wallet.ts"
 import { BotNotActive, InsufficientBalance, SendGatewayFailed, SendRejected, SendThrottled, SendUnconfirmed } from "./errors.ts"
 import { toE164 } from "./phone.ts"
-import { MAX_SEND_ATTEMPTS, retryDelay, Send, SenderKind, type SendReply } from "./SenderKind.ts"
+import { Send, SenderKind, type SendReply } from "./SenderKind.ts"
+import { retriesTotalMs } from "./sendRetries.ts"
 
 /** POST /api/v1/rcs/messages/send (DESIGN.md, Messages). */
 export interface SendInput {
@@ -45,9 +46,6 @@ export const sendError = (error: GatewayErrorRecord) => {
   }
 }
 
-/** Every gateway-failure backoff of one send, for how long a caller may wait for its answer. */
-const retriesTotal = Array.from({ length: MAX_SEND_ATTEMPTS - 1 }, (_, i) => Duration.toMillis(retryDelay(i + 1))).reduce((a, b) => a + b, 0)
-
 /**
  * Single sends. The API node checks what it can answer alone (role, bot, content, recipient,
  * balance), then hands the send to the bot's sender actor with its own inbox, and waits for the
@@ -60,7 +58,7 @@ export class Messages extends Effect.Service<Messages>()("herald/messaging/Messa
     const templates = yield* TemplatesRepo
     const client = yield* ActorClient
     const config = yield* AppConfig
-    const answerWithin = Duration.millis(config.gatewayTimeoutMs + retriesTotal + 3_000)
+    const answerWithin = Duration.millis(config.gatewayTimeoutMs + retriesTotalMs + 3_000)
 
     const activeBot = (principal: Principal, botId: string) =>
       Effect.gen(function*() {

@@ -1,4 +1,4 @@
-import { Duration, Effect, FiberSet, Queue } from "effect"
+import { Deferred, Duration, Effect, FiberSet, Queue } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { MessageContent } from "../domain/content.ts"
 import { RcsGateway, type SendOutcome } from "../gateway/RcsGateway.ts"
@@ -110,10 +110,36 @@ export class SendDispatcher extends Effect.Service<SendDispatcher>()("herald/mes
         }
       })
 
+    /**
+     * Sends many messages of one bot through its lane (paced like any other send) and answers
+     * their outcomes in the same order, once every one is answered.
+     */
+    const sendAll = (botId: string, accountId: string, sends: ReadonlyArray<Omit<SendJob, "botId" | "accountId" | "report">>) =>
+      Effect.gen(function*() {
+        const outcomes = new Array<SendOutcome>(sends.length)
+        if (sends.length === 0) return outcomes
+        let left = sends.length
+        const all = yield* Deferred.make<void>()
+        for (let i = 0; i < sends.length; i++) {
+          yield* submit({
+            ...sends[i]!,
+            botId,
+            accountId,
+            report: (outcome) =>
+              Effect.suspend(() => {
+                outcomes[i] = outcome
+                return --left === 0 ? Deferred.succeed(all, undefined) : Effect.void
+              }).pipe(Effect.asVoid)
+          })
+        }
+        yield* Deferred.await(all)
+        return outcomes
+      })
+
     /** Whether this node is sending the message now (queued or waiting for the gateway). */
     const isHandling = (messageId: string) => handling.has(messageId)
 
-    return { submit, isHandling } as const
+    return { submit, sendAll, isHandling } as const
   }),
   dependencies: [BotsCache.Default]
 }) {}

@@ -6,7 +6,11 @@ import { MessageContentSchema } from "../domain/content.ts"
 import { GatewayErrorRecord, type SendOutcome } from "../gateway/RcsGateway.ts"
 import { Subscriptions } from "../webhooks/Subscriptions.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
+import { BroadcastKind, ChunkDone } from "../broadcasts/BroadcastKind.ts"
+import { ChunkOrder, chunkKey } from "../broadcasts/chunking.ts"
+import { ChunkRunner } from "../broadcasts/ChunkRunner.ts"
 import { SendDispatcher } from "./SendDispatcher.ts"
+import { MAX_SEND_ATTEMPTS, retryDelay } from "./sendRetries.ts"
 
 /** What a send needs to reach the gateway again (a retry, or a re-send after a takeover). */
 const Message = Schema.Struct({
@@ -46,7 +50,13 @@ export class Retry extends Schema.TaggedClass<Retry>()("Retry", { message: Messa
 /** Looks for sends whose answer never came back (their node died): a durable timer. */
 export class Sweep extends Schema.TaggedClass<Sweep>()("Sweep", {}) {}
 
-export const SenderCommand = Schema.Union(Send, Answered, Retry, Sweep)
+/** A chunk of a broadcast to send (from its broadcast actor). */
+export class SendChunk extends Schema.TaggedClass<SendChunk>()("SendChunk", { order: ChunkOrder }) {}
+
+/** Every target of the chunk has its outcome (from the node that sent it). */
+export class ChunkFinished extends Schema.TaggedClass<ChunkFinished>()("ChunkFinished", { broadcastId: Schema.String, chunkNo: Schema.Int }) {}
+
+export const SenderCommand = Schema.Union(Send, Answered, Retry, Sweep, SendChunk, ChunkFinished)
 export type SenderCommand = typeof SenderCommand.Type
 
 /** A message between its Send and its final answer: what applying the answer needs, but the content. */
@@ -62,14 +72,12 @@ const InFlight = Schema.Struct({
 
 const SenderState = Schema.Struct({
   inFlight: Schema.Record({ key: Schema.String, value: InFlight }),
-  sweepAt: Schema.NullOr(Schema.Number)
+  sweepAt: Schema.NullOr(Schema.Number),
+  /** Broadcast chunks handed to this bot and not finished, by chunkKey. */
+  chunks: Schema.optionalWith(Schema.Record({ key: Schema.String, value: ChunkOrder }), { default: () => ({}) })
 })
 type SenderState = typeof SenderState.Type
 
-/** Sends of a gateway failure (category `gateway`), the first included, before the message fails. */
-export const MAX_SEND_ATTEMPTS = 5
-/** Backoff before attempt n+1 after gateway failure n: 250 ms, 500 ms, 1 s, 2 s. */
-export const retryDelay = (attempt: number) => Duration.millis(250 * 2 ** (attempt - 1))
 
 /** What a waiting caller is told (over its inbox) once the send's outcome is committed. */
 export type SendReply =
@@ -88,7 +96,7 @@ export type SendReply =
 export const SenderKind = ActorKind.make("sender", {
   command: SenderCommand,
   state: SenderState,
-  initial: (): SenderState => ({ inFlight: {}, sweepAt: null }),
+  initial: (): SenderState => ({ inFlight: {}, sweepAt: null, chunks: {} }),
   passivateAfter: Duration.seconds(30),
   behaviour: (state, command, ctx) =>
     Effect.gen(function*() {
@@ -98,6 +106,7 @@ export const SenderKind = ActorKind.make("sender", {
       const webhooks = yield* Webhooks
       const subscriptions = yield* Subscriptions
       const sql = yield* SqlClient.SqlClient
+      const chunks = yield* ChunkRunner
       const botId = ctx.key
       // An attempt unanswered this long was lost with its node (the gateway call itself gives up
       // after gatewayTimeoutMs and reports Unconfirmed).
@@ -114,7 +123,7 @@ export const SenderKind = ActorKind.make("sender", {
         dispatcher.submit({ ...message, botId, attempt, report: report(message.messageId, attempt) })
 
       const withSweep = (next: SenderState): SenderState => {
-        if (next.sweepAt !== null || Object.keys(next.inFlight).length === 0) return next
+        if (next.sweepAt !== null || (Object.keys(next.inFlight).length === 0 && Object.keys(next.chunks).length === 0)) return next
         const at = Date.now() + lostAfterMs
         ctx.schedule(new Sweep(), { at: new Date(at) }, "sweep")
         return { ...next, sweepAt: at }
@@ -132,7 +141,34 @@ export const SenderKind = ActorKind.make("sender", {
           if (wanted) ctx.persist(webhooks.emit({ accountId, type, botId, data }).pipe(Effect.asVoid, Effect.catchTag("NatsUnavailable", Effect.die)))
         })
 
+      /** Runs a chunk on this node; once done, the broadcast and this actor are told. */
+      const runChunk = (order: ChunkOrder): Effect.Effect<void> =>
+        chunks.start(
+          order,
+          botId,
+          Effect.zipRight(
+            client.send(BroadcastKind, order.broadcastId, new ChunkDone({ chunkNo: order.chunkNo }), { msgId: `chunk-done-${chunkKey(order)}` }),
+            client.send(SenderKind, botId, new ChunkFinished({ broadcastId: order.broadcastId, chunkNo: order.chunkNo }), { msgId: `chunk-finished-${chunkKey(order)}` })
+          ).pipe(
+            Effect.retry(Schedule.exponential(Duration.millis(50)).pipe(Schedule.upTo(Duration.seconds(20)))),
+            Effect.catchAll((error) => Effect.logWarning("chunk end not reported; the sweep will run it again", { chunk: chunkKey(order), reason: String(error) })),
+            Effect.asVoid
+          )
+        )
+
       switch (command._tag) {
+        case "SendChunk": {
+          const key = chunkKey(command.order)
+          if (!chunks.isRunning(command.order)) yield* runChunk(command.order)
+          if (state.chunks[key] !== undefined) return state
+          return withSweep({ ...state, chunks: { ...state.chunks, [key]: command.order } })
+        }
+        case "ChunkFinished": {
+          const key = chunkKey(command)
+          if (state.chunks[key] === undefined) return state
+          const { [key]: _, ...rest } = state.chunks
+          return { ...state, chunks: rest }
+        }
         case "Send": {
           const { message } = command
           const known = state.inFlight[message.messageId]
@@ -217,7 +253,11 @@ export const SenderKind = ActorKind.make("sender", {
             yield* dispatch({ messageId: id, accountId: entry.accountId, to: entry.to, content: row.content }, entry.attempt)
             inFlight[id] = { ...entry, since: now }
           }
-          return withSweep({ inFlight, sweepAt: null })
+          // Chunks this node does not run: their node stopped (or never got them). Run them here.
+          for (const order of Object.values(state.chunks)) {
+            if (!chunks.isRunning(order)) yield* runChunk(order)
+          }
+          return withSweep({ ...state, inFlight, sweepAt: null })
         }
       }
     })

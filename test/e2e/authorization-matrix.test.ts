@@ -25,13 +25,13 @@ interface Rule {
   /** Names an object of the account: another account's token gets 404. */
   readonly owned?: boolean
   readonly body?: () => unknown
-  /** A fresh object for each credential, for routes that destroy it: replaces :webhook_id, :template_id, :rule_id or :list_id. */
+  /** A fresh object for each credential, for routes that destroy it: replaces :webhook_id, :template_id, :rule_id, :list_id or a broadcast's :id. */
   readonly fresh?: () => Promise<string>
 }
 
 const PUBLIC = new Set(["GET /health/live", "GET /health/ready", "POST /api/v1/rcs/auth/login", "POST /api/v1/rcs/auth/select-account"])
 
-const fixtures = { messageId: "", bot: "", otherBot: "", keyId: "", memberId: "", webhookId: "", deliveryId: "", templateId: "", ruleId: "", listId: "" }
+const fixtures = { broadcastId: "", messageId: "", bot: "", otherBot: "", keyId: "", memberId: "", webhookId: "", deliveryId: "", templateId: "", ruleId: "", listId: "" }
 
 const ROUTES: ReadonlyArray<Rule> = [
   { method: "POST", route: "/api/v1/rcs/auth/password", role: "viewer", key: false, body: () => ({}) },
@@ -85,7 +85,12 @@ const ROUTES: ReadonlyArray<Rule> = [
   { method: "GET", route: "/api/v1/rcs/contact-lists/:list_id", role: "viewer", key: false, owned: true },
   { method: "DELETE", route: "/api/v1/rcs/contact-lists/:list_id", role: "operator", key: false, owned: true, fresh: () => newList() },
   { method: "GET", route: "/api/v1/rcs/contact-lists/:list_id/contacts", role: "viewer", key: false, owned: true },
-  { method: "POST", route: "/api/v1/rcs/contact-lists/:list_id/contacts", role: "operator", key: false, owned: true, body: () => ({ contacts: [{ phone: "+919876541234" }] }) }
+  { method: "POST", route: "/api/v1/rcs/contact-lists/:list_id/contacts", role: "operator", key: false, owned: true, body: () => ({ contacts: [{ phone: "+919876541234" }] }) },
+  { method: "GET", route: "/api/v1/rcs/broadcasts", role: "viewer", key: "broadcasts:read" },
+  { method: "POST", route: "/api/v1/rcs/broadcasts", role: "operator", key: false, bot: true, body: () => broadcastBody() },
+  { method: "GET", route: "/api/v1/rcs/broadcasts/:id", role: "viewer", key: "broadcasts:read", bot: true, owned: true },
+  { method: "GET", route: "/api/v1/rcs/broadcasts/:id/targets", role: "viewer", key: "contacts:read", bot: true, owned: true },
+  { method: "POST", route: "/api/v1/rcs/broadcasts/:id/cancel", role: "operator", key: false, bot: true, owned: true, fresh: () => newBroadcast() }
 ]
 
 // Routes of the secret-key surfaces (/api/v1/app/* but key management): `sk_live_` only, plan-gated.
@@ -120,6 +125,16 @@ const newRule = async () => (await call("POST", `/api/v1/rcs/auto-replies/${fixt
 const newList = async () =>
   (await call("POST", "/api/v1/rcs/contact-lists", credentials.owner, { name: `matrix ${Math.random().toString(36).slice(2)}` })).body.list.list_id as string
 
+// Scheduled far ahead: it stays cancellable, and never sends.
+const broadcastBody = () => ({
+  name: "matrix",
+  bot_id: fixtures.bot,
+  template_id: fixtures.templateId,
+  contact_list_id: fixtures.listId,
+  scheduled_at: new Date(Date.now() + 86_400_000).toISOString()
+})
+const newBroadcast = async () => (await call("POST", "/api/v1/rcs/broadcasts", credentials.owner, broadcastBody())).body.broadcast.id as string
+
 const newEndpoint = async () =>
   (await call("POST", "/api/v1/rcs/webhooks", credentials.owner, { url: "https://example.com/hook", events: ["message.sent"], bot_id: fixtures.bot })).body.webhook_id as string
 
@@ -130,6 +145,8 @@ beforeAll(async () => {
   fixtures.bot = (await cli("admin", "create-bot", account, "--name", "B1", "--status", "active")).bot_id
   fixtures.otherBot = (await cli("admin", "create-bot", account, "--name", "B2")).bot_id
   await cli("admin", "set-plan", account, "growth")
+  // Broadcasts check the wallet covers their list.
+  await cli("admin", "wallet-credit", account, "100")
   const login = async (email: string, password: string) => {
     const r = await call("POST", "/api/v1/rcs/auth/login", undefined, { email, password })
     if (r.body.token) return r.body.token as string
@@ -165,6 +182,8 @@ beforeAll(async () => {
   fixtures.ruleId = await newRule()
   // A contact list (account-wide).
   fixtures.listId = await newList()
+  // A broadcast of B1.
+  fixtures.broadcastId = await newBroadcast()
   fixtures.deliveryId = "wd_00000000-0000-4000-8000-000000000001"
   // A message of B1, for its preview.
   fixtures.messageId = "00000000-0000-4000-8000-0000000000aa"
@@ -259,7 +278,7 @@ describe("authorization matrix", () => {
           .replace(":rule_id", fresh ?? fixtures.ruleId)
           .replace(":list_id", fresh ?? fixtures.listId)
           .replace(":delivery_id", fixtures.deliveryId)
-          .replace(":id", fixtures.messageId)
+          .replace(":id", rule.route.startsWith("/api/v1/rcs/broadcasts/") ? fresh ?? fixtures.broadcastId : fixtures.messageId)
           .replace(":phone", "+919876541234")
         const res = await call(rule.method, path, credentials[credential], rule.body?.())
         const want = expected(rule, credential)

@@ -17,7 +17,7 @@ import { ForbiddenResponse } from "./ApiKeysApi.ts"
 import { BotNotInScopeResponse } from "./BotsApi.ts"
 
 export const BotNotActiveResponse = errorResponse(BotNotActive, 403, "bot_not_active")
-const InsufficientBalanceResponse = errorResponse(InsufficientBalance, 402, "insufficient_balance")
+export const InsufficientBalanceResponse = errorResponse(InsufficientBalance, 402, "insufficient_balance")
 const SendRejectedResponse = errorResponse(SendRejected, 422, "send_rejected")
 const SendThrottledResponse = errorResponse(SendThrottled, 429, "gateway_quota")
 const SendGatewayFailedResponse = errorResponse(SendGatewayFailed, 502, "gateway_error")

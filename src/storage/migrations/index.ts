@@ -12,6 +12,7 @@ import templates from "./0009_templates.ts"
 import messaging from "./0010_messaging.ts"
 import autoReplies from "./0011_auto_replies.ts"
 import contactLists from "./0012_contact_lists.ts"
+import broadcasts from "./0013_broadcasts.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
@@ -29,5 +30,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0009_templates": templates,
   "0010_messaging": messaging,
   "0011_auto_replies": autoReplies,
-  "0012_contact_lists": contactLists
+  "0012_contact_lists": contactLists,
+  "0013_broadcasts": broadcasts
 }

@@ -1,0 +1,181 @@
+import { Duration, Effect, Schema } from "effect"
+import { ActorKind } from "../actors/runtime/index.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { SendChunk, SenderKind } from "../messaging/SenderKind.ts"
+import { Webhooks } from "../webhooks/Webhooks.ts"
+import { BroadcastsRepo, type Counters } from "./BroadcastsRepo.ts"
+import { CHUNK_TARGETS, CHUNK_WINDOW, chunkRange, EXPAND_BATCH, PROGRESS_EVERY_MS } from "./chunking.ts"
+
+/** Begin (from the API's outbox row, or the timer of a scheduled broadcast). */
+export class Start extends Schema.TaggedClass<Start>()("Start", {}) {}
+/** Write the next batch of targets. */
+export class Expand extends Schema.TaggedClass<Expand>()("Expand", {}) {}
+/** Every target of a chunk has its send outcome (from the node that sent it). */
+export class ChunkDone extends Schema.TaggedClass<ChunkDone>()("ChunkDone", { chunkNo: Schema.Int }) {}
+/** Stop sending (the API marked the broadcast cancelled). */
+export class Cancel extends Schema.TaggedClass<Cancel>()("Cancel", {}) {}
+
+export const BroadcastCommand = Schema.Union(Start, Expand, ChunkDone, Cancel)
+
+const BroadcastState = Schema.Struct({
+  phase: Schema.Literal("new", "waiting", "running", "finished"),
+  accountId: Schema.String,
+  botId: Schema.String,
+  listId: Schema.String,
+  /** The list's last contact_id when the broadcast started: later imports are not sent to. */
+  upto: Schema.String,
+  total: Schema.Int,
+  /** Targets written so far, and the last contact they came from. */
+  written: Schema.Int,
+  after: Schema.String,
+  expanded: Schema.Boolean,
+  /** Chunks handed to the sender so far (numbers below this), and those not done yet. */
+  handedOut: Schema.Int,
+  outstanding: Schema.Array(Schema.Int),
+  cancelled: Schema.Boolean,
+  progressAt: Schema.Number
+})
+type BroadcastState = typeof BroadcastState.Type
+
+/** Core NATS subject of a broadcast's progress (counters, a few times a second at most). */
+export const progressSubject = (prefix: string, broadcastId: string) => `${prefix}.progress.broadcast.${broadcastId}`
+
+export const progressOf = (broadcastId: string, counters: Counters) => ({
+  broadcast_id: broadcastId,
+  status: counters.status,
+  total_count: counters.totalCount,
+  sent_count: counters.sentCount,
+  delivered_count: counters.deliveredCount,
+  read_count: counters.readCount,
+  failed_count: counters.failedCount,
+  cancelled_count: counters.cancelledCount
+})
+
+/**
+ * `broadcast`: one actor per broadcast (key = broadcast_id). It writes the targets from the list
+ * in batches, hands them to the bot's sender actor a chunk at a time with a bounded window, and
+ * once every target has an outcome marks the broadcast completed and emits broadcast.completed —
+ * once, with the state change that records it. Counters are not kept here but by the statements
+ * that record outcomes, so they are exact whatever is delivered twice.
+ */
+export const BroadcastKind = ActorKind.make("broadcast", {
+  command: BroadcastCommand,
+  state: BroadcastState,
+  initial: (): BroadcastState => ({
+    phase: "new",
+    accountId: "",
+    botId: "",
+    listId: "",
+    upto: "0",
+    total: 0,
+    written: 0,
+    after: "0",
+    expanded: false,
+    handedOut: 0,
+    outstanding: [],
+    cancelled: false,
+    progressAt: 0
+  }),
+  passivateAfter: Duration.minutes(1),
+  behaviour: (state, command, ctx) =>
+    Effect.gen(function*() {
+      const repo = yield* BroadcastsRepo
+      const webhooks = yield* Webhooks
+      const config = yield* AppConfig
+      const broadcastId = ctx.key
+
+      const publishProgress = (counters: Counters) => ctx.notify(progressSubject(config.natsPrefix, broadcastId), progressOf(broadcastId, counters))
+
+      const handOut = (s: BroadcastState): BroadcastState => {
+        let handedOut = s.handedOut
+        const outstanding = [...s.outstanding]
+        while (!s.cancelled && outstanding.length < CHUNK_WINDOW) {
+          const { first, last } = chunkRange(handedOut, s.written)
+          if (first >= s.written || (last - first + 1 < CHUNK_TARGETS && !s.expanded)) break
+          ctx.send(
+            SenderKind,
+            s.botId,
+            new SendChunk({ order: { broadcastId, accountId: s.accountId, chunkNo: handedOut, first, last } }),
+            { msgId: `chunk-${broadcastId}-${handedOut}` }
+          )
+          outstanding.push(handedOut)
+          handedOut++
+        }
+        return { ...s, handedOut, outstanding }
+      }
+
+      const finishIfDone = (s: BroadcastState) =>
+        Effect.gen(function*() {
+          if (s.phase !== "running" || s.outstanding.length > 0) return s
+          if (!s.cancelled && (!s.expanded || s.handedOut * CHUNK_TARGETS < s.written)) return s
+          const counters = yield* repo.counters(broadcastId)
+          if (counters !== undefined && !s.cancelled) {
+            const final = { ...counters, status: "completed" as const }
+            ctx.persist(repo.markCompleted(broadcastId).pipe(Effect.asVoid))
+            ctx.persist(
+              webhooks.emit({ accountId: s.accountId, type: "broadcast.completed", botId: s.botId, data: progressOf(broadcastId, final) }).pipe(
+                Effect.asVoid,
+                Effect.catchTag("NatsUnavailable", Effect.die)
+              )
+            )
+            publishProgress(final)
+          } else if (counters !== undefined) publishProgress(counters)
+          return { ...s, phase: "finished" as const }
+        })
+
+      const expandStep = (s: BroadcastState) =>
+        Effect.gen(function*() {
+          const batch = yield* repo.expand({ broadcastId, listId: s.listId, after: s.after, upto: s.upto, firstNo: s.written, limit: EXPAND_BATCH })
+          const written = s.written + batch.read
+          const expanded = batch.read < EXPAND_BATCH || written >= s.total
+          if (!expanded) ctx.send(BroadcastKind, broadcastId, new Expand(), { msgId: `expand-${broadcastId}-${written}` })
+          return yield* finishIfDone(handOut({ ...s, written, after: batch.last ?? s.after, expanded }))
+        })
+
+      switch (command._tag) {
+        case "Start": {
+          if (state.phase !== "new" && state.phase !== "waiting") return state
+          const header = yield* repo.header(broadcastId)
+          if (header === undefined || header.status === "cancelled") return { ...state, phase: "finished" as const }
+          const base = { ...state, accountId: header.accountId, botId: header.botId, listId: header.listId }
+          if (header.scheduledAt !== null && header.scheduledAt.getTime() > Date.now()) {
+            ctx.schedule(new Start(), { at: header.scheduledAt }, "start")
+            return { ...base, phase: "waiting" as const }
+          }
+          const snapshot = yield* repo.snapshotList(header.listId)
+          if (snapshot === "Busy") {
+            // An import into the list is running: its rows are not all there yet.
+            ctx.schedule(new Start(), { after: Duration.seconds(1) }, "start")
+            return { ...base, phase: "waiting" as const }
+          }
+          ctx.persist(repo.markRunning(broadcastId, snapshot.total).pipe(Effect.asVoid))
+          return yield* expandStep({ ...base, phase: "running", upto: snapshot.upto, total: snapshot.total, expanded: snapshot.total === 0 })
+        }
+        case "Expand": {
+          if (state.phase !== "running" || state.cancelled || state.expanded) return state
+          return yield* expandStep(state)
+        }
+        case "ChunkDone": {
+          if (!state.outstanding.includes(command.chunkNo)) return state
+          const next = handOut({ ...state, outstanding: state.outstanding.filter((n) => n !== command.chunkNo) })
+          const now = Date.now()
+          if (now - state.progressAt >= PROGRESS_EVERY_MS && next.outstanding.length > 0) {
+            const counters = yield* repo.counters(broadcastId)
+            if (counters !== undefined) publishProgress(counters)
+            return yield* finishIfDone({ ...next, progressAt: now })
+          }
+          return yield* finishIfDone(next)
+        }
+        case "Cancel": {
+          if (state.phase === "finished" || state.cancelled) return state
+          ctx.cancelTimer("start")
+          if (state.phase !== "running") return { ...state, cancelled: true, phase: "finished" as const }
+          // Targets not handed out are cancelled here, contacts never written as targets are
+          // counted as cancelled too; chunks out with the sender cancel what they have not sent.
+          const neverWritten = state.expanded ? 0 : state.total - state.written
+          ctx.persist(repo.cancelPending(broadcastId, state.handedOut * CHUNK_TARGETS, null, neverWritten))
+          return yield* finishIfDone({ ...state, cancelled: true, expanded: true })
+        }
+      }
+    })
+})

@@ -1,0 +1,200 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { Outbox } from "../actors/runtime/index.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { botInScope, requireRole, seesAllBots } from "../domain/access.ts"
+import { BotNotInScope, Conflict, InvalidRequest, NotFound } from "../domain/errors.ts"
+import { isUuid } from "../domain/ids.ts"
+import type { Principal } from "../domain/signIn.ts"
+import { BotNotActive, InsufficientBalance } from "../messaging/errors.ts"
+import { ContactListsRepo } from "../contacts/ContactListsRepo.ts"
+import { BotsCache } from "../storage/BotsCache.ts"
+import { canBroadcast } from "../storage/BotsRepo.ts"
+import { pageOf, readCursor } from "../storage/pageCursor.ts"
+import { TemplatesRepo } from "../templates/TemplatesRepo.ts"
+import { Wallet } from "../wallet/Wallet.ts"
+import { BroadcastKind, Cancel, Start } from "./BroadcastKind.ts"
+import { type BroadcastRow, BroadcastsRepo, type BroadcastStatus, type TargetRow, type TargetStatus } from "./BroadcastsRepo.ts"
+import { BotNotPromotional } from "./errors.ts"
+import { decodeTargetCursor, encodeTargetCursor } from "./targetCursor.ts"
+
+export const PAGE_LIMIT_DEFAULT = 100
+export const PAGE_LIMIT_MAX = 1000
+
+export interface CreateInput {
+  readonly name: string
+  readonly botId: string
+  readonly templateId: string
+  readonly listId: string
+  readonly scheduledAt: Date | undefined
+}
+
+const iso = (date: Date | null) => date === null ? null : date.toISOString()
+
+/** A broadcast as every read shows it (the contract names id, name, status and the counters). */
+export const broadcastView = (row: BroadcastRow) => ({
+  id: row.broadcastId,
+  name: row.name,
+  bot_id: row.botId,
+  template_id: row.templateId,
+  contact_list_id: row.listId,
+  status: row.status,
+  scheduled_at: iso(row.scheduledAt),
+  total_count: row.totalCount,
+  sent_count: row.sentCount,
+  delivered_count: row.deliveredCount,
+  read_count: row.readCount,
+  failed_count: row.failedCount,
+  cancelled_count: row.cancelledCount,
+  created_at: row.createdAt.toISOString(),
+  started_at: iso(row.startedAt),
+  completed_at: iso(row.completedAt),
+  cancelled_at: iso(row.cancelledAt)
+})
+
+const targetView = (row: TargetRow) => ({
+  target_no: row.targetNo,
+  phone: row.phone,
+  message_id: row.messageId,
+  status: row.status,
+  failure_reason: row.failureReason,
+  error: row.error,
+  sent_at: iso(row.sentAt),
+  delivered_at: iso(row.deliveredAt),
+  read_at: iso(row.readAt),
+  failed_at: iso(row.failedAt)
+})
+
+/**
+ * Broadcasts as the API offers them (docs/broadcasts.md). Creation checks everything a client can
+ * get wrong before writing anything, then writes the broadcast and its actor's Start in one
+ * transaction; the actor does the rest.
+ */
+export class Broadcasts extends Effect.Service<Broadcasts>()("herald/broadcasts/Broadcasts", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* BroadcastsRepo
+    const bots = yield* BotsCache
+    const templates = yield* TemplatesRepo
+    const lists = yield* ContactListsRepo
+    const wallet = yield* Wallet
+    const outbox = yield* Outbox
+    const config = yield* AppConfig
+
+    const create = (principal: Principal, input: CreateInput) =>
+      Effect.gen(function*() {
+        yield* requireRole(principal, "operator", "create broadcasts")
+        const bot = yield* bots.find(principal.accountId, input.botId)
+        if (bot === undefined || bot.status !== "active") {
+          return yield* new BotNotActive({ message: `bot ${input.botId} is not an active bot of this account` })
+        }
+        if (!botInScope(principal, bot.botId)) return yield* BotNotInScope.instance()
+        if (!canBroadcast(bot)) {
+          return yield* new BotNotPromotional({
+            message: `bot ${bot.botId} is registered for ${bot.useCase} messages, which cannot be broadcast; send them one at a time`,
+            bot_use_case: bot.useCase ?? "",
+            use_instead: "/api/v1/rcs/messages/send"
+          })
+        }
+        const template = isUuid(input.templateId) ? yield* templates.usable(principal.accountId, input.templateId) : undefined
+        if (template === undefined) return yield* InvalidRequest.single("template_id", "is not an approved template of this account")
+        if (template.botId !== bot.botId) return yield* InvalidRequest.single("template_id", "belongs to another bot")
+        const list = isUuid(input.listId) ? yield* lists.find(principal.accountId, input.listId) : undefined
+        if (list === undefined) return yield* InvalidRequest.single("contact_list_id", "is not a contact list of this account")
+        const price = config.messagePrice
+        const cost = price * list.contactCount
+        const balance = yield* wallet.balanceOf(principal.accountId)
+        if (balance < cost) {
+          return yield* new InsufficientBalance({
+            message: `the wallet balance ${balance.toFixed(2)} does not cover ${list.contactCount} messages at ${price.toFixed(2)} (${cost.toFixed(2)})`,
+            balance,
+            price: cost
+          })
+        }
+        const row = yield* Effect.gen(function*() {
+          const row = yield* repo.insert({
+            accountId: principal.accountId,
+            botId: bot.botId,
+            templateId: input.templateId,
+            listId: list.listId,
+            name: input.name,
+            content: template.content,
+            price,
+            scheduledAt: input.scheduledAt ?? null
+          })
+          yield* outbox.enqueue(BroadcastKind, row.broadcastId, new Start(), { msgId: `start-${row.broadcastId}` })
+          return row
+        }).pipe(sql.withTransaction, Effect.orDie)
+        yield* outbox.nudge
+        return { success: true as const, broadcast: broadcastView(row) }
+      })
+
+    /** The broadcast if the caller may see it: 404 when it is not the account's, 403 off-scope. */
+    const visible = (principal: Principal, broadcastId: string) =>
+      Effect.gen(function*() {
+        const row = isUuid(broadcastId) ? yield* repo.find(principal.accountId, broadcastId) : undefined
+        if (row === undefined) return yield* new NotFound({ message: `no broadcast ${broadcastId}` })
+        if (!botInScope(principal, row.botId)) return yield* BotNotInScope.instance()
+        return row
+      })
+
+    const get = (principal: Principal, broadcastId: string) =>
+      Effect.map(visible(principal, broadcastId), (row) => ({ success: true as const, broadcast: broadcastView(row) }))
+
+    const list = (principal: Principal, params: { limit?: number | undefined; cursor?: string | undefined; status?: BroadcastStatus | undefined }) =>
+      Effect.gen(function*() {
+        const limit = Math.min(params.limit ?? PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX)
+        const after = yield* readCursor(params.cursor)
+        const rows = yield* repo.page(principal.accountId, {
+          after,
+          limit,
+          bots: seesAllBots(principal) ? undefined : principal.bots,
+          status: params.status
+        })
+        const page = pageOf(rows, limit, (row) => ({ createdAt: row.position, id: row.broadcastId }))
+        return {
+          success: true as const,
+          broadcasts: page.rows.map(broadcastView),
+          count: page.rows.length,
+          ...(page.nextCursor === undefined ? {} : { next_cursor: page.nextCursor })
+        }
+      })
+
+    const targets = (principal: Principal, broadcastId: string, params: { limit?: number | undefined; cursor?: string | undefined; status?: TargetStatus | undefined }) =>
+      Effect.gen(function*() {
+        yield* visible(principal, broadcastId)
+        const limit = Math.min(params.limit ?? PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX)
+        let before: number | undefined
+        if (params.cursor !== undefined && params.cursor !== "") {
+          before = decodeTargetCursor(params.cursor)
+          if (before === undefined) return yield* InvalidRequest.single("cursor", "is not a cursor this list gave out")
+        }
+        const rows = yield* repo.targets(broadcastId, { before, limit, status: params.status })
+        const page = rows.slice(0, limit)
+        const last = page[page.length - 1]
+        return {
+          success: true as const,
+          targets: page.map(targetView),
+          count: page.length,
+          ...(rows.length > limit && last !== undefined ? { next_cursor: encodeTargetCursor(last.targetNo) } : {})
+        }
+      })
+
+    const cancel = (principal: Principal, broadcastId: string) =>
+      Effect.gen(function*() {
+        yield* requireRole(principal, "operator", "cancel broadcasts")
+        const row = yield* visible(principal, broadcastId)
+        const cancelled = yield* Effect.gen(function*() {
+          if (!(yield* repo.markCancelled(principal.accountId, broadcastId))) return false
+          yield* outbox.enqueue(BroadcastKind, broadcastId, new Cancel(), { msgId: `cancel-${broadcastId}` })
+          return true
+        }).pipe(sql.withTransaction, Effect.orDie)
+        if (!cancelled) return yield* new Conflict({ key: "status", message: `broadcast ${broadcastId} is ${row.status} already` })
+        yield* outbox.nudge
+        return yield* get(principal, broadcastId)
+      })
+
+    return { create, get, list, targets, cancel } as const
+  }),
+  dependencies: [BroadcastsRepo.Default, BotsCache.Default, TemplatesRepo.Default, ContactListsRepo.Default, Wallet.Default]
+}) {}

@@ -1,0 +1,333 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import type { MessageContent } from "../domain/content.ts"
+import type { GatewayErrorRecord } from "../gateway/RcsGateway.ts"
+import { positionOf } from "../storage/pageCursor.ts"
+import { LOCK_NOT_AVAILABLE, sqlState } from "../storage/sqlState.ts"
+
+export type BroadcastStatus = "scheduled" | "queued" | "running" | "completed" | "cancelled"
+export type TargetStatus = "pending" | "sent" | "delivered" | "read" | "failed" | "cancelled"
+
+export interface BroadcastRow {
+  readonly broadcastId: string
+  readonly accountId: string
+  readonly botId: string
+  readonly templateId: string
+  readonly listId: string
+  readonly name: string
+  readonly status: BroadcastStatus
+  readonly scheduledAt: Date | null
+  readonly totalCount: number
+  readonly sentCount: number
+  readonly deliveredCount: number
+  readonly readCount: number
+  readonly failedCount: number
+  readonly cancelledCount: number
+  readonly createdAt: Date
+  readonly startedAt: Date | null
+  readonly completedAt: Date | null
+  readonly cancelledAt: Date | null
+  /** created_at as a page position prints it. */
+  readonly position: string
+}
+
+const BROADCAST_COLUMNS = `broadcast_id, account_id, bot_id, template_id, list_id, name, status, scheduled_at, total_count,
+  sent_count, delivered_count, read_count, failed_count, cancelled_count, created_at, started_at, completed_at, cancelled_at,
+  ${positionOf("created_at")} AS position`
+
+export interface TargetRow {
+  readonly targetNo: number
+  readonly phone: string
+  readonly messageId: string
+  readonly status: TargetStatus
+  readonly failureReason: string | null
+  readonly error: GatewayErrorRecord | null
+  readonly sentAt: Date | null
+  readonly deliveredAt: Date | null
+  readonly readAt: Date | null
+  readonly failedAt: Date | null
+}
+
+/** A target's outcome as the sender's node writes it. */
+export interface TargetOutcome {
+  readonly targetNo: number
+  readonly status: "sent" | "failed" | "cancelled"
+  readonly error: GatewayErrorRecord | null
+}
+
+export interface Counters {
+  readonly status: BroadcastStatus
+  readonly totalCount: number
+  readonly sentCount: number
+  readonly deliveredCount: number
+  readonly readCount: number
+  readonly failedCount: number
+  readonly cancelledCount: number
+}
+
+/** Rank of a target status along sent → delivered → read; failed and cancelled are final. */
+const RANK_SQL = (column: string) => `CASE ${column} WHEN 'pending' THEN 0 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 ELSE 9 END`
+
+/**
+ * Broadcasts and their targets. Every statement that changes targets moves the broadcast's
+ * counters by the rows it actually changed, in the same statement: a statement applied again
+ * (after a crash, or a duplicated callback) changes no row and so moves no counter.
+ */
+export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/broadcasts/BroadcastsRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const insert = (input: {
+      accountId: string
+      botId: string
+      templateId: string
+      listId: string
+      name: string
+      content: MessageContent
+      price: number
+      scheduledAt: Date | null
+    }) =>
+      sql<BroadcastRow>`
+        INSERT INTO broadcasts (account_id, bot_id, template_id, list_id, name, content, price, status, scheduled_at)
+        VALUES (${input.accountId}, ${input.botId}, ${input.templateId}, ${input.listId}, ${input.name}, ${JSON.stringify(input.content)}::jsonb,
+                ${input.price}, ${input.scheduledAt === null ? "queued" : "scheduled"}, ${input.scheduledAt?.toISOString() ?? null}::timestamptz)
+        RETURNING ${sql.literal(BROADCAST_COLUMNS)}`.pipe(Effect.map((rows) => rows[0]!))
+
+    const find = (accountId: string, broadcastId: string) =>
+      sql<BroadcastRow>`
+        SELECT ${sql.literal(BROADCAST_COLUMNS)} FROM broadcasts
+        WHERE account_id = ${accountId}::uuid AND broadcast_id = ${broadcastId}::uuid`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+
+    /** A page, newest first, after `after` (a position) when given; bots limits to a bot scope. */
+    const page = (accountId: string, options: {
+      after: { createdAt: string; id: string } | undefined
+      limit: number
+      bots: ReadonlyArray<string> | undefined
+      status: BroadcastStatus | undefined
+    }) =>
+      sql<BroadcastRow>`
+        SELECT ${sql.literal(BROADCAST_COLUMNS)} FROM broadcasts
+        WHERE account_id = ${accountId}::uuid
+        ${options.bots === undefined ? sql`` : sql`AND bot_id::text IN ${sql.in(options.bots.length === 0 ? [""] : options.bots)}`}
+        ${options.status === undefined ? sql`` : sql`AND status = ${options.status}`}
+        ${options.after === undefined ? sql`` : sql`AND (created_at, broadcast_id) < (${options.after.createdAt}::timestamptz, ${options.after.id}::uuid)`}
+        ORDER BY created_at DESC, broadcast_id DESC
+        LIMIT ${options.limit + 1}`.pipe(Effect.orDie)
+
+    /** Targets newest first (target_no descending) below `before`, optionally of one status. */
+    const targets = (broadcastId: string, options: { before: number | undefined; limit: number; status: TargetStatus | undefined }) =>
+      sql<TargetRow>`
+        SELECT target_no, phone, message_id, status, failure_reason, error, sent_at, delivered_at, read_at, failed_at
+        FROM broadcast_targets
+        WHERE broadcast_id = ${broadcastId}::uuid
+        ${options.status === undefined ? sql`` : sql`AND status = ${options.status}`}
+        ${options.before === undefined ? sql`` : sql`AND target_no < ${options.before}`}
+        ORDER BY target_no DESC
+        LIMIT ${options.limit + 1}`.pipe(Effect.orDie)
+
+    /** Cancels a broadcast not finished yet; false when it had finished (or is not there). */
+    const markCancelled = (accountId: string, broadcastId: string) =>
+      sql`
+        UPDATE broadcasts SET status = 'cancelled', cancelled_at = now()
+        WHERE account_id = ${accountId}::uuid AND broadcast_id = ${broadcastId}::uuid AND status IN ('scheduled', 'queued', 'running')
+        RETURNING broadcast_id`.pipe(Effect.map((rows) => rows.length > 0))
+
+    /** What the broadcast actor and the chunk senders read of a broadcast. */
+    const header = (broadcastId: string) =>
+      sql<{
+        readonly accountId: string
+        readonly botId: string
+        readonly listId: string
+        readonly status: BroadcastStatus
+        readonly scheduledAt: Date | null
+        readonly content: MessageContent
+        readonly price: string
+      }>`
+        SELECT account_id, bot_id, list_id, status, scheduled_at, content, price::text
+        FROM broadcasts WHERE broadcast_id = ${broadcastId}::uuid`.pipe(Effect.map((rows) => rows[0]))
+
+    const counters = (broadcastId: string) =>
+      sql<Counters>`
+        SELECT status, total_count, sent_count, delivered_count, read_count, failed_count, cancelled_count
+        FROM broadcasts WHERE broadcast_id = ${broadcastId}::uuid`.pipe(Effect.map((rows) => rows[0]))
+
+    /**
+     * The list as the broadcast will send to it: how many contacts, up to which contact_id.
+     * "Busy" while an import into the list runs (its rows are not all visible yet).
+     */
+    const snapshotList = (listId: string) =>
+      sql<{ readonly total: number; readonly upto: string }>`
+        WITH free AS (SELECT list_id FROM contact_lists WHERE list_id = ${listId}::uuid FOR KEY SHARE NOWAIT)
+        SELECT count(c.contact_id)::int AS total, coalesce(max(c.contact_id), 0)::text AS upto
+        FROM free LEFT JOIN contacts c ON c.list_id = free.list_id`.pipe(
+        Effect.map((rows) => rows[0] ?? { total: 0, upto: "0" }),
+        Effect.catchTag("SqlError", (error) => sqlState(error) === LOCK_NOT_AVAILABLE ? Effect.succeed("Busy" as const) : Effect.fail(error))
+      )
+
+    /**
+     * Writes the next targets: up to `limit` contacts of the list after contact `after` and up to
+     * `upto`, numbered from `firstNo` in list order. Deterministic, so a repeat writes nothing
+     * new. Answers how many contacts it read and the last one's id.
+     */
+    const expand = (input: { broadcastId: string; listId: string; after: string; upto: string; firstNo: number; limit: number }) =>
+      sql<{ readonly read: number; readonly last: string | null }>`
+        WITH source AS (
+          SELECT contact_id, phone, row_number() OVER (ORDER BY contact_id) - 1 AS n
+          FROM contacts
+          WHERE list_id = ${input.listId}::uuid AND contact_id > ${input.after}::bigint AND contact_id <= ${input.upto}::bigint
+          ORDER BY contact_id
+          LIMIT ${input.limit}
+        ), written AS (
+          INSERT INTO broadcast_targets (broadcast_id, target_no, phone, message_id)
+          SELECT ${input.broadcastId}::uuid, ${input.firstNo} + n, phone, gen_random_uuid() FROM source
+          ON CONFLICT DO NOTHING
+        )
+        SELECT count(*)::int AS read, max(contact_id)::text AS last FROM source`.pipe(Effect.map((rows) => rows[0]!))
+
+    const markRunning = (broadcastId: string, total: number) =>
+      sql`
+        UPDATE broadcasts SET status = 'running', total_count = ${total}, started_at = now()
+        WHERE broadcast_id = ${broadcastId}::uuid AND status IN ('scheduled', 'queued')`
+
+    const markCompleted = (broadcastId: string) =>
+      sql`UPDATE broadcasts SET status = 'completed', completed_at = now() WHERE broadcast_id = ${broadcastId}::uuid AND status = 'running'`
+
+    /** Where a chunk's sending stands: the last target that may have left, and since when. */
+    const chunkClaim = (broadcastId: string, chunkNo: number) =>
+      sql<{ readonly claimedUpto: number; readonly ageMs: number }>`
+        SELECT claimed_upto, (extract(epoch FROM now() - claimed_at) * 1000)::float8 AS age_ms
+        FROM broadcast_chunks WHERE broadcast_id = ${broadcastId}::uuid AND chunk_no = ${chunkNo}`.pipe(Effect.map((rows) => rows[0]))
+
+    /** Marks targets up to `upto` of the chunk as possibly sent, before they are. */
+    const claim = (broadcastId: string, chunkNo: number, upto: number) =>
+      sql`
+        INSERT INTO broadcast_chunks (broadcast_id, chunk_no, claimed_upto) VALUES (${broadcastId}::uuid, ${chunkNo}, ${upto})
+        ON CONFLICT (broadcast_id, chunk_no) DO UPDATE SET claimed_upto = greatest(broadcast_chunks.claimed_upto, excluded.claimed_upto), claimed_at = now()`
+
+    const pendingTargets = (broadcastId: string, first: number, last: number) =>
+      sql<{ readonly targetNo: number; readonly phone: string; readonly messageId: string }>`
+        SELECT target_no, phone, message_id FROM broadcast_targets
+        WHERE broadcast_id = ${broadcastId}::uuid AND target_no BETWEEN ${first} AND ${last} AND status = 'pending'
+        ORDER BY target_no`
+
+    /**
+     * Records send outcomes of pending targets, moves the counters by the rows changed and books
+     * one charge for the ones sent (its reference names the statement's first target and a
+     * random part, so it is never confused with another; a repeat changes no row, books nothing).
+     */
+    const recordOutcomes = (input: { broadcastId: string; accountId: string; price: string; outcomes: ReadonlyArray<TargetOutcome> }) =>
+      input.outcomes.length === 0 ? Effect.void : sql`
+        WITH o AS (
+          SELECT * FROM unnest(${input.outcomes.map((o) => o.targetNo)}::int[], ${input.outcomes.map((o) => o.status)}::text[],
+                               ${input.outcomes.map((o) => o.error === null ? null : JSON.stringify(o.error))}::jsonb[]) AS o(target_no, status, error)
+        ), changed AS (
+          UPDATE broadcast_targets t SET
+            status = o.status,
+            error = o.error,
+            failure_reason = o.error->>'message',
+            sent_at = CASE WHEN o.status = 'sent' THEN now() END,
+            failed_at = CASE WHEN o.status = 'failed' THEN now() END
+          FROM o
+          WHERE t.broadcast_id = ${input.broadcastId}::uuid AND t.target_no = o.target_no AND t.status = 'pending'
+          RETURNING t.status
+        ), counts AS (
+          SELECT count(*) FILTER (WHERE status = 'sent')::int AS sent,
+                 count(*) FILTER (WHERE status = 'failed')::int AS failed,
+                 count(*) FILTER (WHERE status = 'cancelled')::int AS cancelled
+          FROM changed
+        ), charged AS (
+          INSERT INTO wallet_transactions (account_id, kind, amount, reference)
+          SELECT ${input.accountId}::uuid, 'charge', counts.sent * ${input.price}::numeric,
+                 'broadcast:' || ${input.broadcastId} || ':' || ${input.outcomes[0]!.targetNo} || ':' || gen_random_uuid()
+          FROM counts WHERE counts.sent > 0
+        )
+        UPDATE broadcasts b SET
+          sent_count = sent_count + counts.sent,
+          failed_count = failed_count + counts.failed,
+          cancelled_count = cancelled_count + counts.cancelled
+        FROM counts WHERE b.broadcast_id = ${input.broadcastId}::uuid`.pipe(Effect.asVoid)
+
+    /**
+     * Cancels the pending targets from `first` on (to `last` when given), counted as cancelled
+     * with `unwritten` more: contacts a cancelled expansion never wrote as targets.
+     */
+    const cancelPending = (broadcastId: string, first: number, last: number | null, unwritten = 0) =>
+      sql`
+        WITH changed AS (
+          UPDATE broadcast_targets SET status = 'cancelled'
+          WHERE broadcast_id = ${broadcastId}::uuid AND target_no >= ${first} ${last === null ? sql`` : sql`AND target_no <= ${last}`}
+            AND status = 'pending'
+          RETURNING 1
+        )
+        UPDATE broadcasts SET cancelled_count = cancelled_count + ${unwritten} + (SELECT count(*) FROM changed)
+        WHERE broadcast_id = ${broadcastId}::uuid`.pipe(Effect.asVoid)
+
+    /**
+     * A gateway report about a broadcast's message: moves the target forward only (sent →
+     * delivered → read; failed from sent or delivered), with the counters. "unknown" when no
+     * target has the message_id or its send outcome is not recorded yet (the gateway calls
+     * again); "unchanged" for a duplicate or a late report.
+     */
+    const applyReport = (report: { messageId: string; status: "delivered" | "read" | "failed"; at: Date; error: GatewayErrorRecord | undefined }) =>
+      sql<{ readonly before: TargetStatus; readonly after: TargetStatus }>`
+        WITH prev AS (
+          SELECT broadcast_id, target_no, status FROM broadcast_targets WHERE message_id = ${report.messageId}::uuid FOR UPDATE
+        ), moved AS (
+          UPDATE broadcast_targets t SET
+            status = ${report.status},
+            delivered_at = CASE WHEN ${report.status} IN ('delivered', 'read') THEN coalesce(t.delivered_at, ${report.at.toISOString()}::timestamptz) END,
+            read_at = CASE WHEN ${report.status} = 'read' THEN ${report.at.toISOString()}::timestamptz END,
+            failed_at = CASE WHEN ${report.status} = 'failed' THEN ${report.at.toISOString()}::timestamptz END,
+            error = ${report.error === undefined ? null : JSON.stringify(report.error)}::jsonb,
+            failure_reason = ${report.error?.message ?? null}
+          FROM prev
+          WHERE t.broadcast_id = prev.broadcast_id AND t.target_no = prev.target_no
+            AND prev.status IN ('sent', 'delivered')
+            AND (${report.status} = 'failed' OR ${sql.literal(RANK_SQL(`'${report.status}'`))} > ${sql.literal(RANK_SQL("prev.status"))})
+          RETURNING prev.status AS before, t.status AS after, t.broadcast_id, t.message_id
+        ), refunded AS (
+          -- Rejected after the gateway took it: the charge booked when it was sent is given back.
+          INSERT INTO wallet_transactions (account_id, kind, amount, reference)
+          SELECT b.account_id, 'refund', b.price, m.message_id::text FROM moved m JOIN broadcasts b USING (broadcast_id)
+          WHERE m.after = 'failed'
+          ON CONFLICT DO NOTHING
+        ), counted AS (
+          UPDATE broadcasts b SET
+            sent_count = sent_count - (m.after = 'failed')::int,
+            delivered_count = delivered_count + (m.after IN ('delivered', 'read') AND m.before = 'sent')::int - (m.after = 'failed' AND m.before = 'delivered')::int,
+            read_count = read_count + (m.after = 'read')::int,
+            failed_count = failed_count + (m.after = 'failed')::int
+          FROM moved m WHERE b.broadcast_id = m.broadcast_id
+        )
+        SELECT before, after FROM moved
+        UNION ALL
+        SELECT status AS before, status AS after FROM prev WHERE NOT EXISTS (SELECT 1 FROM moved)`.pipe(
+        Effect.map((rows) => {
+          const row = rows[0]
+          if (row === undefined || row.before === "pending") return "unknown" as const
+          return row.before !== row.after ? "applied" as const : "unchanged" as const
+        })
+      )
+
+    return {
+      insert,
+      find,
+      page,
+      targets,
+      markCancelled,
+      header,
+      counters,
+      snapshotList,
+      expand,
+      markRunning,
+      markCompleted,
+      chunkClaim,
+      claim,
+      pendingTargets,
+      recordOutcomes,
+      cancelPending,
+      applyReport
+    } as const
+  })
+}) {}
+

@@ -1,0 +1,23 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Broadcasts } from "../../broadcasts/Broadcasts.ts"
+import { HeraldApi } from "../Api.ts"
+import { CurrentPrincipal } from "../Authentication.ts"
+
+/** Handlers of BroadcastsApi. */
+export const BroadcastsHttpLive = HttpApiBuilder.group(HeraldApi, "broadcasts", (handlers) =>
+  Effect.map(Broadcasts, (broadcasts) =>
+    handlers
+      .handle("create", ({ payload }) =>
+        Effect.flatMap(CurrentPrincipal, (p) =>
+          broadcasts.create(p, {
+            name: payload.name,
+            botId: payload.bot_id,
+            templateId: payload.template_id,
+            listId: payload.contact_list_id,
+            scheduledAt: payload.scheduled_at
+          })))
+      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => broadcasts.list(p, urlParams)))
+      .handle("get", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => broadcasts.get(p, path.id)))
+      .handle("targets", ({ path, urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => broadcasts.targets(p, path.id, urlParams)))
+      .handle("cancel", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => broadcasts.cancel(p, path.id)))))
