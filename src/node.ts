@@ -5,7 +5,7 @@ import { RateLimitKind } from "./ratelimit/RateLimitKind.ts"
 import { DeliveryKind } from "./webhooks/DeliveryKind.ts"
 import { Dispatcher } from "./webhooks/Dispatcher.ts"
 import { Endpoints } from "./webhooks/Endpoints.ts"
-import { NatsLive } from "./bus/Nats.ts"
+import { type Nats, NatsLive } from "./bus/Nats.ts"
 import { AppConfig, type AppSettings } from "./config/AppConfig.ts"
 import { HttpServerLive } from "./http/server.ts"
 import { loggingLayer } from "./observability/Logging.ts"
@@ -28,7 +28,7 @@ import { ChangeFeed } from "./storage/ChangeFeed.ts"
 import { Outbox } from "./actors/runtime/index.ts"
 
 /** The actor kinds of Herald itself. Each capability adds its kind's registration here. */
-export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.SqlClient | ActorClient | AppConfig | RcsGateway | Outbox> = Layer.mergeAll(
+export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.SqlClient | ActorClient | AppConfig | RcsGateway | Outbox | Nats> = Layer.mergeAll(
   registerKind(RateLimitKind),
   registerKind(DeliveryKind).pipe(Layer.provide(Layer.mergeAll(Dispatcher.Default, Endpoints.Default))),
   registerKind(SenderKind).pipe(

@@ -4,7 +4,8 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { SendChunk, SenderKind } from "../messaging/SenderKind.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 import { BroadcastsRepo, type Counters } from "./BroadcastsRepo.ts"
-import { CHUNK_TARGETS, CHUNK_WINDOW, chunkRange, EXPAND_BATCH, PROGRESS_EVERY_MS } from "./chunking.ts"
+import { progressOf, progressSubject } from "./progress.ts"
+import { CHUNK_TARGETS, CHUNK_WINDOW, chunkRange, EXPAND_BATCH } from "./chunking.ts"
 
 /** Begin (from the API's outbox row, or the timer of a scheduled broadcast). */
 export class Start extends Schema.TaggedClass<Start>()("Start", {}) {}
@@ -32,24 +33,9 @@ const BroadcastState = Schema.Struct({
   /** Chunks handed to the sender so far (numbers below this), and those not done yet. */
   handedOut: Schema.Int,
   outstanding: Schema.Array(Schema.Int),
-  cancelled: Schema.Boolean,
-  progressAt: Schema.Number
+  cancelled: Schema.Boolean
 })
 type BroadcastState = typeof BroadcastState.Type
-
-/** Core NATS subject of a broadcast's progress (counters, a few times a second at most). */
-export const progressSubject = (prefix: string, broadcastId: string) => `${prefix}.progress.broadcast.${broadcastId}`
-
-export const progressOf = (broadcastId: string, counters: Counters) => ({
-  broadcast_id: broadcastId,
-  status: counters.status,
-  total_count: counters.totalCount,
-  sent_count: counters.sentCount,
-  delivered_count: counters.deliveredCount,
-  read_count: counters.readCount,
-  failed_count: counters.failedCount,
-  cancelled_count: counters.cancelledCount
-})
 
 /**
  * `broadcast`: one actor per broadcast (key = broadcast_id). It writes the targets from the list
@@ -73,8 +59,7 @@ export const BroadcastKind = ActorKind.make("broadcast", {
     expanded: false,
     handedOut: 0,
     outstanding: [],
-    cancelled: false,
-    progressAt: 0
+    cancelled: false
   }),
   passivateAfter: Duration.minutes(1),
   behaviour: (state, command, ctx) =>
@@ -157,14 +142,7 @@ export const BroadcastKind = ActorKind.make("broadcast", {
         }
         case "ChunkDone": {
           if (!state.outstanding.includes(command.chunkNo)) return state
-          const next = handOut({ ...state, outstanding: state.outstanding.filter((n) => n !== command.chunkNo) })
-          const now = Date.now()
-          if (now - state.progressAt >= PROGRESS_EVERY_MS && next.outstanding.length > 0) {
-            const counters = yield* repo.counters(broadcastId)
-            if (counters !== undefined) publishProgress(counters)
-            return yield* finishIfDone({ ...next, progressAt: now })
-          }
-          return yield* finishIfDone(next)
+          return yield* finishIfDone(handOut({ ...state, outstanding: state.outstanding.filter((n) => n !== command.chunkNo) }))
         }
         case "Cancel": {
           if (state.phase === "finished" || state.cancelled) return state

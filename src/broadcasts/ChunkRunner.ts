@@ -1,4 +1,6 @@
 import { Duration, Effect, FiberSet, Schedule } from "effect"
+import { encodeJson } from "../actors/runtime/transport.ts"
+import { Nats } from "../bus/Nats.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { MessageContent } from "../domain/content.ts"
 import type { GatewayErrorRecord } from "../gateway/RcsGateway.ts"
@@ -6,7 +8,8 @@ import { SendDispatcher } from "../messaging/SendDispatcher.ts"
 import { MAX_SEND_ATTEMPTS, retryDelay, retriesTotalMs } from "../messaging/sendRetries.ts"
 import { BotsCache } from "../storage/BotsCache.ts"
 import { BroadcastsRepo, type TargetOutcome } from "./BroadcastsRepo.ts"
-import { CHUNK_TARGETS, CHUNK_WINDOW, chunkKey, type ChunkOrder } from "./chunking.ts"
+import { CHUNK_TARGETS, CHUNK_WINDOW, chunkKey, type ChunkOrder, PROGRESS_EVERY_MS } from "./chunking.ts"
+import { progressOf, progressSubject } from "./progress.ts"
 
 interface Target {
   readonly targetNo: number
@@ -39,9 +42,11 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
     const dispatcher = yield* SendDispatcher
     const bots = yield* BotsCache
     const config = yield* AppConfig
+    const nats = yield* Nats
     const fibers = yield* FiberSet.make()
     const running = new Set<string>()
     const perBot = new Map<string, Effect.Semaphore>()
+    const progressAt = new Map<string, number>()
     // A claim this old with targets still unanswered belongs to a node that stopped: its longest
     // slice is one gateway timeout per attempt plus the backoffs.
     const staleAfterMs = config.gatewayTimeoutMs * MAX_SEND_ATTEMPTS + retriesTotalMs + 5_000
@@ -70,6 +75,23 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
      * Sends a slice; outcomes are written as they become final, so a target waiting out a
      * gateway backoff holds back no other's.
      */
+    /**
+     * Publishes the broadcast's counters (core NATS, for live progress) unless this node did less
+     * than PROGRESS_EVERY_MS ago. Best effort: a lost update is superseded by the next.
+     */
+    const publishProgress = (broadcastId: string) =>
+      Effect.gen(function*() {
+        const now = Date.now()
+        if (now - (progressAt.get(broadcastId) ?? 0) < PROGRESS_EVERY_MS) return
+        // One entry per broadcast this node sent for; forgotten wholesale now and then.
+        if (progressAt.size > 10_000) progressAt.clear()
+        progressAt.set(broadcastId, now)
+        const counters = yield* repo.counters(broadcastId)
+        if (counters === undefined) return
+        const { nc } = yield* nats.connected
+        nc.publish(progressSubject(config.natsPrefix, broadcastId), encodeJson(progressOf(broadcastId, counters)))
+      }).pipe(Effect.catchAll(() => Effect.void))
+
     const sendSlice = (order: ChunkOrder, botId: string, content: MessageContent, price: string, slice: ReadonlyArray<Target>) =>
       Effect.gen(function*() {
         let remaining = slice
@@ -88,6 +110,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
             else outcomes.push({ targetNo: target.targetNo, status: "failed", error: answer.error })
           })
           yield* repo.recordOutcomes({ broadcastId: order.broadcastId, accountId: order.accountId, price, outcomes })
+          yield* publishProgress(order.broadcastId)
           remaining = again
           if (again.length > 0) {
             yield* Effect.sleep(retryDelay(attempt))

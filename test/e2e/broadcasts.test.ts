@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { connect } from "nats"
 import { startConsumer } from "../support/consumer.ts"
 import { eventually, useDb, useIsolation } from "../support/e2e.ts"
 import { type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
@@ -230,11 +231,27 @@ describe("a broadcast with every recipient rule", () => {
 })
 
 describe("cancelling", () => {
-  it("stops further sends mid-run; every target ends sent, failed or cancelled, counted exactly", async () => {
+  it("publishes progress a few times a second; cancel stops further sends mid-run, every target ends sent, failed or cancelled, counted exactly", async () => {
     const list = await listOf(Array.from({ length: 300 }, (_, i) => phone(1000 + i)))
+    const nc = await connect({ servers: "127.0.0.1:4222" })
+    const progress: Array<{ at: number; sent: number; status: string }> = []
     const r = await create({ name: "Stopped", bot_id: bots.slow, template_id: templates.slow, contact_list_id: list })
     const id = r.body.broadcast.id
-    await eventually(async () => expect((await get(id)).sent_count).toBeGreaterThan(10))
+    const subscription = nc.subscribe(`${iso.natsPrefix}.progress.broadcast.${id}`, {
+      callback: (_, m) => {
+        const p = m.json<{ sent_count: number; status: string }>()
+        progress.push({ at: Date.now(), sent: p.sent_count, status: p.status })
+      }
+    })
+    await eventually(async () => expect((await get(id)).sent_count).toBeGreaterThan(30))
+    // The bot sends 20/s, in slices of 10: progress comes about every half second, counting up.
+    expect(progress.length).toBeGreaterThanOrEqual(2)
+    for (let i = 1; i < progress.length; i++) {
+      expect(progress[i]!.at - progress[i - 1]!.at).toBeGreaterThanOrEqual(200)
+      expect(progress[i]!.sent).toBeGreaterThanOrEqual(progress[i - 1]!.sent)
+    }
+    subscription.unsubscribe()
+    await nc.close()
     const cancelled = await call("POST", `/api/v1/rcs/broadcasts/${id}/cancel`, tokens.owner)
     expect(cancelled.status).toBe(200)
     expect(cancelled.body.broadcast.status).toBe("cancelled")
