@@ -6,7 +6,8 @@ import { botInScope, requireRole, seesAllBots } from "../domain/access.ts"
 import { BotNotInScope, Conflict, InvalidRequest, NotFound } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
 import type { Principal } from "../domain/signIn.ts"
-import { BotNotActive, InsufficientBalance } from "../messaging/errors.ts"
+import { activeBot } from "../messaging/activeBot.ts"
+import { InsufficientBalance } from "../messaging/errors.ts"
 import { ContactListsRepo } from "../contacts/ContactListsRepo.ts"
 import { BotsCache } from "../storage/BotsCache.ts"
 import { canBroadcast } from "../storage/BotsRepo.ts"
@@ -84,11 +85,7 @@ export class Broadcasts extends Effect.Service<Broadcasts>()("herald/broadcasts/
     const create = (principal: Principal, input: CreateInput) =>
       Effect.gen(function*() {
         yield* requireRole(principal, "operator", "create broadcasts")
-        const bot = yield* bots.find(principal.accountId, input.botId)
-        if (bot === undefined || bot.status !== "active") {
-          return yield* new BotNotActive({ message: `bot ${input.botId} is not an active bot of this account` })
-        }
-        if (!botInScope(principal, bot.botId)) return yield* BotNotInScope.instance()
+        const bot = yield* activeBot(bots, principal, input.botId)
         if (!canBroadcast(bot)) {
           return yield* new BotNotPromotional({
             message: `bot ${bot.botId} is registered for ${bot.useCase} messages, which cannot be broadcast; send them one at a time`,

@@ -2,17 +2,18 @@ import { Duration, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { ActorClient } from "../actors/runtime/index.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { botInScope, requireRole } from "../domain/access.ts"
+import { requireRole } from "../domain/access.ts"
 import type { Carousel, MessageContent, RichCard, Suggestion } from "../domain/content.ts"
 import { checkContent } from "../domain/contentLimits.ts"
-import { BotNotInScope, describeIssues, FieldIssue, InvalidRequest } from "../domain/errors.ts"
+import { describeIssues, FieldIssue, InvalidRequest } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
 import type { GatewayErrorRecord } from "../gateway/RcsGateway.ts"
 import { BotsCache } from "../storage/BotsCache.ts"
 import { TemplatesRepo } from "../templates/TemplatesRepo.ts"
 import { Wallet } from "../wallet/Wallet.ts"
-import { BotNotActive, InsufficientBalance, SendGatewayFailed, SendRejected, SendThrottled, SendUnconfirmed } from "./errors.ts"
+import { InsufficientBalance, SendGatewayFailed, SendRejected, SendThrottled, SendUnconfirmed } from "./errors.ts"
 import { toE164 } from "./phone.ts"
+import { activeBot } from "./activeBot.ts"
 import { Send, SenderKind, type SendReply } from "./SenderKind.ts"
 import { retriesTotalMs } from "./sendRetries.ts"
 
@@ -60,16 +61,6 @@ export class Messages extends Effect.Service<Messages>()("herald/messaging/Messa
     const config = yield* AppConfig
     const answerWithin = Duration.millis(config.gatewayTimeoutMs + retriesTotalMs + 3_000)
 
-    const activeBot = (principal: Principal, botId: string) =>
-      Effect.gen(function*() {
-        const bot = yield* bots.find(principal.accountId, botId)
-        if (bot === undefined || bot.status !== "active") {
-          return yield* new BotNotActive({ message: `bot ${botId} is not an active bot of this account` })
-        }
-        if (!botInScope(principal, botId)) return yield* BotNotInScope.instance()
-        return bot
-      })
-
     /** Exactly one of text, rich_card, carousel or template_id; a template must be the bot's. */
     const contentOf = (principal: Principal, input: SendInput) =>
       Effect.gen(function*() {
@@ -115,7 +106,7 @@ export class Messages extends Effect.Service<Messages>()("herald/messaging/Messa
     const send = (principal: Principal, input: SendInput) =>
       Effect.gen(function*() {
         yield* requireRole(principal, "operator", "send messages")
-        const bot = yield* activeBot(principal, input.botId)
+        const bot = yield* activeBot(bots, principal, input.botId)
         const { content, templateId } = yield* contentOf(principal, input)
         const to = toE164(input.to)
         if ("problem" in to) return yield* InvalidRequest.single("to", to.problem)
