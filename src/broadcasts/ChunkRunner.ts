@@ -5,7 +5,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import type { MessageContent } from "../domain/content.ts"
 import type { GatewayErrorRecord } from "../gateway/RcsGateway.ts"
 import { SendDispatcher } from "../messaging/SendDispatcher.ts"
-import { MAX_SEND_ATTEMPTS, retryDelay, retriesTotalMs } from "../messaging/sendRetries.ts"
+import { MAX_SEND_ATTEMPTS, retryDelay } from "../messaging/sendRetries.ts"
 import { BotsCache } from "../storage/BotsCache.ts"
 import { BroadcastsRepo, type TargetOutcome } from "./BroadcastsRepo.ts"
 import { CHUNK_TARGETS, CHUNK_WINDOW, chunkKey, type ChunkOrder, PROGRESS_EVERY_MS } from "./chunking.ts"
@@ -47,9 +47,10 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
     const running = new Set<string>()
     const perBot = new Map<string, Effect.Semaphore>()
     const progressAt = new Map<string, number>()
-    // A claim this old with targets still unanswered belongs to a node that stopped: its longest
-    // slice is one gateway timeout per attempt plus the backoffs.
-    const staleAfterMs = config.gatewayTimeoutMs * MAX_SEND_ATTEMPTS + retriesTotalMs + 5_000
+    // A claim this old with targets still unanswered belongs to a node that stopped: a slice's
+    // claim is renewed before each attempt, and an attempt lasts at most one gateway timeout after
+    // its longest backoff (a margin covers the wait in the bot's lane).
+    const staleAfterMs = config.gatewayTimeoutMs + Duration.toMillis(retryDelay(MAX_SEND_ATTEMPTS - 1)) + 5_000
 
     const rateOf = (accountId: string, botId: string) =>
       Effect.map(bots.find(accountId, botId), (bot) => bot?.throughput ?? config.botThroughputDefault)
@@ -142,11 +143,17 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
         return rest
       })
 
-    const runChunk = (order: ChunkOrder, botId: string) =>
+    /**
+     * Sends what is left of the chunk. `leftToSend` runs before a permit is taken: waiting out a
+     * stopped node's claim must not hold back the bot's other chunks.
+     */
+    const runChunk = (order: ChunkOrder, botId: string, permits: Effect.Semaphore) =>
       Effect.gen(function*() {
         const header = yield* repo.header(order.broadcastId)
         if (header === undefined) return
         const toSend = yield* leftToSend(order, header.price)
+        yield* permits.take(1)
+        yield* Effect.addFinalizer(() => permits.release(1))
         const size = sliceSize(yield* rateOf(order.accountId, botId))
         for (let start = 0; start < toSend.length; start += size) {
           const slice = toSend.slice(start, start + size)
@@ -170,7 +177,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
         const permits = yield* permitsOf(botId, yield* rateOf(order.accountId, botId))
         yield* FiberSet.run(
           fibers,
-          permits.withPermits(1)(runChunk(order, botId)).pipe(
+          Effect.scoped(runChunk(order, botId, permits)).pipe(
             Effect.tapErrorCause((cause) => Effect.logWarning("broadcast chunk failed; trying again", { broadcast_id: order.broadcastId, chunk: order.chunkNo, cause })),
             Effect.retry(Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))),
             Effect.zipRight(finished),

@@ -25,6 +25,10 @@ export interface AppSettings {
   /** The simulator's delivery and read callbacks, this long after the send (DESIGN.md: ~200 / ~500 ms). */
   readonly gatewaySimDeliveredMs: number
   readonly gatewaySimReadMs: number
+  /** In-process simulator only: `http` (the real wire path, default) or `direct` (calls, no sockets). */
+  readonly gatewaySimTransport: "http" | "direct"
+  /** In-process simulator only: whether it calls back delivery and read reports. */
+  readonly gatewaySimCallbacks: boolean
   /** Price of one confirmed message, in the account's currency (DESIGN.md: 0.10 INR). */
   readonly messagePrice: number
   /** Upstream throughput of a bot that has none set (DESIGN.md: 80 messages/s). */
@@ -124,6 +128,8 @@ export const settingsConfig: Config.Config<AppSettings> = Config.all({
   gatewayTimeoutMs: integerIn("GATEWAY_TIMEOUT_MS", 100, 120_000).pipe(Config.withDefault(10_000)),
   gatewaySimDeliveredMs: integerIn("GATEWAY_SIM_DELIVERED_MS", 0, 600_000).pipe(Config.withDefault(200)),
   gatewaySimReadMs: integerIn("GATEWAY_SIM_READ_MS", 0, 600_000).pipe(Config.withDefault(500)),
+  gatewaySimTransport: Config.literal("http", "direct")("GATEWAY_SIM_TRANSPORT").pipe(Config.withDefault("http" as const)),
+  gatewaySimCallbacks: Config.boolean("GATEWAY_SIM_CALLBACKS").pipe(Config.withDefault(true)),
   messagePrice: Config.number("HERALD_MESSAGE_PRICE").pipe(
     Config.validate({ message: "must be a number from 0 to 1000000", validation: (n) => n >= 0 && n <= 1_000_000 }),
     Config.withDefault(0.1)

@@ -3,6 +3,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { GatewayCallbackUrl } from "./GatewayCallbackUrl.ts"
 import { GatewayUnavailable, RcsGateway } from "./RcsGateway.ts"
 import { makeRbmGateway } from "./rbm/RbmGateway.ts"
+import { directTransport } from "./simulator/directTransport.ts"
 import { type GatewaySimulatorError, makeGatewaySimulator } from "./simulator/GatewaySimulator.ts"
 
 /**
@@ -15,23 +16,24 @@ export const RcsGatewayLive: Layer.Layer<RcsGateway, GatewaySimulatorError, AppC
   RcsGateway,
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const baseUrl = yield* Option.match(config.gatewayRbmUrl, {
-      onSome: Effect.succeed,
-      onNone: () =>
-        Effect.gen(function*() {
-          const callback = yield* GatewayCallbackUrl
-          const simulator = yield* makeGatewaySimulator({
-            port: config.gatewaySimPort,
-            callbackUrl: callback.get,
-            clientToken: Redacted.value(config.gatewayRbmClientToken),
-            deliveredMs: config.gatewaySimDeliveredMs,
-            readMs: config.gatewaySimReadMs
-          })
-          yield* Effect.logInfo("gateway simulator started in-process").pipe(Effect.annotateLogs({ url: simulator.url }))
-          return simulator.url
-        })
+    if (Option.isSome(config.gatewayRbmUrl)) return yield* makeRbmGateway({ baseUrl: config.gatewayRbmUrl.value, timeoutMs: config.gatewayTimeoutMs })
+    const callback = yield* GatewayCallbackUrl
+    const simulator = yield* makeGatewaySimulator({
+      port: config.gatewaySimPort,
+      callbackUrl: callback.get,
+      clientToken: Redacted.value(config.gatewayRbmClientToken),
+      deliveredMs: config.gatewaySimDeliveredMs,
+      readMs: config.gatewaySimReadMs,
+      callbacks: config.gatewaySimCallbacks
     })
-    return yield* makeRbmGateway({ baseUrl, timeoutMs: config.gatewayTimeoutMs })
+    yield* Effect.logInfo("gateway simulator started in-process").pipe(
+      Effect.annotateLogs({ url: simulator.url, transport: config.gatewaySimTransport, callbacks: config.gatewaySimCallbacks })
+    )
+    return yield* makeRbmGateway({
+      baseUrl: simulator.url,
+      timeoutMs: config.gatewayTimeoutMs,
+      ...(config.gatewaySimTransport === "direct" ? { transport: directTransport(simulator, config.gatewayTimeoutMs) } : {})
+    })
   })
 )
 

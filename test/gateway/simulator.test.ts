@@ -4,6 +4,7 @@ import { Effect, Either, Exit, Scope } from "effect"
 import type { MessageContent } from "../../src/domain/content.ts"
 import { makeRbmGateway } from "../../src/gateway/rbm/RbmGateway.ts"
 import type { SendOutcome } from "../../src/gateway/RcsGateway.ts"
+import { directTransport } from "../../src/gateway/simulator/directTransport.ts"
 import { makeGatewaySimulator } from "../../src/gateway/simulator/GatewaySimulator.ts"
 import { freePort } from "../support/TcpProxy.ts"
 import { eventually, makeReceiver, pause } from "./receiver.ts"
@@ -229,6 +230,54 @@ describe("RBM adapter against the gateway simulator", () => {
       expect(yield* gateway.capability(BOT, "+919812340001")).toEqual({ phone: "+919812340001", reachable: false, features: [] })
       const down = yield* Effect.either(gateway.capability(BOT, "+919812340003"))
       expect(Either.isLeft(down) && down.left._tag).toBe("GatewayUnavailable")
+    }))
+})
+
+describe("the direct transport (GATEWAY_SIM_TRANSPORT=direct)", () => {
+  // Live clock: a held send (0002) waits out the timeout with Effect.sleep.
+  it.scopedLive("gives every recipient rule the outcome the HTTP path gives, in the same ledger", () =>
+    Effect.gen(function*() {
+      const { simulator, gateway: overHttp } = yield* setup()
+      const direct = yield* makeRbmGateway({ baseUrl: simulator.url, timeoutMs: TIMEOUT_MS, transport: directTransport(simulator, TIMEOUT_MS) })
+      const shape = (outcome: SendOutcome, messageId: string) => {
+        const error = errorOf(outcome)
+        return error === undefined
+          ? { tag: outcome._tag }
+          : { tag: outcome._tag, category: error.category, retryable: error.retryable, message: error.message, withId: error.message_id === messageId }
+      }
+      for (const suffix of ["0042", "0001", "0002", "0003", "0004", "0005"]) {
+        const to = `+91981234${suffix}`
+        const viaHttp = randomUUID()
+        const viaCall = randomUUID()
+        const a = yield* overHttp.send({ messageId: viaHttp, agentId: BOT, to, content: hello })
+        const b = yield* direct.send({ messageId: viaCall, agentId: BOT, to, content: hello })
+        expect(shape(b, viaCall), suffix).toEqual(shape(a, viaHttp))
+        expect(simulator.log(viaCall), suffix).toEqual(simulator.log(viaHttp))
+      }
+      // A reused messageId is taken again and never delivered twice, as over HTTP.
+      const id = randomUUID()
+      expect((yield* direct.send({ messageId: id, agentId: BOT, to: "+919812340077", content: hello }))._tag).toBe("Accepted")
+      expect((yield* direct.send({ messageId: id, agentId: BOT, to: "+919812340077", content: hello }))._tag).toBe("Accepted")
+      expect(simulator.log(id)).toEqual({ sends: 2, deliveries: 1 })
+    }))
+
+  it.scoped("with callbacks off, the simulator calls nobody back", () =>
+    Effect.gen(function*() {
+      const receiver = yield* makeReceiver(TOKEN)
+      const simulator = yield* makeGatewaySimulator({
+        port: 0,
+        callbackUrl: () => receiver.url,
+        clientToken: TOKEN,
+        deliveredMs: 0,
+        readMs: 0,
+        callbacks: false
+      })
+      const direct = yield* makeRbmGateway({ baseUrl: simulator.url, timeoutMs: TIMEOUT_MS, transport: directTransport(simulator, TIMEOUT_MS) })
+      const messageId = randomUUID()
+      expect((yield* direct.send({ messageId, agentId: BOT, to: "+919812340042", content: hello }))._tag).toBe("Accepted")
+      expect(simulator.log(messageId)).toEqual({ sends: 1, deliveries: 1 })
+      yield* pause(200)
+      expect(receiver.received).toHaveLength(0)
     }))
 })
 

@@ -75,6 +75,8 @@ export const settingsFor = (iso: Isolation, overrides: Partial<AppSettings> = {}
   gatewayTimeoutMs: 10_000,
   gatewaySimDeliveredMs: 200,
   gatewaySimReadMs: 500,
+  gatewaySimTransport: "http",
+  gatewaySimCallbacks: true,
   messagePrice: 0.1,
   botThroughputDefault: 80,
   webhookAllowPrivate: true,

@@ -18,7 +18,14 @@ export interface RbmGatewayOptions {
    * scope; the simulator needs none. A token provider plugs in here.
    */
   readonly authorization?: () => string | undefined
+  /**
+   * Carries the exchanges instead of HTTP: the simulator in the same process
+   * (GATEWAY_SIM_TRANSPORT=direct). Everything above the wire is the same.
+   */
+  readonly transport?: Transport
 }
+
+export type Transport = (method: "GET" | "POST", path: string, body: Buffer | undefined) => Effect.Effect<Exchange>
 
 const DEFAULT_CONNECTIONS = 256
 
@@ -31,7 +38,7 @@ export const makeRbmGateway = (options: RbmGatewayOptions): Effect.Effect<Contex
     const base = new URL(options.baseUrl)
     const prefix = base.pathname.replace(/\/+$/, "")
     const timeoutMs = options.timeoutMs
-    const pool = yield* Effect.acquireRelease(
+    const pool = options.transport !== undefined ? undefined : yield* Effect.acquireRelease(
       Effect.sync(() =>
         new Pool(base.origin, {
           connections: options.connections ?? DEFAULT_CONNECTIONS,
@@ -52,8 +59,8 @@ export const makeRbmGateway = (options: RbmGatewayOptions): Effect.Effect<Contex
       }
     }
 
-    const call = (method: "GET" | "POST", path: string, body?: Buffer) =>
-      Effect.async<Exchange>((resume) => {
+    const call = (method: "GET" | "POST", path: string, body?: Buffer): Effect.Effect<Exchange> =>
+      pool === undefined ? options.transport!(method, prefix + path, body) : Effect.async<Exchange>((resume) => {
         const cancel = exchange(pool, { method, path: prefix + path, headers: headersFor(body !== undefined), ...(body ? { body } : {}) }, timeoutMs, (result) =>
           resume(Effect.succeed(result)))
         return Effect.sync(cancel)

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net"
 import { Context, Effect, Layer, Schema, type Scope } from "effect"
 import { makeCallbackSender } from "./callbackSender.ts"
 import { contentProblem } from "./contentCheck.ts"
-import { googleError, notFound, parseJsonObject, readBody, sendJson } from "./httpHelpers.ts"
+import { notFound, parseJsonObject, readBody, sendJson } from "./httpHelpers.ts"
 import { EventKind, Ledger } from "./ledger.ts"
 import { reachesRecipient, type RecipientRule, ruleOf, SIMULATED_FEATURES } from "./rules.ts"
 
@@ -32,6 +32,8 @@ export interface GatewaySimulatorOptions {
   readonly deliveredMs: number
   /** READ this long after the send is accepted (not after DELIVERED). */
   readonly readMs: number
+  /** false: no delivery or read callbacks at all (a benchmark of sends alone). Default true. */
+  readonly callbacks?: boolean
 }
 
 export interface MessageLog {
@@ -61,6 +63,8 @@ export class GatewaySimulator extends Context.Tag("herald/GatewaySimulator")<Gat
   /** How many send requests carried `messageId`, and how many times it reached the recipient. */
   readonly log: (messageId: string) => MessageLog
   readonly totals: () => SimulatorTotals
+  /** The RBM endpoints called in-process (method, path with query, body). */
+  readonly direct: (method: "GET" | "POST", pathAndQuery: string, body: string) => SendAnswer
 }>() {
   static readonly layer = (options: GatewaySimulatorOptions): Layer.Layer<GatewaySimulator, GatewaySimulatorError> =>
     Layer.scoped(GatewaySimulator, makeGatewaySimulator(options))
@@ -123,50 +127,78 @@ export const makeGatewaySimulator = (
     const followUp = (messageId: string, row: number, rule: RecipientRule) =>
       void setTimeout(deliveredStep, options.deliveredMs, messageId, row, rule).unref()
 
-    const agentMessage = (res: ServerResponse, phone: string, messageId: string, acceptedAt: number) =>
-      sendJson(res, 200, { name: `phones/${phone}/agentMessages/${messageId}`, sendTime: ledger.isoAt(acceptedAt) })
+    const agentMessage = (phone: string, messageId: string, acceptedAt: number): Answer =>
+      answer(200, { name: `phones/${phone}/agentMessages/${messageId}`, sendTime: ledger.isoAt(acceptedAt) })
 
-    const onSend = (req: IncomingMessage, res: ServerResponse, phone: string, query: string, text: string) => {
+    /** What RBM does with an agentMessages.create, whichever way it came in. */
+    const answerSend = (phone: string, query: string, text: string): SendAnswer => {
       const messageId = queryParam(query, "messageId")
       const agentId = queryParam(query, "agentId")
-      if (!messageId) return googleError(res, 400, "INVALID_ARGUMENT", "messageId is required.")
-      if (!agentId) return googleError(res, 400, "INVALID_ARGUMENT", "agentId is required.")
+      if (!messageId) return googleAnswer(400, "INVALID_ARGUMENT", "messageId is required.")
+      if (!agentId) return googleAnswer(400, "INVALID_ARGUMENT", "agentId is required.")
       const body = parseJsonObject(text)
-      if (body === undefined) return googleError(res, 400, "INVALID_ARGUMENT", "Invalid JSON payload received.")
+      if (body === undefined) return googleAnswer(400, "INVALID_ARGUMENT", "Invalid JSON payload received.")
       const problem = contentProblem(body)
-      if (problem !== undefined) return googleError(res, 400, "INVALID_ARGUMENT", problem)
+      if (problem !== undefined) return googleAnswer(400, "INVALID_ARGUMENT", problem)
       const row = ledger.recordSend(messageId, phone, agentId)
       const rule = ruleOf(phone)
       switch (rule) {
         case "not-rcs":
-          return googleError(res, 404, "NOT_FOUND", "Requested entity was not found.")
+          return googleAnswer(404, "NOT_FOUND", "Requested entity was not found.")
         case "unavailable":
-          return googleError(res, 503, "UNAVAILABLE", "The service is currently unavailable.")
+          return googleAnswer(503, "UNAVAILABLE", "The service is currently unavailable.")
         case "no-answer":
-          held++
-          res.once("close", () => held--)
-          return
+          return HELD
       }
       // RBM ignores a messageId it has seen: the same resource again, nothing delivered or called back.
       const seen = ledger.acceptedAt(row)
-      if (seen !== undefined) return agentMessage(res, phone, messageId, seen)
+      if (seen !== undefined) return agentMessage(phone, messageId, seen)
       const at = ledger.now()
       ledger.accept(row, at)
       if (reachesRecipient(rule)) ledger.recordDelivery(row)
-      followUp(messageId, row, rule)
-      if (rule === "cut-after-accept") return void req.socket.destroy()
-      agentMessage(res, phone, messageId, at)
+      if (options.callbacks !== false) followUp(messageId, row, rule)
+      return rule === "cut-after-accept" ? CUT : agentMessage(phone, messageId, at)
+    }
+
+    const onSend = (req: IncomingMessage, res: ServerResponse, phone: string, query: string, text: string) => {
+      const result = answerSend(phone, query, text)
+      if (result === HELD) {
+        held++
+        res.once("close", () => held--)
+        return
+      }
+      if (result === CUT) return void req.socket.destroy()
+      sendJson(res, result.status, result.body)
+    }
+
+    const answerCapabilities = (phone: string): Answer => {
+      switch (ruleOf(phone)) {
+        case "not-rcs":
+          return googleAnswer(404, "NOT_FOUND", "Requested entity was not found.")
+        case "unavailable":
+          return googleAnswer(503, "UNAVAILABLE", "The service is currently unavailable.")
+        default:
+          return answer(200, { features: SIMULATED_FEATURES })
+      }
     }
 
     const onCapabilities = (res: ServerResponse, phone: string) => {
-      switch (ruleOf(phone)) {
-        case "not-rcs":
-          return googleError(res, 404, "NOT_FOUND", "Requested entity was not found.")
-        case "unavailable":
-          return googleError(res, 503, "UNAVAILABLE", "The service is currently unavailable.")
-        default:
-          return sendJson(res, 200, { features: SIMULATED_FEATURES })
-      }
+      const result = answerCapabilities(phone)
+      sendJson(res, result.status, result.body)
+    }
+
+    /**
+     * The RBM endpoints without HTTP, for an adapter in the same process (GATEWAY_SIM_TRANSPORT=
+     * direct): the same answers and ledger, none of the sockets, so a benchmark measures Herald.
+     */
+    const direct = (method: "GET" | "POST", pathAndQuery: string, body: string): SendAnswer => {
+      const q = pathAndQuery.indexOf("?")
+      const path = q === -1 ? pathAndQuery : pathAndQuery.slice(0, q)
+      const query = q === -1 ? "" : pathAndQuery.slice(q + 1)
+      const operation = phoneOperation(path)
+      if (operation?.name === "agentMessages" && method === "POST") return answerSend(operation.phone, query, body)
+      if (operation?.name === "capabilities" && method === "GET") return answerCapabilities(operation.phone)
+      return answer(404, { error: { code: 404, message: "Not Found", status: "NOT_FOUND" } })
     }
 
     const onInbound = (res: ServerResponse, text: string) => {
@@ -239,16 +271,11 @@ export const makeGatewaySimulator = (
       const q = raw.indexOf("?")
       const path = q === -1 ? raw : raw.slice(0, q)
       const query = q === -1 ? "" : raw.slice(q + 1)
-      if (path.startsWith("/v1/phones/")) {
-        const rest = path.slice("/v1/phones/".length)
-        const slash = rest.indexOf("/")
-        const phone = slash > 0 ? safeDecode(rest.slice(0, slash)) : undefined
-        const operation = rest.slice(slash + 1)
-        if (phone !== undefined && operation === "agentMessages" && req.method === "POST") {
-          return readBody(req, res, (text) => onSend(req, res, phone, query, text))
-        }
-        if (phone !== undefined && operation === "capabilities" && req.method === "GET") return onCapabilities(res, phone)
+      const operation = phoneOperation(path)
+      if (operation?.name === "agentMessages" && req.method === "POST") {
+        return readBody(req, res, (text) => onSend(req, res, operation.phone, query, text))
       }
+      if (operation?.name === "capabilities" && req.method === "GET") return onCapabilities(res, operation.phone)
       if (path === "/simulate/inbound" && req.method === "POST") return readBody(req, res, (text) => onInbound(res, text))
       if (path === "/simulate/replay-callback" && req.method === "POST") return readBody(req, res, (text) => onReplay(res, text))
       if (path === "/simulate/log" && req.method === "GET") return onLog(res, query)
@@ -260,8 +287,33 @@ export const makeGatewaySimulator = (
     const server = yield* Effect.acquireRelease(listen(handle, options.port, host), closeServer)
     const port = (server.address() as AddressInfo).port
     const shownHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host
-    return GatewaySimulator.of({ url: `http://${shownHost}:${port}`, port, log, totals })
+    return GatewaySimulator.of({ url: `http://${shownHost}:${port}`, port, log, totals, direct })
   })
+
+/** An answer the simulator writes back as JSON. */
+export interface Answer {
+  readonly status: number
+  readonly body: unknown
+}
+
+/** A send's fate: an answer, no answer at all (0002), or the connection cut after accepting (0004). */
+export type SendAnswer = Answer | typeof HELD | typeof CUT
+export const HELD = "held" as const
+export const CUT = "cut" as const
+
+const answer = (status: number, body: unknown): Answer => ({ status, body })
+
+/** Google's error envelope, as RBM answers. */
+const googleAnswer = (code: number, status: string, message: string): Answer => answer(code, { error: { code, message, status } })
+
+/** `/v1/phones/{phone}/{operation}`, or undefined for any other path. */
+const phoneOperation = (path: string): { readonly phone: string; readonly name: string } | undefined => {
+  if (!path.startsWith("/v1/phones/")) return undefined
+  const rest = path.slice("/v1/phones/".length)
+  const slash = rest.indexOf("/")
+  const phone = slash > 0 ? safeDecode(rest.slice(0, slash)) : undefined
+  return phone === undefined ? undefined : { phone, name: rest.slice(slash + 1) }
+}
 
 /**
  * One query parameter, decoded. Not URLSearchParams: its values are slices that keep the whole
