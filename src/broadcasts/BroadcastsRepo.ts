@@ -31,9 +31,29 @@ export interface BroadcastRow {
   readonly position: string
 }
 
-const BROADCAST_COLUMNS = `broadcast_id, account_id, bot_id, template_id, list_id, name, status, scheduled_at, total_count,
-  sent_count, delivered_count, read_count, failed_count, cancelled_count, created_at, started_at, completed_at, cancelled_at,
-  ${positionOf("created_at")} AS position`
+/** Counter rows per broadcast (see the migration): more spreads concurrent reports further. */
+export const COUNTER_SHARDS = 16
+
+const SUMS = `coalesce(sum(sent_count), 0)::int AS sent_count, coalesce(sum(delivered_count), 0)::int AS delivered_count,
+  coalesce(sum(read_count), 0)::int AS read_count, coalesce(sum(failed_count), 0)::int AS failed_count,
+  coalesce(sum(cancelled_count), 0)::int AS cancelled_count`
+
+/** Columns of a broadcast read as `b`, its counters joined as `c` (COUNTERS_JOIN). */
+const BROADCAST_COLUMNS = `b.broadcast_id, b.account_id, b.bot_id, b.template_id, b.list_id, b.name, b.status, b.scheduled_at, b.total_count,
+  c.sent_count, c.delivered_count, c.read_count, c.failed_count, c.cancelled_count, b.created_at, b.started_at, b.completed_at, b.cancelled_at,
+  ${positionOf("b.created_at")} AS position`
+
+const COUNTERS_JOIN = `CROSS JOIN LATERAL (SELECT ${SUMS} FROM broadcast_counters WHERE broadcast_counters.broadcast_id = b.broadcast_id) c`
+
+/** Adds counts to one counter row of a broadcast (SQL for an INSERT's ON CONFLICT). */
+const ADD_ON_CONFLICT = `ON CONFLICT (broadcast_id, shard) DO UPDATE SET
+  sent_count = broadcast_counters.sent_count + excluded.sent_count,
+  delivered_count = broadcast_counters.delivered_count + excluded.delivered_count,
+  read_count = broadcast_counters.read_count + excluded.read_count,
+  failed_count = broadcast_counters.failed_count + excluded.failed_count,
+  cancelled_count = broadcast_counters.cancelled_count + excluded.cancelled_count`
+
+const shardOf = (targetNo: number) => targetNo % COUNTER_SHARDS
 
 export interface TargetRow {
   readonly targetNo: number
@@ -88,15 +108,18 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
       scheduledAt: Date | null
     }) =>
       sql<BroadcastRow>`
-        INSERT INTO broadcasts (account_id, bot_id, template_id, list_id, name, content, price, status, scheduled_at)
-        VALUES (${input.accountId}, ${input.botId}, ${input.templateId}, ${input.listId}, ${input.name}, ${JSON.stringify(input.content)}::jsonb,
-                ${input.price}, ${input.scheduledAt === null ? "queued" : "scheduled"}, ${input.scheduledAt?.toISOString() ?? null}::timestamptz)
-        RETURNING ${sql.literal(BROADCAST_COLUMNS)}`.pipe(Effect.map((rows) => rows[0]!))
+        WITH b AS (
+          INSERT INTO broadcasts (account_id, bot_id, template_id, list_id, name, content, price, status, scheduled_at)
+          VALUES (${input.accountId}, ${input.botId}, ${input.templateId}, ${input.listId}, ${input.name}, ${JSON.stringify(input.content)}::jsonb,
+                  ${input.price}, ${input.scheduledAt === null ? "queued" : "scheduled"}, ${input.scheduledAt?.toISOString() ?? null}::timestamptz)
+          RETURNING *
+        ), c AS (SELECT 0 AS sent_count, 0 AS delivered_count, 0 AS read_count, 0 AS failed_count, 0 AS cancelled_count)
+        SELECT ${sql.literal(BROADCAST_COLUMNS)} FROM b, c`.pipe(Effect.map((rows) => rows[0]!))
 
     const find = (accountId: string, broadcastId: string) =>
       sql<BroadcastRow>`
-        SELECT ${sql.literal(BROADCAST_COLUMNS)} FROM broadcasts
-        WHERE account_id = ${accountId}::uuid AND broadcast_id = ${broadcastId}::uuid`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+        SELECT ${sql.literal(BROADCAST_COLUMNS)} FROM broadcasts b ${sql.literal(COUNTERS_JOIN)}
+        WHERE b.account_id = ${accountId}::uuid AND b.broadcast_id = ${broadcastId}::uuid`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
 
     /** A page, newest first, after `after` (a position) when given; bots limits to a bot scope. */
     const page = (accountId: string, options: {
@@ -106,12 +129,12 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
       status: BroadcastStatus | undefined
     }) =>
       sql<BroadcastRow>`
-        SELECT ${sql.literal(BROADCAST_COLUMNS)} FROM broadcasts
-        WHERE account_id = ${accountId}::uuid
-        ${options.bots === undefined ? sql`` : sql`AND bot_id::text IN ${sql.in(options.bots.length === 0 ? [""] : options.bots)}`}
-        ${options.status === undefined ? sql`` : sql`AND status = ${options.status}`}
-        ${options.after === undefined ? sql`` : sql`AND (created_at, broadcast_id) < (${options.after.createdAt}::timestamptz, ${options.after.id}::uuid)`}
-        ORDER BY created_at DESC, broadcast_id DESC
+        SELECT ${sql.literal(BROADCAST_COLUMNS)} FROM broadcasts b ${sql.literal(COUNTERS_JOIN)}
+        WHERE b.account_id = ${accountId}::uuid
+        ${options.bots === undefined ? sql`` : sql`AND b.bot_id::text IN ${sql.in(options.bots.length === 0 ? [""] : options.bots)}`}
+        ${options.status === undefined ? sql`` : sql`AND b.status = ${options.status}`}
+        ${options.after === undefined ? sql`` : sql`AND (b.created_at, b.broadcast_id) < (${options.after.createdAt}::timestamptz, ${options.after.id}::uuid)`}
+        ORDER BY b.created_at DESC, b.broadcast_id DESC
         LIMIT ${options.limit + 1}`.pipe(Effect.orDie)
 
     /** Targets newest first (target_no descending) below `before`, optionally of one status. */
@@ -148,8 +171,8 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
 
     const counters = (broadcastId: string) =>
       sql<Counters>`
-        SELECT status, total_count, sent_count, delivered_count, read_count, failed_count, cancelled_count
-        FROM broadcasts WHERE broadcast_id = ${broadcastId}::uuid`.pipe(Effect.map((rows) => rows[0]))
+        SELECT b.status, b.total_count, c.sent_count, c.delivered_count, c.read_count, c.failed_count, c.cancelled_count
+        FROM broadcasts b ${sql.literal(COUNTERS_JOIN)} WHERE b.broadcast_id = ${broadcastId}::uuid`.pipe(Effect.map((rows) => rows[0]))
 
     /**
      * The list as the broadcast will send to it: how many contacts, up to which contact_id.
@@ -215,8 +238,12 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
      * one charge for the ones sent (its reference names the statement's first target and a
      * random part, so it is never confused with another; a repeat changes no row, books nothing).
      */
-    const recordOutcomes = (input: { broadcastId: string; accountId: string; price: string; outcomes: ReadonlyArray<TargetOutcome> }) =>
-      input.outcomes.length === 0 ? Effect.void : sql`
+    const recordOutcomes = (input: { broadcastId: string; accountId: string; price: string; outcomes: ReadonlyArray<TargetOutcome> }) => {
+      if (input.outcomes.length === 0) return Effect.void
+      const numbers = input.outcomes.map((o) => o.targetNo)
+      const first = Math.min(...numbers)
+      const last = Math.max(...numbers)
+      return sql`
         WITH o AS (
           SELECT * FROM unnest(${input.outcomes.map((o) => o.targetNo)}::int[], ${input.outcomes.map((o) => o.status)}::text[],
                                ${input.outcomes.map((o) => o.error === null ? null : JSON.stringify(o.error))}::jsonb[]) AS o(target_no, status, error)
@@ -228,7 +255,9 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
             sent_at = CASE WHEN o.status = 'sent' THEN now() END,
             failed_at = CASE WHEN o.status = 'failed' THEN now() END
           FROM o
-          WHERE t.broadcast_id = ${input.broadcastId}::uuid AND t.target_no = o.target_no AND t.status = 'pending'
+          -- The range keeps the plan on the primary key: a bare join scans the whole broadcast.
+          WHERE t.broadcast_id = ${input.broadcastId}::uuid AND t.target_no BETWEEN ${first} AND ${last}
+            AND t.target_no = o.target_no AND t.status = 'pending'
           RETURNING t.status
         ), counts AS (
           SELECT count(*) FILTER (WHERE status = 'sent')::int AS sent,
@@ -238,14 +267,13 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
         ), charged AS (
           INSERT INTO wallet_transactions (account_id, kind, amount, reference)
           SELECT ${input.accountId}::uuid, 'charge', counts.sent * ${input.price}::numeric,
-                 'broadcast:' || ${input.broadcastId} || ':' || ${input.outcomes[0]!.targetNo} || ':' || gen_random_uuid()
+                 'broadcast:' || ${input.broadcastId} || ':' || ${first} || ':' || gen_random_uuid()
           FROM counts WHERE counts.sent > 0
         )
-        UPDATE broadcasts b SET
-          sent_count = sent_count + counts.sent,
-          failed_count = failed_count + counts.failed,
-          cancelled_count = cancelled_count + counts.cancelled
-        FROM counts WHERE b.broadcast_id = ${input.broadcastId}::uuid`.pipe(Effect.asVoid)
+        INSERT INTO broadcast_counters (broadcast_id, shard, sent_count, failed_count, cancelled_count)
+        SELECT ${input.broadcastId}::uuid, ${shardOf(first)}, counts.sent, counts.failed, counts.cancelled FROM counts
+        ${sql.literal(ADD_ON_CONFLICT)}`.pipe(Effect.asVoid)
+    }
 
     /**
      * Cancels the pending targets from `first` on (to `last` when given), counted as cancelled
@@ -259,8 +287,9 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
             AND status = 'pending'
           RETURNING 1
         )
-        UPDATE broadcasts SET cancelled_count = cancelled_count + ${unwritten} + (SELECT count(*) FROM changed)
-        WHERE broadcast_id = ${broadcastId}::uuid`.pipe(Effect.asVoid)
+        INSERT INTO broadcast_counters (broadcast_id, shard, cancelled_count)
+        SELECT ${broadcastId}::uuid, ${shardOf(first)}, ${unwritten} + (SELECT count(*) FROM changed)::int
+        ${sql.literal(ADD_ON_CONFLICT)}`.pipe(Effect.asVoid)
 
     /**
      * A gateway report about a broadcast's message: moves the target forward only (sent →
@@ -284,7 +313,7 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
           WHERE t.broadcast_id = prev.broadcast_id AND t.target_no = prev.target_no
             AND prev.status IN ('sent', 'delivered')
             AND (${report.status} = 'failed' OR ${sql.literal(RANK_SQL(`'${report.status}'`))} > ${sql.literal(RANK_SQL("prev.status"))})
-          RETURNING prev.status AS before, t.status AS after, t.broadcast_id, t.message_id
+          RETURNING prev.status AS before, t.status AS after, t.broadcast_id, t.message_id, t.target_no
         ), refunded AS (
           -- Rejected after the gateway took it: the charge booked when it was sent is given back.
           INSERT INTO wallet_transactions (account_id, kind, amount, reference)
@@ -292,12 +321,14 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
           WHERE m.after = 'failed'
           ON CONFLICT DO NOTHING
         ), counted AS (
-          UPDATE broadcasts b SET
-            sent_count = sent_count - (m.after = 'failed')::int,
-            delivered_count = delivered_count + (m.after IN ('delivered', 'read') AND m.before = 'sent')::int - (m.after = 'failed' AND m.before = 'delivered')::int,
-            read_count = read_count + (m.after = 'read')::int,
-            failed_count = failed_count + (m.after = 'failed')::int
-          FROM moved m WHERE b.broadcast_id = m.broadcast_id
+          INSERT INTO broadcast_counters (broadcast_id, shard, sent_count, delivered_count, read_count, failed_count)
+          SELECT m.broadcast_id, m.target_no % ${COUNTER_SHARDS},
+                 -(m.after = 'failed')::int,
+                 (m.after IN ('delivered', 'read') AND m.before = 'sent')::int - (m.after = 'failed' AND m.before = 'delivered')::int,
+                 (m.after = 'read')::int,
+                 (m.after = 'failed')::int
+          FROM moved m
+          ${sql.literal(ADD_ON_CONFLICT)}
         )
         SELECT before, after FROM moved
         UNION ALL

@@ -22,7 +22,9 @@ const PER_BOT_IN_FLIGHT = 64
 interface Lane {
   readonly botId: string
   readonly accountId: string
-  readonly queue: Array<SendJob>
+  /** Jobs waiting, from `head` on: Array.shift is linear once a queue holds a broadcast's chunks. */
+  queue: Array<SendJob>
+  head: number
   readonly slots: Queue.Queue<void>
   tokens: number
   refilledAt: number
@@ -72,14 +74,22 @@ export class SendDispatcher extends Effect.Service<SendDispatcher>()("herald/mes
 
     const pump = (lane: Lane): Effect.Effect<void> =>
       Effect.gen(function*() {
-        while (lane.queue.length > 0) {
+        while (lane.head < lane.queue.length) {
           const wait = takeToken(lane, yield* rateOf(lane))
           if (wait > 0) {
             yield* Effect.sleep(Duration.millis(wait))
             continue
           }
           yield* Queue.take(lane.slots)
-          const job = lane.queue.shift()!
+          const job = lane.queue[lane.head]!
+          lane.queue[lane.head++] = undefined as unknown as SendJob
+          if (lane.head === lane.queue.length) {
+            lane.queue = []
+            lane.head = 0
+          } else if (lane.head >= 4096 && lane.head * 2 >= lane.queue.length) {
+            lane.queue = lane.queue.slice(lane.head)
+            lane.head = 0
+          }
           yield* FiberSet.run(fibers, call(lane, job))
         }
       }).pipe(Effect.ensuring(Effect.sync(() => {
@@ -92,7 +102,7 @@ export class SendDispatcher extends Effect.Service<SendDispatcher>()("herald/mes
         if (lane === undefined) {
           const slots = yield* Queue.bounded<void>(PER_BOT_IN_FLIGHT)
           yield* Queue.offerAll(slots, Array.from({ length: PER_BOT_IN_FLIGHT }, () => undefined))
-          lane = { botId, accountId, queue: [], slots, tokens: 1, refilledAt: Date.now(), pumping: false }
+          lane = { botId, accountId, queue: [], head: 0, slots, tokens: 1, refilledAt: Date.now(), pumping: false }
           lanes.set(botId, lane)
         }
         return lane

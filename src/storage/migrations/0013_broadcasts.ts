@@ -23,17 +23,25 @@ export default Effect.gen(function*() {
       scheduled_at timestamptz,
       -- Contacts of the list when the broadcast started (those imported later are not sent to).
       total_count integer NOT NULL DEFAULT 0,
-      -- Kept by the statements that change targets, from the rows they actually changed, so a
-      -- statement repeated after a crash changes nothing twice.
+      created_at timestamptz NOT NULL DEFAULT now(),
+      started_at timestamptz,
+      completed_at timestamptz,
+      cancelled_at timestamptz
+    )`
+  // The counters, kept by the statements that change targets from the rows they actually changed
+  // (a statement repeated after a crash changes nothing twice), in COUNTER_SHARDS rows per
+  // broadcast: a delivery report moves the shard of its target, so reports about one broadcast do
+  // not queue on one row. A broadcast's counters are the sums.
+  yield* sql`
+    CREATE TABLE broadcast_counters (
+      broadcast_id uuid NOT NULL REFERENCES broadcasts ON DELETE CASCADE,
+      shard smallint NOT NULL,
       sent_count integer NOT NULL DEFAULT 0,
       delivered_count integer NOT NULL DEFAULT 0,
       read_count integer NOT NULL DEFAULT 0,
       failed_count integer NOT NULL DEFAULT 0,
       cancelled_count integer NOT NULL DEFAULT 0,
-      created_at timestamptz NOT NULL DEFAULT now(),
-      started_at timestamptz,
-      completed_at timestamptz,
-      cancelled_at timestamptz
+      PRIMARY KEY (broadcast_id, shard)
     )`
   yield* sql`CREATE INDEX broadcasts_account_idx ON broadcasts (account_id, created_at DESC, broadcast_id DESC)`
   // target_no numbers a broadcast's targets in list order from 0; chunk n is targets
