@@ -243,13 +243,19 @@ describe("cancelling", () => {
         progress.push({ at: Date.now(), sent: p.sent_count, status: p.status })
       }
     })
-    await eventually(async () => expect((await get(id)).sent_count).toBeGreaterThan(30))
+    await eventually(async () => expect((await get(id)).sent_count).toBeGreaterThan(60))
     // The bot sends 20/s, in slices of 10: progress comes about every half second, counting up.
     expect(progress.length).toBeGreaterThanOrEqual(2)
     for (let i = 1; i < progress.length; i++) {
       expect(progress[i]!.at - progress[i - 1]!.at).toBeGreaterThanOrEqual(200)
       expect(progress[i]!.sent).toBeGreaterThanOrEqual(progress[i - 1]!.sent)
     }
+    // Paced at the bot's throughput (20/s): over a few seconds, give or take a slice of 10.
+    const span = progress[progress.length - 1]!
+    expect(span.at - progress[0]!.at).toBeGreaterThan(1_500)
+    const rate = (span.sent - progress[0]!.sent) / ((span.at - progress[0]!.at) / 1000)
+    expect(rate).toBeGreaterThan(0)
+    expect(rate).toBeLessThan(35)
     subscription.unsubscribe()
     await nc.close()
     const cancelled = await call("POST", `/api/v1/rcs/broadcasts/${id}/cancel`, tokens.owner)
