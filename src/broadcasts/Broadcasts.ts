@@ -11,13 +11,13 @@ import { InsufficientBalance } from "../messaging/errors.ts"
 import { ContactListsRepo } from "../contacts/ContactListsRepo.ts"
 import { BotsCache } from "../storage/BotsCache.ts"
 import { canBroadcast } from "../storage/BotsRepo.ts"
+import { isIntegerKey, keyPage, readKeyCursor } from "../storage/keyCursor.ts"
 import { pageOf, readCursor } from "../storage/pageCursor.ts"
 import { TemplatesRepo } from "../templates/TemplatesRepo.ts"
 import { Wallet } from "../wallet/Wallet.ts"
 import { BroadcastKind, Cancel, Start } from "./BroadcastKind.ts"
 import { type BroadcastRow, BroadcastsRepo, type BroadcastStatus, type TargetRow, type TargetStatus } from "./BroadcastsRepo.ts"
 import { BotNotPromotional } from "./errors.ts"
-import { decodeTargetCursor, encodeTargetCursor } from "./targetCursor.ts"
 
 export const PAGE_LIMIT_DEFAULT = 100
 export const PAGE_LIMIT_MAX = 1000
@@ -161,19 +161,13 @@ export class Broadcasts extends Effect.Service<Broadcasts>()("herald/broadcasts/
       Effect.gen(function*() {
         yield* visible(principal, broadcastId)
         const limit = Math.min(params.limit ?? PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX)
-        let before: number | undefined
-        if (params.cursor !== undefined && params.cursor !== "") {
-          before = decodeTargetCursor(params.cursor)
-          if (before === undefined) return yield* InvalidRequest.single("cursor", "is not a cursor this list gave out")
-        }
-        const rows = yield* repo.targets(broadcastId, { before, limit, status: params.status })
-        const page = rows.slice(0, limit)
-        const last = page[page.length - 1]
+        const before = yield* readKeyCursor(params.cursor, isIntegerKey)
+        const page = keyPage(yield* repo.targets(broadcastId, { before, limit, status: params.status }), limit, (target) => target.targetNo)
         return {
           success: true as const,
-          targets: page.map(targetView),
-          count: page.length,
-          ...(rows.length > limit && last !== undefined ? { next_cursor: encodeTargetCursor(last.targetNo) } : {})
+          targets: page.rows.map(targetView),
+          count: page.rows.length,
+          ...(page.nextCursor === undefined ? {} : { next_cursor: page.nextCursor })
         }
       })
 

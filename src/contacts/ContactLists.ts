@@ -4,8 +4,8 @@ import { requireRole } from "../domain/access.ts"
 import { Conflict, InvalidRequest, NotFound } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
 import type { Principal } from "../domain/signIn.ts"
+import { isBigintKey, keyPage, readKeyCursor } from "../storage/keyCursor.ts"
 import { pageOf, readCursor } from "../storage/pageCursor.ts"
-import { decodeContactCursor, encodeContactCursor } from "./contactCursor.ts"
 import type { ParsedRow } from "./contactRow.ts"
 import { type ContactRow, ContactListsRepo, type ListRow } from "./ContactListsRepo.ts"
 import { ImportTooLarge, UnsupportedMediaType, UploadInterrupted } from "./errors.ts"
@@ -154,20 +154,15 @@ export class ContactLists extends Effect.Service<ContactLists>()("herald/contact
 
     /** The list's contacts, newest first, paged by an opaque cursor. Personal data: a signed-in member only. */
     const contacts = Effect.fn("ContactLists.contacts")(function*(principal: Principal, listId: string, query: PageQuery) {
-      const before = query.cursor === undefined || query.cursor === "" ? undefined : decodeContactCursor(query.cursor)
-      if (query.cursor !== undefined && query.cursor !== "" && before === undefined) {
-        return yield* InvalidRequest.single("cursor", "is not a cursor this list gave out")
-      }
+      const before = yield* readKeyCursor(query.cursor, isBigintKey)
       const row = yield* visible(principal, listId)
       const limit = Math.min(query.limit ?? LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX)
-      const rows = yield* repo.contactsPage(row.listId, before, limit)
-      const page = rows.slice(0, limit)
-      const last = page[page.length - 1]
+      const page = keyPage(yield* repo.contactsPage(row.listId, before, limit), limit, (contact) => contact.contactId)
       return {
         success: true as const,
-        contacts: page.map(presentContact),
-        count: page.length,
-        ...(rows.length > limit && last !== undefined ? { next_cursor: encodeContactCursor(last.contactId) } : {})
+        contacts: page.rows.map(presentContact),
+        count: page.rows.length,
+        ...(page.nextCursor === undefined ? {} : { next_cursor: page.nextCursor })
       }
     })
 
