@@ -1,4 +1,5 @@
 import { Duration, Effect, Option, Redacted, Schema } from "effect"
+import type { JWTPayload } from "jose"
 import { InvalidCode, InvalidCredentials, InvalidRequest, TooManyAttempts, Unauthorized } from "../domain/errors.ts"
 import { type Email, Password } from "../domain/identity.ts"
 import {
@@ -9,7 +10,8 @@ import {
   type Principal,
   UserClaims
 } from "../domain/signIn.ts"
-import { SignInRepo, type SignInUser } from "../storage/SignInRepo.ts"
+import { makeReadCache } from "../storage/ReadCache.ts"
+import { SignInRepo, type SignInUser, type TokenSubject } from "../storage/SignInRepo.ts"
 import { Passwords } from "./Passwords.ts"
 import { randomCode, sha256 } from "./secrets.ts"
 import { SigningKeys, TOKEN_LIFETIME } from "./SigningKeys.ts"
@@ -47,6 +49,9 @@ const nowSeconds = () => Math.floor(Date.now() / 1000)
 
 const unauthorized = new Unauthorized({ message: "unauthorized" })
 
+/** Checked tokens kept per node; past it the memory starts over (a re-check costs one verify). */
+const CHECKED_TOKENS_MAX = 50_000
+
 /** Whether a token issued at `iat` (seconds) predates the person's last password change. */
 const issuedBeforeChange = (iat: number, tokensValidAfter: Date | null) =>
   tokensValidAfter !== null && iat <= Math.floor(tokensValidAfter.getTime() / 1000)
@@ -57,10 +62,31 @@ const issuedBeforeChange = (iat: number, tokensValidAfter: Date | null) =>
  * lock holds whichever API node answers.
  */
 export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const repo = yield* SignInRepo
     const passwords = yield* Passwords
     const keys = yield* SigningKeys
+    // What a token stands for (account, role, scope, cut-off), read on every request: kept in
+    // memory and dropped by the change feed when the membership, the person or the account
+    // changes (migration 0014), so a removal or a password change still applies at once.
+    const subjects = yield* makeReadCache<TokenSubject>({ tables: ["memberships", "users", "accounts"], capacity: 100_000 })
+    // Tokens whose signature was checked, by their exact text: a signature check is an async
+    // webcrypto call, and a client sends the same token with every request. Expiry is checked
+    // again on every use.
+    const checkedTokens = new Map<string, JWTPayload>()
+
+    const verified = (token: string) =>
+      Effect.suspend(() => {
+        const known = checkedTokens.get(token)
+        if (known !== undefined) {
+          return (known.exp ?? 0) * 1000 > Date.now() ? Effect.succeed(known) : Effect.fail(unauthorized)
+        }
+        return Effect.map(keys.verify(token).pipe(Effect.mapError(() => unauthorized)), (payload) => {
+          if (checkedTokens.size >= CHECKED_TOKENS_MAX) checkedTokens.clear()
+          checkedTokens.set(token, payload)
+          return payload
+        })
+      })
 
     const ensureNotLocked = (email: Email) =>
       Effect.flatMap(repo.lockedFor(email), (seconds) =>
@@ -179,9 +205,12 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
      */
     const authenticate = (token: string) =>
       Effect.gen(function*() {
-        const payload = yield* keys.verify(token).pipe(Effect.mapError(() => unauthorized))
+        const payload = yield* verified(token)
         const claims = yield* Schema.decodeUnknown(UserClaims)(payload).pipe(Effect.mapError(() => unauthorized))
-        const subject = yield* repo.tokenSubject(claims.user_id, claims.mid)
+        const subject = yield* subjects.get(
+          `${claims.user_id}:${claims.mid}`,
+          Effect.map(repo.tokenSubject(claims.user_id, claims.mid), (found) => found === undefined ? undefined : { accountId: found.accountId, value: found })
+        )
         if (subject === undefined) return yield* unauthorized
         const { tokensValidAfter, ...standing } = subject
         if (issuedBeforeChange(claims.iat, tokensValidAfter)) return yield* unauthorized
