@@ -10,6 +10,7 @@ import {
   type Principal,
   UserClaims
 } from "../domain/signIn.ts"
+import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { makeReadCache } from "../storage/ReadCache.ts"
 import { SignInRepo, type SignInUser, type TokenSubject } from "../storage/SignInRepo.ts"
 import { Passwords } from "./Passwords.ts"
@@ -66,6 +67,7 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
     const repo = yield* SignInRepo
     const passwords = yield* Passwords
     const keys = yield* SigningKeys
+    const feed = yield* ChangeFeed
     // What a token stands for (account, role, scope, cut-off), read on every request: kept in
     // memory and dropped by the change feed when the membership, the person or the account
     // changes (migration 0014), so a removal or a password change still applies at once.
@@ -231,6 +233,9 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
           Effect.mapError((e) => InvalidRequest.single("new_password", e.message.split("\n").at(-1)?.trim() ?? "invalid"))
         )
         yield* repo.setPassword(user.userId, yield* passwords.hash(next))
+        // This node forgets the person's token subjects at once; the change feed tells the others.
+        yield* feed.committed("users", principal.accountId)
+        for (const membership of yield* repo.memberships(user.userId)) yield* feed.committed("users", membership.accountId)
         return { success: true as const }
       }).pipe(Effect.withSpan("SignIn.changePassword"))
 

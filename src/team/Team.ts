@@ -5,6 +5,7 @@ import { type Email, Password, type Role } from "../domain/identity.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { Passwords } from "../security/Passwords.ts"
 import { type MemberRow, TeamRepo } from "../storage/TeamRepo.ts"
+import { ChangeFeed } from "../storage/ChangeFeed.ts"
 
 const present = (m: MemberRow) => ({
   member_id: m.role === "owner" ? "" : m.memberId,
@@ -24,6 +25,7 @@ const requireOwner = (principal: Principal) => requireOwnerSession(principal, "m
 export class Team extends Effect.Service<Team>()("herald/Team", {
   effect: Effect.gen(function*() {
     const repo = yield* TeamRepo
+    const feed = yield* ChangeFeed
     const passwords = yield* Passwords
 
     /** ["*"], or bots of this account (unknown ids are refused, nothing is written). */
@@ -73,6 +75,8 @@ export class Team extends Effect.Service<Team>()("herald/Team", {
         const bots = changes.assignedBots === undefined ? undefined : yield* validBots(principal, changes.assignedBots)
         const member = yield* repo.update(principal.accountId, memberId, { role: changes.role, assignedBots: bots })
         if (member === undefined) return yield* new NotFound({ message: `no team member ${memberId}` })
+        // This node's cached token subjects forget at once; the change feed tells the others.
+        yield* feed.committed("memberships", principal.accountId)
         return { success: true as const, member: present(member) }
       })
 
@@ -80,6 +84,7 @@ export class Team extends Effect.Service<Team>()("herald/Team", {
       Effect.gen(function*() {
         yield* requireOwner(principal)
         if (!(yield* repo.remove(principal.accountId, memberId))) return yield* new NotFound({ message: `no team member ${memberId}` })
+        yield* feed.committed("memberships", principal.accountId)
         return { success: true as const }
       })
 
