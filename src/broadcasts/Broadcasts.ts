@@ -18,6 +18,7 @@ import { Wallet } from "../wallet/Wallet.ts"
 import { BroadcastKind, Cancel, Start } from "./BroadcastKind.ts"
 import { type BroadcastRow, BroadcastsRepo, type BroadcastStatus, type TargetRow, type TargetStatus } from "./BroadcastsRepo.ts"
 import { BotNotPromotional } from "./errors.ts"
+import { isoOrNull } from "../storage/isoTimestamp.ts"
 
 export const PAGE_LIMIT_DEFAULT = 100
 export const PAGE_LIMIT_MAX = 1000
@@ -30,7 +31,6 @@ export interface CreateInput {
   readonly scheduledAt: Date | undefined
 }
 
-const iso = (date: Date | null) => date === null ? null : date.toISOString()
 
 /** A broadcast as every read shows it (the contract names id, name, status and the counters). */
 export const broadcastView = (row: BroadcastRow) => ({
@@ -40,7 +40,7 @@ export const broadcastView = (row: BroadcastRow) => ({
   template_id: row.templateId,
   contact_list_id: row.listId,
   status: row.status,
-  scheduled_at: iso(row.scheduledAt),
+  scheduled_at: isoOrNull(row.scheduledAt),
   total_count: row.totalCount,
   sent_count: row.sentCount,
   delivered_count: row.deliveredCount,
@@ -48,9 +48,9 @@ export const broadcastView = (row: BroadcastRow) => ({
   failed_count: row.failedCount,
   cancelled_count: row.cancelledCount,
   created_at: row.createdAt.toISOString(),
-  started_at: iso(row.startedAt),
-  completed_at: iso(row.completedAt),
-  cancelled_at: iso(row.cancelledAt)
+  started_at: isoOrNull(row.startedAt),
+  completed_at: isoOrNull(row.completedAt),
+  cancelled_at: isoOrNull(row.cancelledAt)
 })
 
 const targetView = (row: TargetRow) => ({
@@ -60,10 +60,10 @@ const targetView = (row: TargetRow) => ({
   status: row.status,
   failure_reason: row.failureReason,
   error: row.error,
-  sent_at: iso(row.sentAt),
-  delivered_at: iso(row.deliveredAt),
-  read_at: iso(row.readAt),
-  failed_at: iso(row.failedAt)
+  sent_at: isoOrNull(row.sentAt),
+  delivered_at: isoOrNull(row.deliveredAt),
+  read_at: isoOrNull(row.readAt),
+  failed_at: isoOrNull(row.failedAt)
 })
 
 /**

@@ -169,6 +169,12 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
         SELECT account_id, bot_id, list_id, status, scheduled_at, content, price::text
         FROM broadcasts WHERE broadcast_id = ${broadcastId}::uuid`.pipe(Effect.map((rows) => rows[0]))
 
+    /** The status alone: what a chunk checks before each slice (a cancel stops it). */
+    const status = (broadcastId: string) =>
+      sql<{ readonly status: BroadcastStatus }>`SELECT status FROM broadcasts WHERE broadcast_id = ${broadcastId}::uuid`.pipe(
+        Effect.map((rows) => rows[0]?.status)
+      )
+
     const counters = (broadcastId: string) =>
       sql<Counters>`
         SELECT b.status, b.total_count, c.sent_count, c.delivered_count, c.read_count, c.failed_count, c.cancelled_count
@@ -347,6 +353,7 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
       targets,
       markCancelled,
       header,
+      status,
       counters,
       snapshotList,
       expand,

@@ -157,9 +157,9 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
         const size = sliceSize(yield* rateOf(order.accountId, botId))
         for (let start = 0; start < toSend.length; start += size) {
           const slice = toSend.slice(start, start + size)
-          const now = yield* repo.counters(order.broadcastId)
-          if (now === undefined) return
-          if (now.status === "cancelled") return yield* repo.cancelPending(order.broadcastId, slice[0]!.targetNo, order.last)
+          const status = yield* repo.status(order.broadcastId)
+          if (status === undefined) return
+          if (status === "cancelled") return yield* repo.cancelPending(order.broadcastId, slice[0]!.targetNo, order.last)
           yield* repo.claim(order.broadcastId, order.chunkNo, slice[slice.length - 1]!.targetNo)
           yield* sendSlice(order, botId, header.content, header.price, slice)
         }

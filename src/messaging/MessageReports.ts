@@ -10,13 +10,13 @@ import { BotsCache } from "../storage/BotsCache.ts"
 import { pageOf, readCursor } from "../storage/pageCursor.ts"
 import { type BotFilter, type InboundRow, type MessageRow, type MessageStatus, MessagesRepo } from "./MessagesRepo.ts"
 import { toE164 } from "./phone.ts"
+import { isoOrNull } from "../storage/isoTimestamp.ts"
 
 export const REPORT_LIMIT_DEFAULT = 100
 export const REPORT_LIMIT_MAX = 1000
 /** A recipient's history: the last this many messages each way. */
 export const RECIPIENT_HISTORY = 20
 
-const iso = (d: Date | null) => (d === null ? null : new Date(d).toISOString())
 
 export const presentMessage = (row: MessageRow) => ({
   message_id: row.messageId,
@@ -30,10 +30,10 @@ export const presentMessage = (row: MessageRow) => ({
   attempts: row.attempts,
   error: row.error,
   created_at: new Date(row.createdAt).toISOString(),
-  sent_at: iso(row.sentAt),
-  delivered_at: iso(row.deliveredAt),
-  read_at: iso(row.readAt),
-  failed_at: iso(row.failedAt)
+  sent_at: isoOrNull(row.sentAt),
+  delivered_at: isoOrNull(row.deliveredAt),
+  read_at: isoOrNull(row.readAt),
+  failed_at: isoOrNull(row.failedAt)
 })
 
 const presentInbound = (row: InboundRow) => ({

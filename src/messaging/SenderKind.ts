@@ -112,11 +112,22 @@ export const SenderKind = ActorKind.make("sender", {
       // after gatewayTimeoutMs and reports Unconfirmed).
       const lostAfterMs = config.gatewayTimeoutMs + 5_000
 
-      const report = (messageId: string, attempt: number) => (outcome: SendOutcome): Effect.Effect<void> =>
-        client.send(SenderKind, botId, new Answered({ messageId, attempt, outcome, at: Date.now() }), { msgId: `answer-${messageId}-${attempt}` }).pipe(
+      /**
+       * Tells actors what a send or a chunk came to, retried for a while; given up on, the sweep
+       * finds the work unfinished and does it again.
+       */
+      const told = <E>(tell: Effect.Effect<unknown, E>, lost: string, about: Record<string, unknown>): Effect.Effect<void> =>
+        tell.pipe(
           Effect.retry(Schedule.exponential(Duration.millis(50)).pipe(Schedule.upTo(Duration.seconds(20)))),
-          Effect.catchAll((error) => Effect.logWarning("send outcome not reported; the sweep will send again", { message_id: messageId, reason: String(error) })),
+          Effect.catchAll((error) => Effect.logWarning(lost, { ...about, reason: String(error) })),
           Effect.asVoid
+        )
+
+      const report = (messageId: string, attempt: number) => (outcome: SendOutcome): Effect.Effect<void> =>
+        told(
+          client.send(SenderKind, botId, new Answered({ messageId, attempt, outcome, at: Date.now() }), { msgId: `answer-${messageId}-${attempt}` }),
+          "send outcome not reported; the sweep will send again",
+          { message_id: messageId }
         )
 
       const dispatch = (message: Message, attempt: number): Effect.Effect<void> =>
@@ -146,13 +157,13 @@ export const SenderKind = ActorKind.make("sender", {
         chunks.start(
           order,
           botId,
-          Effect.zipRight(
-            client.send(BroadcastKind, order.broadcastId, new ChunkDone({ chunkNo: order.chunkNo }), { msgId: `chunk-done-${chunkKey(order)}` }),
-            client.send(SenderKind, botId, new ChunkFinished({ broadcastId: order.broadcastId, chunkNo: order.chunkNo }), { msgId: `chunk-finished-${chunkKey(order)}` })
-          ).pipe(
-            Effect.retry(Schedule.exponential(Duration.millis(50)).pipe(Schedule.upTo(Duration.seconds(20)))),
-            Effect.catchAll((error) => Effect.logWarning("chunk end not reported; the sweep will run it again", { chunk: chunkKey(order), reason: String(error) })),
-            Effect.asVoid
+          told(
+            Effect.zipRight(
+              client.send(BroadcastKind, order.broadcastId, new ChunkDone({ chunkNo: order.chunkNo }), { msgId: `chunk-done-${chunkKey(order)}` }),
+              client.send(SenderKind, botId, new ChunkFinished({ broadcastId: order.broadcastId, chunkNo: order.chunkNo }), { msgId: `chunk-finished-${chunkKey(order)}` })
+            ),
+            "chunk end not reported; the sweep will run it again",
+            { chunk: chunkKey(order) }
           )
         )
 
