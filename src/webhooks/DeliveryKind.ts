@@ -1,7 +1,6 @@
-import { Duration, Effect, Schedule, Schema } from "effect"
-import { ActorClient, ActorKind } from "../actors/runtime/index.ts"
-import { AppConfig } from "../config/AppConfig.ts"
-import { type AttemptOutcome, Dispatcher } from "./Dispatcher.ts"
+import { Duration, Effect, Schema } from "effect"
+import { ActorKind } from "../actors/runtime/index.ts"
+import { Dispatcher } from "./Dispatcher.ts"
 import { Endpoints } from "./Endpoints.ts"
 
 /**
@@ -19,10 +18,10 @@ export class Start extends Schema.TaggedClass<Start>()("Start", {
 /** The next attempt is due (a durable timer). */
 export class Attempt extends Schema.TaggedClass<Attempt>()("Attempt", { attempt: Schema.Int }) {}
 
-/** An attempt sent but never reported (its node died): send it again. */
+/** Sent by versions that wrote the sending phase: an attempt whose report never came, sent again. */
 export class Watchdog extends Schema.TaggedClass<Watchdog>()("Watchdog", { attempt: Schema.Int }) {}
 
-/** The outcome of an attempt, reported by the node that sent it. */
+/** The outcome of an attempt: the continuation of the command that sent it (ActorContext.hold). */
 export class Finished extends Schema.TaggedClass<Finished>()("Finished", {
   attempt: Schema.Int,
   url: Schema.String,
@@ -42,7 +41,9 @@ const DeliveryState = Schema.Struct({
   phase: Schema.Literal("new", "sending", "waiting", "delivered", "dead", "dropped"),
   attempt: Schema.Int,
   firstAttemptAt: Schema.NullOr(Schema.Number),
-  target: Schema.NullOr(Target)
+  target: Schema.NullOr(Target),
+  /** Times in a row the attempt found its endpoint's lane full and was put off. */
+  deferrals: Schema.optionalWith(Schema.Int, { default: () => 0 })
 })
 type DeliveryState = typeof DeliveryState.Type
 
@@ -52,20 +53,26 @@ export const RETRY_DELAYS: ReadonlyArray<Duration.Duration> = [Duration.seconds(
 
 const succeeded = (status: number) => status >= 200 && status < 300
 
+/** An attempt put off because its endpoint's lane was full waits this long (doubling, jittered). */
+const deferral = (deferrals: number) => Math.min(30_000, 1_000 * 2 ** deferrals) * (0.75 + Math.random() / 2)
+
 /**
  * `delivery`: one actor per webhook delivery (key = delivery_id). It owns the schedule: attempt 1
  * at once, then 1 s, 5 s and 30 s after each failure, as durable timers, so a takeover after a
  * crash keeps the times. The Start command carries the event's envelope and the state keeps it,
- * so an attempt reads nothing but the endpoint (cached). The HTTP request itself is made by the node's Dispatcher (per-endpoint
- * lanes), which reports back with `Finished`; each finished attempt becomes one row, written with
- * the state that counts it, so no two rows of a delivery share an attempt number. A watchdog
- * timer re-sends an attempt whose report never came (its node died mid-request): delivery to the
- * consumer is at least once, with the same delivery_id.
+ * so an attempt reads nothing but the endpoint (cached). The HTTP request itself is made by the
+ * node's Dispatcher (per-endpoint lanes). The command that sends an attempt is held open until
+ * the Dispatcher hands back its outcome (`Finished`, in memory): the attempt row and the state it
+ * leads to are then written in one commit, so no two rows of a delivery share an attempt number.
+ * If the node dies mid-attempt, the held command is redelivered to the next owner and the attempt
+ * is made again: delivery to the consumer is at least once, with the same delivery_id. An attempt
+ * whose endpoint's lane is full is put off by a timer (without counting as an attempt), so a dead
+ * endpoint's backlog waits in the database, not in memory or in held commands.
  */
 export const DeliveryKind = ActorKind.make("delivery", {
   command: DeliveryCommand,
   state: DeliveryState,
-  initial: (): DeliveryState => ({ phase: "new", attempt: 0, firstAttemptAt: null, target: null }),
+  initial: (): DeliveryState => ({ phase: "new", attempt: 0, firstAttemptAt: null, target: null, deferrals: 0 }),
   // Between attempts a delivery only waits for a timer; one in memory per delivery in flight would
   // make a large backlog a large heap, so idle ones leave memory soon (the timer reloads them).
   passivateAfter: Duration.seconds(2),
@@ -73,30 +80,21 @@ export const DeliveryKind = ActorKind.make("delivery", {
     Effect.gen(function*() {
       const endpoints = yield* Endpoints
       const dispatcher = yield* Dispatcher
-      const client = yield* ActorClient
-      const config = yield* AppConfig
-      const watchdogAfter = Duration.millis(config.webhookTimeoutMs + 5_000)
-
-      // The report travels back through the actor's stream; if it cannot (bus down for long),
-      // the watchdog sends the attempt again.
-      const report = (attempt: number, url: string) => (outcome: AttemptOutcome) =>
-        client.send(DeliveryKind, ctx.key, new Finished({ attempt, url, ...outcome })).pipe(
-          Effect.retry(Schedule.exponential(Duration.millis(100)).pipe(Schedule.upTo(Duration.seconds(20)))),
-          Effect.catchAll((error) => Effect.logWarning("webhook attempt outcome not reported; the watchdog will retry", { delivery_id: ctx.key, reason: String(error) })),
-          Effect.asVoid
-        )
 
       const send = (target: typeof Target.Type, attempt: number): Effect.Effect<DeliveryState, unknown> =>
         Effect.gen(function*() {
           const endpoint = yield* endpoints.find(target.webhookId)
           // A deleted or deactivated endpoint gets nothing more (no attempt row is written).
           if (endpoint === undefined || !endpoint.live) return { ...state, target, phase: "dropped" as const }
-          yield* dispatcher.submit(
-            { deliveryId: ctx.key, webhookId: target.webhookId, url: endpoint.url, secret: endpoint.secret, body: JSON.stringify(target.envelope), attempt },
-            report(attempt, endpoint.url)
-          )
-          ctx.schedule(new Watchdog({ attempt }), { after: watchdogAfter }, `watchdog-${attempt}`)
-          return { ...state, target, phase: "sending" as const, attempt }
+          const job = { deliveryId: ctx.key, webhookId: target.webhookId, url: endpoint.url, secret: endpoint.secret, body: JSON.stringify(target.envelope), attempt }
+          if (!dispatcher.hasRoom(job.webhookId)) {
+            ctx.schedule(new Attempt({ attempt }), { after: deferral(state.deferrals) }, `attempt-${attempt}`)
+            return { ...state, target, phase: "waiting" as const, attempt: attempt - 1, deferrals: state.deferrals + 1 }
+          }
+          const finished = ctx.hold(dispatcher.holdFor)
+          // Built by this node from an outcome it made: no need to validate it again.
+          yield* dispatcher.submit(job, (outcome) => finished(new Finished({ attempt, url: endpoint.url, ...outcome }, true)))
+          return { ...state, target, phase: "sending" as const, attempt, deferrals: 0 }
         })
 
       const target = state.target
@@ -112,7 +110,6 @@ export const DeliveryKind = ActorKind.make("delivery", {
           return target !== null && state.phase === "sending" && command.attempt === state.attempt ? yield* send(target, command.attempt) : state
         case "Finished": {
           if (target === null || state.phase !== "sending" || command.attempt !== state.attempt) return state
-          ctx.cancelTimer(`watchdog-${command.attempt}`)
           const found = { ...target, url: command.url }
           const firstAttemptAt = state.firstAttemptAt ?? command.sentAt
           ctx.insert("webhook_attempts", {
@@ -127,11 +124,12 @@ export const DeliveryKind = ActorKind.make("delivery", {
             response_snippet: command.snippet,
             sent_at: new Date(command.sentAt)
           })
-          if (succeeded(command.statusCode)) return { phase: "delivered" as const, attempt: command.attempt, firstAttemptAt, target }
+          const settled = { attempt: command.attempt, firstAttemptAt, target, deferrals: 0 }
+          if (succeeded(command.statusCode)) return { ...settled, phase: "delivered" as const }
           if (command.attempt < MAX_ATTEMPTS) {
             const due = command.finishedAt + Duration.toMillis(RETRY_DELAYS[command.attempt - 1]!)
             ctx.schedule(new Attempt({ attempt: command.attempt + 1 }), { at: new Date(due) }, `attempt-${command.attempt + 1}`)
-            return { phase: "waiting" as const, attempt: command.attempt, firstAttemptAt, target }
+            return { ...settled, phase: "waiting" as const }
           }
           ctx.insert("webhook_dead_letters", {
             delivery_id: ctx.key,
@@ -144,7 +142,7 @@ export const DeliveryKind = ActorKind.make("delivery", {
             first_attempt_at: new Date(firstAttemptAt),
             permanent_failure_at: new Date(command.finishedAt)
           })
-          return { phase: "dead" as const, attempt: command.attempt, firstAttemptAt, target }
+          return { ...settled, phase: "dead" as const }
         }
       }
     })

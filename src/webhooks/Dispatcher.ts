@@ -1,4 +1,4 @@
-import { Effect, FiberSet, MetricBoundaries, MetricKey } from "effect"
+import { Duration, Effect, MetricBoundaries, MetricKey } from "effect"
 import { Webhook } from "standardwebhooks"
 import { Agent, request } from "undici"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -40,6 +40,14 @@ interface Lane {
 }
 
 /**
+ * Attempts waiting in one endpoint's lane at most, and in all lanes of the node: beyond them an
+ * attempt is put off (by a durable timer) rather than queued, so a dead endpoint's backlog never
+ * sits in memory, nor in held commands where it would use up the stream's in-flight allowance.
+ */
+const LANE_BACKLOG = 256
+const NODE_BACKLOG = 8_192
+
+/**
  * Sends webhook attempts from this node. Fairness: each endpoint has its own lane with a few
  * requests in flight at most (HERALD_WEBHOOK_ENDPOINT_CONCURRENCY), and the node a global cap
  * (HERALD_WEBHOOK_CONCURRENCY); a slow or dead endpoint fills only its own lane, so attempts to
@@ -57,9 +65,9 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("herald/webhooks/Di
       connections: config.webhookConcurrency
     })
     yield* Effect.addFinalizer(() => Effect.promise(() => agent.destroy().catch(() => {})))
-    const fibers = yield* FiberSet.make()
     const lanes = new Map<string, Lane>()
     let active = 0
+    let waiting = 0
     const globalWaiting: Array<() => void> = []
     const endpointMetrics = (webhookId: string) => {
       const labels = { webhook_id: webhookId }
@@ -76,8 +84,8 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("herald/webhooks/Di
       const sentAt = Date.now()
       const problem = urlProblem(job.url, config.webhookAllowPrivate)
       if (problem !== undefined) return { statusCode: 0, tookMs: 0, snippet: `refused: URL ${problem}`, sentAt, finishedAt: sentAt }
-      const signature = new Webhook(job.secret).sign(job.deliveryId, new Date(sentAt), job.body)
       try {
+        const signature = new Webhook(job.secret).sign(job.deliveryId, new Date(sentAt), job.body)
         const response = await request(job.url, {
           method: "POST",
           dispatcher: agent,
@@ -104,9 +112,11 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("herald/webhooks/Di
     // Admission: a free place in the endpoint's lane, then one under the node's cap.
     const admit = (lane: Lane) =>
       new Promise<void>((resolve) => {
+        waiting++
         const globally = () => {
           if (active < config.webhookConcurrency) {
             active++
+            waiting--
             resolve()
           } else globalWaiting.push(globally)
         }
@@ -119,6 +129,16 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("herald/webhooks/Di
         inLane()
       })
 
+    /** Whether an attempt to the endpoint would be queued now, rather than put off. */
+    const hasRoom = (webhookId: string) => waiting < NODE_BACKLOG && (lanes.get(webhookId)?.waiting.length ?? 0) < LANE_BACKLOG
+
+    /**
+     * How long a delivery may wait for its attempt's outcome before it sends the attempt again:
+     * a full lane of a dead endpoint drains in LANE_BACKLOG / concurrency attempt timeouts, and the
+     * Dispatcher always reports, so this only catches a report lost to a bug.
+     */
+    const holdFor = Duration.millis(config.webhookTimeoutMs * (Math.ceil(LANE_BACKLOG / config.webhookEndpointConcurrency) + 2) + 60_000)
+
     const release = (webhookId: string, lane: Lane) => {
       active--
       lane.active--
@@ -129,26 +149,27 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("herald/webhooks/Di
 
     /**
      * Queues an attempt in its endpoint's lane and returns at once; `done` gets the outcome. The
-     * attempt is lost if the node dies first: the delivery actor's watchdog timer sends it again.
+     * attempt is lost if the node dies first: its delivery's held command is redelivered. Plain
+     * promises, not a fiber per attempt: this is the hot path of every delivery.
      */
-    const submit = (job: AttemptJob, done: (outcome: AttemptOutcome) => Effect.Effect<void>) =>
-      FiberSet.run(
-        fibers,
-        Effect.gen(function*() {
-          let lane = lanes.get(job.webhookId)
-          if (lane === undefined) lanes.set(job.webhookId, lane = { active: 0, waiting: [] })
-          const admitted = lane
-          yield* Effect.promise(() => admit(admitted))
-          const outcome = yield* Effect.promise(() => send(job)).pipe(Effect.ensuring(Effect.sync(() => release(job.webhookId, admitted))))
-          const m = metricsOf(job.webhookId)
-          m.attempts.unsafeUpdate(1, [])
-          if (outcome.statusCode < 200 || outcome.statusCode >= 300) m.failures.unsafeUpdate(1, [])
-          m.latency.unsafeUpdate(outcome.tookMs / 1000, [])
-          yield* done(outcome)
-        })
-      ).pipe(Effect.asVoid)
+    const submit = (job: AttemptJob, done: (outcome: AttemptOutcome) => void) =>
+      Effect.sync(() => {
+        let lane = lanes.get(job.webhookId)
+        if (lane === undefined) lanes.set(job.webhookId, lane = { active: 0, waiting: [] })
+        const admitted = lane
+        void admit(admitted)
+          .then(() => send(job))
+          .then((outcome) => {
+            release(job.webhookId, admitted)
+            const m = metricsOf(job.webhookId)
+            m.attempts.unsafeUpdate(1, [])
+            if (outcome.statusCode < 200 || outcome.statusCode >= 300) m.failures.unsafeUpdate(1, [])
+            m.latency.unsafeUpdate(outcome.tookMs / 1000, [])
+            done(outcome)
+          })
+      })
 
-    return { submit } as const
+    return { submit, hasRoom, holdFor } as const
   })
 }) {}
 

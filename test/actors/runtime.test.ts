@@ -8,7 +8,7 @@ import { partitionOf } from "../../src/actors/runtime/partitioning.ts"
 import { renderPrometheus } from "../../src/observability/Prometheus.ts"
 import { eventually, useIsolation } from "../support/e2e.ts"
 import { startNode, type TestNode } from "../support/nodes.ts"
-import { Add, Counter, Detonate, Explode, Flaky, Forward, Refused, Remind, Total, Withdraw } from "../support/testKinds.ts"
+import { Add, Counter, Detonate, Explode, Flaky, Forward, HoldFor, holdTries, Refused, Remind, Total, Withdraw } from "../support/testKinds.ts"
 
 const iso = useIsolation()
 let node: TestNode
@@ -171,6 +171,55 @@ describe("one node", () => {
     })
     const pending = await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM actor_outbox WHERE published_at IS NULL`))
     expect(pending[0]!.n).toBe(0)
+  })
+
+  const stateRow = (key: string) =>
+    run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ state: any; lastSeq: string }>`SELECT state, last_seq FROM actor_counter WHERE actor_key = ${key}`)).then((rows) => rows[0])
+
+  it("a held command writes nothing until its continuation, and the actor's later commands wait behind it", async () => {
+    const started = Date.now()
+    await run(Effect.flatMap(ActorClient, (c) => Effect.all([
+      c.send(Counter, "held", new HoldFor({ amount: 5, deadlineMs: 30_000, resumeAfterMs: [1_500] })),
+      c.send(Counter, "held", new Add({ sender: "s", n: 1, amount: 1 }))
+    ])))
+    await new Promise((r) => setTimeout(r, 700))
+    // Applied in memory only: no state row yet, and the Add waits behind the hold.
+    expect(await stateRow("held")).toBeUndefined()
+    const answer = await total("held")
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_400)
+    // HoldFor, then its continuation, then the Add: all applied once, in that order.
+    expect(answer).toEqual({ total: 6, count: 2 })
+    expect(holdTries.get("held")).toBe(1)
+    const row = await stateRow("held")
+    expect(row?.state.total).toBe(6)
+    expect(row?.state.violations).toEqual([])
+  })
+
+  it("a continuation that fails is retried on top of what is held, and the commands behind it still wait", async () => {
+    await run(Effect.flatMap(ActorClient, (c) => Effect.all([
+      c.send(Counter, "shaky", new HoldFor({ amount: 3, deadlineMs: 30_000, resumeAfterMs: [200], continuationFails: 2 })),
+      c.send(Counter, "shaky", new Add({ sender: "s", n: 1, amount: 1 }))
+    ])))
+    await eventually(async () => {
+      const answer = await total("shaky")
+      if (answer.total !== 4) throw new Error(JSON.stringify(answer))
+    })
+    expect(await total("shaky")).toEqual({ total: 4, count: 2 })
+    expect(holdTries.get("shaky")).toBe(1)
+    expect((await stateRow("shaky"))?.state.total).toBe(4)
+  })
+
+  it("a hold past its deadline is applied again from the committed state; the ended hold's late continuation is dropped", async () => {
+    await run(Effect.flatMap(ActorClient, (c) => c.send(Counter, "expired", new HoldFor({ amount: 7, deadlineMs: 600, resumeAfterMs: [2_500, 0] }))))
+    await eventually(async () => {
+      const answer = await total("expired")
+      if (answer.total !== 7) throw new Error(JSON.stringify(answer))
+    })
+    expect(holdTries.get("expired")).toBe(2)
+    // The first try's continuation comes at 2.5 s, for a hold that ended: nothing changes.
+    await new Promise((r) => setTimeout(r, 2_500))
+    expect(await total("expired")).toEqual({ total: 7, count: 1 })
+    expect((await stateRow("expired"))?.state.total).toBe(7)
   })
 
   it("reports what it owns", async () => {

@@ -54,7 +54,26 @@ export class Detonate extends Schema.TaggedRequest<Detonate>()("Detonate", {
   payload: {}
 }) {}
 
-export const CounterCommand = Schema.Union(Add, Explode, Refused, Flaky, Remind, Fired, Forward, Total, Withdraw, Detonate)
+/**
+ * Holds itself open (ActorContext.hold) with a deadline of `deadlineMs`; its continuation adds
+ * `amount` after `resumeAfterMs` on each try listed (tries are counted per key in memory here,
+ * since a held command writes nothing), and never on the others.
+ */
+export class HoldFor extends Schema.TaggedClass<HoldFor>()("HoldFor", {
+  amount: Schema.Number,
+  deadlineMs: Schema.Number,
+  resumeAfterMs: Schema.Array(Schema.NullOr(Schema.Number)),
+  /** Tries of the continuation that fail before one succeeds. */
+  continuationFails: Schema.optionalWith(Schema.Number, { default: () => 0 })
+}) {}
+
+/** The continuation of a HoldFor. */
+export class Resumed extends Schema.TaggedClass<Resumed>()("Resumed", { amount: Schema.Number, fails: Schema.Number }) {}
+
+/** Applications of HoldFor per key, in this process. */
+export const holdTries = new Map<string, number>()
+
+export const CounterCommand = Schema.Union(Add, Explode, Refused, Flaky, Remind, Fired, Forward, Total, Withdraw, Detonate, HoldFor, Resumed)
 
 export const CounterState = Schema.Struct({
   total: Schema.Number,
@@ -109,6 +128,18 @@ export const Counter = ActorKind.make("counter", {
         return Effect.succeed(state)
       case "Detonate":
         return Effect.die(new Error("detonated"))
+      case "HoldFor": {
+        const tries = (holdTries.get(ctx.key) ?? 0) + 1
+        holdTries.set(ctx.key, tries)
+        const resume = ctx.hold(command.deadlineMs)
+        const after = command.resumeAfterMs[Math.min(tries, command.resumeAfterMs.length) - 1]
+        if (after !== null && after !== undefined) setTimeout(() => resume(new Resumed({ amount: command.amount, fails: command.continuationFails })), after)
+        return Effect.succeed({ ...state, count: state.count + 1 })
+      }
+      case "Resumed":
+        return ctx.attempt <= command.fails
+          ? Effect.fail(new Boom({ message: `continuation try ${ctx.attempt}` }))
+          : Effect.succeed({ ...state, total: state.total + command.amount })
       case "Withdraw":
         if (command.amount > state.total) {
           ctx.fail(command, { reason: "insufficient" as const })

@@ -53,6 +53,18 @@ export interface ActorContext<Command> {
    * later command than the one it asked with.
    */
   readonly notify: (subject: string, payload: unknown) => void
+  /**
+   * Holds this command open until its continuation: nothing this command changed is written and
+   * the command is not acknowledged; the actor's state moves on in memory only, and its later
+   * commands wait. The returned function hands the continuation to the actor in memory (no
+   * stream, no commit of its own), typically from work the behaviour started; once it has been
+   * applied, the held command and the continuation are committed together. For work whose outcome
+   * matters only once it is known (an HTTP attempt): it costs one commit instead of two and no
+   * timer. If the node dies, or the continuation does not come by `deadline`, the held command is
+   * applied again from the last committed state (so the work is done again: at least once). A
+   * continuation for a hold that has ended is dropped.
+   */
+  readonly hold: (deadline: Duration.DurationInput) => (continuation: Command) => void
 }
 
 export interface ActorKindOptions<C, CI, S, SI, E, R> {

@@ -40,7 +40,7 @@ export interface PartitionEnv {
   readonly bus: Connected
   readonly names: BusNamesShape
   readonly partitions: number
-  /** Bounds how many actors of this node process at once. */
+  /** Bounds how many partitions of this node apply a batch at once. */
   readonly permits: FairPermits
   /** Wakes the outbox relay after a commit wrote outbox rows. */
   readonly nudgeRelay: Effect.Effect<void>
@@ -95,6 +95,17 @@ interface Resident {
   /** Its commands are being applied, committed or retried: not to be passivated. */
   busy: boolean
 }
+
+/**
+ * What the partition applies: a command from the stream, or the continuation of a held command,
+ * handed over in memory (ActorContext.hold) and valid only for the hold it was made for.
+ */
+type Entry =
+  | { readonly _tag: "stream"; readonly key: string; readonly message: JsMsg }
+  | { readonly _tag: "local"; readonly key: string; readonly command: unknown; readonly holdId: number }
+
+/** How often held commands are told to JetStream to be still in progress (well inside ACK_WAIT). */
+const HOLD_HEARTBEAT = Duration.seconds(10)
 
 interface TimerEntry {
   readonly key: string
@@ -230,6 +241,10 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
       readonly write: StateWrite
       readonly acks: Array<JsMsg>
       readonly replies: Array<() => Effect.Effect<void>>
+      /** Set while the last command applied holds: nothing of this is written until its continuation. */
+      hold: { readonly id: number; readonly deadline: number } | undefined
+      /** Continuations applied on top of the last stream command, naming their effects apart. */
+      continuations: number
     }
 
     const startApplied = (key: string, from: Resident): Applied => ({
@@ -238,7 +253,38 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
       applied: from.seq,
       write: emptyWrite(key, from.seq),
       acks: [],
-      replies: []
+      replies: [],
+      hold: undefined,
+      continuations: 0
+    })
+
+    /**
+     * Actors holding a command (ActorContext.hold): what they applied, not yet written, and the
+     * stream commands that arrived meanwhile, applied once the continuation has been.
+     */
+    const holding = new Map<string, { readonly into: Applied; readonly waiting: Array<JsMsg>; beatAt: number }>()
+    let nextHoldId = 0
+    let closed = false
+    yield* Effect.addFinalizer(() => Effect.sync(() => (closed = true)))
+
+    /**
+     * A copy of what an actor holds, for its continuation to be applied on: the original stays as
+     * it was until the continuation's outcome is written, in case the continuation fails or its
+     * write is refused.
+     */
+    const copyOf = (held: Applied): Applied => ({
+      ...held,
+      write: {
+        ...held.write,
+        outbox: [...held.write.outbox],
+        timersAdd: [...held.write.timersAdd],
+        timersRemove: [...held.write.timersRemove],
+        poison: [...held.write.poison],
+        inserts: [...held.write.inserts],
+        persist: [...held.write.persist]
+      },
+      acks: [...held.acks],
+      replies: [...held.replies]
     })
 
     /**
@@ -247,7 +293,10 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
      * and leaves `into` as it was. Needs the kind's services (`any`: a kind of any type), provided
      * once per fiber.
      */
-    const applyOne = (into: Applied, message: JsMsg, attempt: number): Effect.Effect<Cause.Cause<unknown> | undefined, never, any> =>
+    const applyOne = (into: Applied, entry: Entry, attempt: number): Effect.Effect<Cause.Cause<unknown> | undefined, never, any> =>
+      entry._tag === "local" ? applyContinuation(into, entry, attempt) : applyStreamed(into, entry.message, attempt)
+
+    const applyStreamed = (into: Applied, message: JsMsg, attempt: number): Effect.Effect<Cause.Cause<unknown> | undefined, never, any> =>
       Effect.gen(function*() {
         const { key } = into
         const seq = message.seq
@@ -272,12 +321,14 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
           yield* Metric.increment(parked)
           return undefined
         }
-        const effects = recordEffects(key, seq, attempt, timerId)
+        const effects = recordEffects(key, seq, `${seq}`, attempt, timerId)
         const exit = yield* Effect.exit(registered.kind.behaviour(into.state, decoded.right, effects.context))
         if (Exit.isFailure(exit)) return exit.cause
         into.state = exit.value
         into.write.state = exit.value
         into.write.lastSeq = into.applied = seq
+        into.continuations = 0
+        into.hold = effects.hold
         yield* effects.applyTo(into.write)
         if (timerId !== undefined) {
           into.write.timersRemove.push(timerId)
@@ -289,22 +340,47 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
           const answer = effects.reply
           into.replies.push(() => publishReply(replyTo, answer))
         }
-        for (const notice of effects.notices) {
-          into.replies.push(() => Effect.sync(() => bus.nc.publish(notice.subject, encodeJson(notice.payload))))
-        }
+        effects.queueNotices(into)
+        return undefined
+      })
+
+    /** A continuation: applied like a command, but it has no sequence of its own and nothing to acknowledge. */
+    const applyContinuation = (into: Applied, entry: Extract<Entry, { _tag: "local" }>, attempt: number) =>
+      Effect.gen(function*() {
+        const seq = into.applied
+        const effects = recordEffects(into.key, seq, `${seq}.c${into.continuations + 1}`, attempt, undefined)
+        const exit = yield* Effect.exit(registered.kind.behaviour(into.state, entry.command, effects.context))
+        if (Exit.isFailure(exit)) return exit.cause
+        into.state = exit.value
+        into.write.state = exit.value
+        into.continuations++
+        into.hold = effects.hold
+        yield* effects.applyTo(into.write)
+        effects.queueNotices(into)
         return undefined
       })
 
     /** A command that failed its last try is parked: a poison row, and it counts as done. */
-    const park = (into: Applied, message: JsMsg, attempts: number, cause: Cause.Cause<unknown>) =>
+    const park = (into: Applied, entry: Entry, attempts: number, cause: Cause.Cause<unknown>) =>
       Effect.gen(function*() {
         const error = Cause.pretty(cause)
+        if (entry._tag === "local") {
+          // A continuation has no sequence of its own: it is parked under its held command's.
+          const seq = into.applied
+          yield* Effect.logWarning("actor continuation parked after its last try", { kind: kind.name, key: into.key, seq, attempts })
+          into.write.poison.push({ key: into.key, seq, command: yield* Effect.orDie(encodeCommand(entry.command)), error, attempts })
+          into.hold = undefined
+          yield* Metric.increment(parked)
+          return
+        }
+        const { message } = entry
         const seq = message.seq
         yield* Effect.logWarning("actor command parked after its last try", { kind: kind.name, key: into.key, seq, attempts })
         into.write.poison.push({ key: into.key, seq, command: decodeJson(message.data), error, attempts })
         const timerId = message.headers?.get(Header.timer) || undefined
         if (timerId !== undefined) into.write.timersRemove.push(timerId)
         into.write.lastSeq = into.applied = seq
+        into.hold = undefined
         into.acks.push(message)
         const replyTo = message.headers?.get(Header.replyTo) || undefined
         if (replyTo) into.replies.push(() => publishReply(replyTo, { parked: `command failed ${attempts} times: ${firstLine(error)}` }))
@@ -367,44 +443,80 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
     //
     // One fiber per partition applies commands in batches: whatever arrived since the last batch,
     // grouped by actor; the states of actors not in memory are read in one query; each actor's
-    // commands are applied in order (different actors concurrently, under the node's permits);
+    // commands are applied in order, one actor after another (partitions apply concurrently, as
+    // many at once as the node's permits allow);
     // everything is committed in one transaction before anything is acknowledged. An actor whose
     // command fails leaves the batches: its remaining commands, and those arriving meanwhile, go to
     // a fiber of its own that retries the command with backoff from the committed state (the
     // others do not wait for it), parks it after its last try, and hands the actor back when its
     // mailbox is empty. States stay in memory until idle for the kind's passivation time.
+    //
+    // An actor that holds a command (ActorContext.hold) writes and acknowledges nothing until the
+    // continuation comes, in memory, and has been applied; its stream commands wait meanwhile. If
+    // the node dies first, JetStream gives the held commands to the next owner, which applies them
+    // again from the last committed state; if the continuation does not come by the hold's
+    // deadline, this node does the same.
 
     const residents = new Map<string, Resident>()
-    const inbox = yield* Queue.unbounded<JsMsg>()
+    const inbox = yield* Queue.unbounded<Entry>()
     /**
      * Actors retrying a failed command in their own fiber, and the commands queued for them (their
      * fiber takes them in order and hands the actor back once none is left).
      */
-    const retrying = new Map<string, Array<JsMsg>>()
+    const retrying = new Map<string, Array<Entry>>()
+    /** Held actors whose continuation is being applied in the current batch (not to be expired). */
+    const continuing = new Set<string>()
 
-    const applyGroup = (key: string, messages: ReadonlyArray<JsMsg>) =>
+    const streamEntry = (message: JsMsg): Entry => ({ _tag: "stream", key: keyOfSubject(message.subject), message })
+
+    interface GroupResult {
+      readonly into: Applied
+      readonly failure: Cause.Cause<unknown> | undefined
+      /** The failed command and those after it, or the commands left waiting behind a new hold. */
+      readonly rest: ReadonlyArray<Entry>
+    }
+
+    const applyGroup = (key: string, entries: ReadonlyArray<Entry>) =>
       Effect.gen(function*() {
-        const into = startApplied(key, residents.get(key)!)
-        for (let i = 0; i < messages.length; i++) {
-          const failure = yield* applyOne(into, messages[i]!, 1)
+        const r = residents.get(key)!
+        const held = holding.get(key)
+        const into = held === undefined ? startApplied(key, r) : copyOf(held.into)
+        for (let i = 0; i < entries.length; i++) {
+          const failure = yield* applyOne(into, entries[i]!, 1)
           if (failure !== undefined) {
             yield* Metric.increment(failed)
-            return { into, failure, rest: messages.slice(i) }
+            return { into, failure, rest: entries.slice(i) } satisfies GroupResult
           }
+          if (into.hold !== undefined) return { into, failure: undefined, rest: entries.slice(i + 1) } satisfies GroupResult
         }
-        return { into, failure: undefined, rest: [] }
+        return { into, failure: undefined, rest: [] } satisfies GroupResult
       })
+
+    /** An actor now holding: what it applied stays in memory, its later stream commands wait. */
+    const startHolding = (into: Applied, rest: ReadonlyArray<Entry>) => {
+      const waiting: Array<JsMsg> = []
+      for (const e of rest) if (e._tag === "stream") waiting.push(e.message)
+      holding.set(into.key, { into, waiting, beatAt: Date.now() })
+    }
 
     const processBatch = Effect.gen(function*() {
       const first = yield* Queue.take(inbox)
       const arrivedAt = Date.now()
-      const groups = new Map<string, Array<JsMsg>>()
-      for (const message of [first, ...(yield* Queue.takeUpTo(inbox, MAX_BATCH - 1))]) {
-        const key = keyOfSubject(message.subject)
+      const groups = new Map<string, Array<Entry>>()
+      for (const entry of [first, ...(yield* Queue.takeUpTo(inbox, MAX_BATCH - 1))]) {
+        const { key } = entry
         const mailbox = retrying.get(key)
-        if (mailbox !== undefined) mailbox.push(message)
-        else if (groups.has(key)) groups.get(key)!.push(message)
-        else groups.set(key, [message])
+        const held = holding.get(key)
+        if (mailbox !== undefined) mailbox.push(entry)
+        else if (entry._tag === "local") {
+          // Only the continuation of the current hold applies; a late one (the hold expired and
+          // its commands were applied again) is dropped.
+          if (held === undefined || held.into.hold?.id !== entry.holdId || continuing.has(key)) continue
+          continuing.add(key)
+          groups.set(key, [entry, ...held.waiting.splice(0).map(streamEntry)])
+        } else if (held !== undefined && !continuing.has(key)) held.waiting.push(entry.message)
+        else if (groups.has(key)) groups.get(key)!.push(entry)
+        else groups.set(key, [entry])
       }
       if (groups.size === 0) return
       const absent: Array<string> = []
@@ -417,28 +529,42 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
         // Loaded for this batch: busy until it is committed.
         for (const [key, loaded] of yield* loadStates(absent)) residents.set(key, { ...loaded, idleSince: Date.now(), busy: true })
       }
-      const results = yield* Effect.forEach(groups, ([key, messages]) => env.permits.withPermit(applyGroup(key, messages)), { concurrency: "unbounded" })
-      const rejected = yield* commitApplied(results.map((r) => r.into), arrivedAt)
+      // One actor after another: a fiber per actor cost more than most behaviours do (a behaviour
+      // that waits on I/O holds up its partition's batch, not the node's other partitions).
+      const results = yield* env.permits.withPermit(Effect.forEach(groups, ([key, entries]) => applyGroup(key, entries)))
+      const finished = results.filter((g) => g.into.hold === undefined)
+      const rejected = yield* commitApplied(finished.map((g) => g.into), arrivedAt)
       const now = Date.now()
       for (const { failure, into, rest } of results) {
-        const r = residents.get(into.key)!
-        const refusedBy = rejected.get(into)
-        if (refusedBy !== undefined) {
-          // Nothing of it was committed: its actor retries all its commands from the last state.
-          startRetrying(into.key, r, groups.get(into.key)!, refusal(refusedBy))
+        const { key } = into
+        const r = residents.get(key)!
+        const wasHeld = holding.get(key)
+        continuing.delete(key)
+        if (into.hold !== undefined) {
+          // Its continuation failed (the hold stands, the continuation is retried) or it holds anew.
+          if (failure !== undefined) startRetrying(key, r, rest, failure)
+          else startHolding(into, rest)
           continue
         }
+        const refusedBy = rejected.get(into)
+        if (refusedBy !== undefined) {
+          // Nothing of it was committed: its actor retries its commands from what it held, or else
+          // from its last state.
+          startRetrying(key, r, groups.get(key)!, refusal(refusedBy))
+          continue
+        }
+        if (wasHeld !== undefined) holding.delete(key)
         r.state = into.state
         r.seq = into.applied
         r.idleSince = now
         r.busy = false
-        if (failure !== undefined) startRetrying(into.key, r, rest, failure)
+        if (failure !== undefined) startRetrying(key, r, rest, failure)
       }
       yield* Metric.set(active, residents.size)
     })
 
     /** An actor whose command failed: a fiber of its own takes over until its mailbox is empty. */
-    const startRetrying = (key: string, r: Resident, rest: ReadonlyArray<JsMsg>, failure: Cause.Cause<unknown>) => {
+    const startRetrying = (key: string, r: Resident, rest: ReadonlyArray<Entry>, failure: Cause.Cause<unknown>) => {
       const mailbox = [...rest]
       retrying.set(key, mailbox)
       r.busy = true
@@ -446,29 +572,53 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
       runRetrying(key, Effect.provide(Effect.catchAllCause(retryLoop(key, r, mailbox, failure), crashed(`actor ${key}`)), registered.services))
     }
 
-    const retryLoop = (key: string, r: Resident, mailbox: Array<JsMsg>, firstFailure: Cause.Cause<unknown>) =>
+    /** A hold ended in the retrying fiber: the commands that waited behind it come next. */
+    const released = (key: string, held: { readonly waiting: Array<JsMsg> } | undefined, mailbox: Array<Entry>) => {
+      if (held === undefined) return
+      holding.delete(key)
+      mailbox.unshift(...held.waiting.splice(0).map(streamEntry))
+    }
+
+    const retryLoop = (key: string, r: Resident, mailbox: Array<Entry>, firstFailure: Cause.Cause<unknown>) =>
       Effect.gen(function*() {
         // The failure of attempt `attempt` of the command at the head of the mailbox, if known.
         let failure: Cause.Cause<unknown> | undefined = firstFailure
         for (;;) {
           // Routing is synchronous: nothing can be queued between this check and the hand-back.
-          const message = yield* Effect.sync(() => {
+          const entry = yield* Effect.sync(() => {
             const next = mailbox.shift()
             if (next === undefined) {
               retrying.delete(key)
-              r.busy = false
+              r.busy = holding.has(key)
               r.idleSince = Date.now()
             }
             return next
           })
-          if (message === undefined) return
+          if (entry === undefined) return
+          const held = holding.get(key)
+          if (entry._tag === "local" && held?.into.hold?.id !== entry.holdId) {
+            failure = undefined
+            continue
+          }
+          if (entry._tag === "stream" && held !== undefined) {
+            // Behind a hold: waits for the continuation like any other.
+            held.waiting.push(entry.message)
+            failure = undefined
+            continue
+          }
           for (let attempt = 1;; attempt++) {
             if (failure === undefined) {
-              const into = startApplied(key, r)
-              failure = yield* applyOne(into, message, attempt)
+              const into = held === undefined ? startApplied(key, r) : copyOf(held.into)
+              failure = yield* applyOne(into, entry, attempt)
               if (failure === undefined) {
+                if (into.hold !== undefined) {
+                  // Holds (anew): it waits in memory, its later commands queue behind the hold.
+                  yield* Effect.sync(() => startHolding(into, mailbox.splice(0)))
+                  break
+                }
                 const refusedBy = (yield* commitApplied([into], Date.now())).get(into)
                 if (refusedBy === undefined) {
+                  released(key, held, mailbox)
                   r.state = into.state
                   r.seq = into.applied
                   break
@@ -478,22 +628,24 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
               yield* Metric.increment(failed)
             }
             if (attempt >= registered.maxAttempts) {
-              const into = startApplied(key, r)
-              yield* park(into, message, attempt, failure)
-              // A poison row and the sequence only: nothing the database could refuse.
+              const into = held === undefined ? startApplied(key, r) : copyOf(held.into)
+              yield* park(into, entry, attempt, failure)
+              // A poison row and the sequence only (with what was held): nothing to refuse.
               yield* commitApplied([into], Date.now())
+              released(key, held, mailbox)
+              r.state = into.state
               r.seq = into.applied
               failure = undefined
               break
             }
-            yield* Effect.logDebug("actor command failed; retrying", { kind: kind.name, key, seq: message.seq, attempt, error: firstLine(Cause.pretty(failure)) })
-            if (Cause.isDie(failure)) {
+            yield* Effect.logDebug("actor command failed; retrying", { kind: kind.name, key, seq: entry._tag === "stream" ? entry.message.seq : r.seq, attempt, error: firstLine(Cause.pretty(failure)) })
+            if (Cause.isDie(failure) && held === undefined) {
               // A defect: the actor restarts from its persisted state.
               const reloaded = (yield* loadStates([key])).get(key)!
               r.state = reloaded.state
               r.seq = reloaded.seq
             }
-            message.working()
+            if (entry._tag === "stream") entry.message.working()
             yield* Effect.sleep(retryBackoff(attempt))
             failure = undefined
           }
@@ -508,7 +660,11 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
     const publishReply = (replyTo: string, wire: ReplyWire) => Effect.sync(() => bus.nc.publish(replyTo, encodeJson(wire)))
 
     /** The context a behaviour sees; its effects are recorded and applied at commit. */
-    const recordEffects = (key: string, seq: number, attempt: number, timerId: string | undefined) => {
+    /**
+     * `tag` names what this application may create (outbox message ids, timer ids): the command's
+     * sequence, with the continuation's number for a continuation.
+     */
+    const recordEffects = (key: string, seq: number, tag: string, attempt: number, timerId: string | undefined) => {
       const outbox: Array<Effect.Effect<StateWrite["outbox"][number]>> = []
       const timersAdd: Array<Effect.Effect<StateWrite["timersAdd"][number]>> = []
       const timersRemove: Array<string> = []
@@ -518,6 +674,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
       const notices: Array<{ readonly subject: string; readonly payload: unknown }> = []
       let counter = 0
       let reply: ReplyWire | undefined
+      let hold: Applied["hold"]
       const context: ActorContext<unknown> = {
         key,
         partition,
@@ -538,7 +695,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
               subject: commandSubject(names, target.name, partitionOf(targetKey, env.partitions), targetKey),
               // Deterministic: a command re-applied after a crash sends the same id, which
               // JetStream's duplicate window drops.
-              msgId: options?.msgId ?? `${kind.name}:${key}:${seq}:${n}`,
+              msgId: options?.msgId ?? `${kind.name}:${key}:${tag}:${n}`,
               payload,
               headers: null
             }))
@@ -546,7 +703,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
         },
         // A chosen id names the timer within its actor: stored ids are prefixed with kind and key.
         schedule: (command, when, id) => {
-          const timer = id !== undefined ? `${kind.name}:${key}:${id}` : `${kind.name}:${key}:${seq}:t${counter++}`
+          const timer = id !== undefined ? `${kind.name}:${key}:${id}` : `${kind.name}:${key}:${tag}:t${counter++}`
           const fireAt = "at" in when ? when.at : new Date(Date.now() + Duration.toMillis(when.after))
           timersAdd.push(Effect.map(Effect.orDie(encodeCommand(command)), (encoded) => ({ timerId: timer, key, fireAt, command: encoded })))
           return timer
@@ -567,6 +724,13 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
         },
         notify: (subject, payload) => {
           notices.push({ subject, payload })
+        },
+        hold: (deadline) => {
+          const id = ++nextHoldId
+          hold = { id, deadline: Date.now() + Duration.toMillis(deadline) }
+          return (command) => {
+            if (!closed) inbox.unsafeOffer({ _tag: "local", key, command, holdId: id })
+          }
         }
       }
       const applyTo = (write: StateWrite) =>
@@ -592,12 +756,19 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
           write.persist.push(...persist)
           write.inserts.push(...inserts)
         })
+      /** Notices go out after the commit, like replies. */
+      const queueNotices = (into: Applied) => {
+        for (const notice of notices) into.replies.push(() => Effect.sync(() => bus.nc.publish(notice.subject, encodeJson(notice.payload))))
+      }
       return {
         context,
         applyTo,
-        notices,
+        queueNotices,
         get reply() {
           return reply
+        },
+        get hold() {
+          return hold
         }
       }
     }
@@ -606,9 +777,10 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
 
     const route = (message: JsMsg) => {
       inflight++
-      const mailbox = retrying.get(keyOfSubject(message.subject))
-      if (mailbox !== undefined) mailbox.push(message)
-      else inbox.unsafeOffer(message)
+      const entry = streamEntry(message)
+      const mailbox = retrying.get(entry.key)
+      if (mailbox !== undefined) mailbox.push(entry)
+      else inbox.unsafeOffer(entry)
     }
 
     yield* processBatch.pipe(
@@ -624,10 +796,33 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
     const sweep = Effect.suspend(() => {
       const now = Date.now()
       for (const [key, r] of residents) if (!r.busy && now - r.idleSince >= passivateAfter) residents.delete(key)
+      sweepHolds(now)
       return Metric.set(active, residents.size)
     })
+
+    /**
+     * Held commands are kept from JetStream's redelivery while they wait; a hold past its deadline
+     * (its continuation lost) ends, and its commands are applied again from the committed state.
+     */
+    const sweepHolds = (now: number) => {
+      for (const [key, held] of holding) {
+        if (continuing.has(key) || retrying.has(key)) continue
+        if (held.into.hold !== undefined && now >= held.into.hold.deadline) {
+          holding.delete(key)
+          const r = residents.get(key)
+          if (r !== undefined) r.busy = false
+          for (const message of [...held.into.acks, ...held.waiting]) inbox.unsafeOffer(streamEntry(message))
+          continue
+        }
+        if (now - held.beatAt >= Duration.toMillis(HOLD_HEARTBEAT)) {
+          held.beatAt = now
+          for (const message of held.into.acks) message.working()
+          for (const message of held.waiting) message.working()
+        }
+      }
+    }
     yield* sweep.pipe(
-      Effect.repeat(Schedule.spaced(Duration.millis(Math.min(30_000, Math.max(100, passivateAfter / 4))))),
+      Effect.repeat(Schedule.spaced(Duration.millis(Math.min(1_000, Math.max(100, passivateAfter / 4))))),
       Effect.forkScoped
     )
 
