@@ -2,7 +2,7 @@
 // Postgres, on 1 and then 2 worker processes; then the same with 10% of the endpoints dead (they
 // accept the connection and never answer), measuring the healthy endpoints' delivery latency.
 // In the same run, the ceiling: a bare loop POSTing the same payloads with undici, no persistence.
-// Prints one JSON line.      npm run bench -- webhooks      (EVENTS=100 ENDPOINTS=100 by default, PROFILE=<dir>)
+// Prints one JSON line.      npm run bench -- webhooks      (EVENTS=100 ENDPOINTS=100 EMITTERS=8 by default, PROFILE=<dir>)
 import { Effect, Layer, LogLevel, ManagedRuntime } from "effect"
 import { writeFileSync } from "node:fs"
 import http from "node:http"
@@ -25,6 +25,8 @@ import { round2 } from "./support/figures.ts"
 const EVENTS = Number(process.env.EVENTS ?? 100)
 const ENDPOINTS = Number(process.env.ENDPOINTS ?? 100)
 const CONCURRENCY = 256
+/** Events committed at once, as concurrent sender actors would. */
+const EMITTERS = Number(process.env.EMITTERS ?? 8)
 /**
  * PROFILE=<dir>: workers write a V8 CPU profile and their output there (they are stopped, not
  * killed, at the end), and write a heap snapshot there on SIGUSR2.
@@ -93,9 +95,13 @@ try {
     const started = Date.now()
     await runtime.runPromise(Effect.gen(function*() {
       const webhooks = yield* Webhooks
-      for (let i = 0; i < EVENTS; i++) {
-        yield* webhooks.committed(webhooks.emit({ accountId: account.accountId, type, botId: null, data: { message_id: `m${i}`, status: "sent" } }))
-      }
+      // Events come from many sender actors at once in production, each in its own commit: a
+      // single emitter would measure one connection's commit latency (an fsync each), not delivery.
+      yield* Effect.forEach(
+        Array.from({ length: EVENTS }, (_, i) => i),
+        (i) => webhooks.committed(webhooks.emit({ accountId: account.accountId, type, botId: null, data: { message_id: `m${i}`, status: "sent" } })),
+        { concurrency: EMITTERS, discard: true }
+      )
     }))
     for (;;) {
       const [{ n }] = (await db.query(
@@ -151,6 +157,7 @@ try {
     bench: "webhooks",
     endpoints: ENDPOINTS,
     events: EVENTS,
+    emitters: EMITTERS,
     one_worker: oneWorker,
     two_workers: twoWorkers,
     ten_percent_dead_two_workers_healthy_endpoints: healthyWithDead,

@@ -38,6 +38,7 @@ export interface AppSettings {
   readonly webhookTimeoutMs: number
   /** Webhook requests in flight per endpoint, and in all, on one node. */
   readonly webhookEndpointConcurrency: number
+  readonly webhookLaneBacklog: number
   readonly webhookConcurrency: number
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: LogFormat
@@ -139,6 +140,7 @@ export const settingsConfig: Config.Config<AppSettings> = Config.all({
   webhookTimeoutMs: integerIn("HERALD_WEBHOOK_TIMEOUT_MS", 100, 120_000).pipe(Config.withDefault(10_000)),
   webhookEndpointConcurrency: integerIn("HERALD_WEBHOOK_ENDPOINT_CONCURRENCY", 1, 1_000).pipe(Config.withDefault(16)),
   webhookConcurrency: integerIn("HERALD_WEBHOOK_CONCURRENCY", 1, 100_000).pipe(Config.withDefault(1_024)),
+  webhookLaneBacklog: integerIn("HERALD_WEBHOOK_LANE_BACKLOG", 1, 100_000).pipe(Config.withDefault(256)),
   logLevel,
   actorMaxAttempts: integerIn("HERALD_ACTOR_MAX_ATTEMPTS", 1, 100).pipe(Config.withDefault(5)),
   actorConcurrency: integerIn("HERALD_ACTOR_CONCURRENCY", 1, 100_000).pipe(Config.withDefault(512)),

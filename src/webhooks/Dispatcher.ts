@@ -40,11 +40,11 @@ interface Lane {
 }
 
 /**
- * Attempts waiting in one endpoint's lane at most, and in all lanes of the node: beyond them an
- * attempt is put off (by a durable timer) rather than queued, so a dead endpoint's backlog never
- * sits in memory, nor in held commands where it would use up the stream's in-flight allowance.
+ * Attempts waiting in all lanes of the node at most (in one endpoint's lane:
+ * HERALD_WEBHOOK_LANE_BACKLOG): beyond them an attempt is put off (by a durable timer) rather than
+ * queued, so a dead endpoint's backlog never sits in memory, nor in held commands where it would
+ * use up the stream's in-flight allowance.
  */
-const LANE_BACKLOG = 256
 const NODE_BACKLOG = 8_192
 
 /**
@@ -130,14 +130,14 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("herald/webhooks/Di
       })
 
     /** Whether an attempt to the endpoint would be queued now, rather than put off. */
-    const hasRoom = (webhookId: string) => waiting < NODE_BACKLOG && (lanes.get(webhookId)?.waiting.length ?? 0) < LANE_BACKLOG
+    const hasRoom = (webhookId: string) => waiting < NODE_BACKLOG && (lanes.get(webhookId)?.waiting.length ?? 0) < config.webhookLaneBacklog
 
     /**
      * How long a delivery may wait for its attempt's outcome before it sends the attempt again:
-     * a full lane of a dead endpoint drains in LANE_BACKLOG / concurrency attempt timeouts, and the
+     * a full lane of a dead endpoint drains in backlog / concurrency attempt timeouts, and the
      * Dispatcher always reports, so this only catches a report lost to a bug.
      */
-    const holdFor = Duration.millis(config.webhookTimeoutMs * (Math.ceil(LANE_BACKLOG / config.webhookEndpointConcurrency) + 2) + 60_000)
+    const holdFor = Duration.millis(config.webhookTimeoutMs * (Math.ceil(config.webhookLaneBacklog / config.webhookEndpointConcurrency) + 2) + 60_000)
 
     const release = (webhookId: string, lane: Lane) => {
       active--

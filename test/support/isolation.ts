@@ -83,6 +83,7 @@ export const settingsFor = (iso: Isolation, overrides: Partial<AppSettings> = {}
   webhookTimeoutMs: 10_000,
   webhookEndpointConcurrency: 16,
   webhookConcurrency: 1_024,
+  webhookLaneBacklog: 256,
   logLevel: LogLevel.Warning,
   logFormat: "json",
   actorMaxAttempts: 5,
