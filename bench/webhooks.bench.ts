@@ -164,7 +164,7 @@ try {
     baseline_bare_undici_loop: bare,
     one_worker_vs_bare: round2(oneWorker.per_second / bare.per_second),
     two_workers_vs_bare: round2(twoWorkers.per_second / bare.per_second),
-    note: "a delivery: outbox row + Start through JetStream, the delivery actor reads its target and hands the request to the dispatcher, the outcome comes back through JetStream and is committed with its attempt row; latency is from the delivery's creation to the end of its first attempt"
+    note: "a delivery: outbox row + Start through JetStream; the delivery actor holds the Start, the dispatcher makes the HTTP attempt, its outcome comes back in memory and is committed with the attempt row in one commit; latency is from the delivery's creation to the end of its first attempt; the consumer, the emitting commits, Postgres, NATS and the workers share the machine's 2 cores"
   }))
 } finally {
   await Promise.all(workers.map((w) => (PROFILE ? w.stop() : w.kill())))
