@@ -1,11 +1,11 @@
 import { SqlClient } from "@effect/sql"
-import { Deferred, Duration, Effect, Exit, Layer, Metric, Schedule, Scope } from "effect"
+import { Deferred, Duration, Effect, ExecutionStrategy, Exit, Layer, Metric, Schedule, Scope } from "effect"
 import { Nats } from "../../bus/Nats.ts"
 import { AppConfig } from "../../config/AppConfig.ts"
 import { Storage } from "../../storage/Migrations.ts"
 import { ActorClient } from "./ActorClient.ts"
 import type { ActorKind } from "./ActorKind.ts"
-import { ensureStateTable } from "./committer.ts"
+import { ensureStateTable, type KindCommitter, makeKindCommitter } from "./committer.ts"
 import { makeFairPermits } from "./fairPermits.ts"
 import { type Lease, makeLeases } from "./leases.ts"
 import { makeMembership, nodeInfo } from "./membership.ts"
@@ -114,6 +114,22 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
         const leases = makeLeases(leaseKv, nodeId)
         const membership = makeMembership(nodeKv, nodeInfo(nodeId, config.role))
 
+        // One group committer per kind for all its partitions on this node, for the node's life.
+        // Their scope is made before the shutdown hand-off is registered, so it closes after it:
+        // the partitions being drained can still commit.
+        const commitScope = yield* Scope.fork(runtimeScope, ExecutionStrategy.sequential)
+        const committers = new Map<string, KindCommitter>()
+        const committerOf = (kind: ActorKind.Any) =>
+          Effect.suspend(() => {
+            const known = committers.get(kind.name)
+            if (known !== undefined) return Effect.succeed(known)
+            return makeKindCommitter({ kind: kind.name, table: kind.table }).pipe(
+              Effect.provideService(SqlClient.SqlClient, sql),
+              Scope.extend(commitScope),
+              Effect.tap((made) => Effect.sync(() => committers.set(kind.name, made)))
+            )
+          })
+
         const env: PartitionEnv = {
           sql,
           bus,
@@ -122,7 +138,8 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
           permits,
           nudgeRelay: outbox.nudge,
           ensureKind: (kind) => client.ensureKind(kind),
-          maxAckPending: MAX_ACK_PENDING
+          maxAckPending: MAX_ACK_PENDING,
+          committerOf
         }
 
         /** Stops a partition: drained first when handing off, at once when it was lost. */

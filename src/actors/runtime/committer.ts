@@ -67,7 +67,14 @@ export const emptyWrite = (key: string, lastSeq: number): StateWrite => ({
   persist: []
 })
 
+/** Which owned partition a write comes from, and the epoch it holds it at (its fencing token). */
+export interface Fence {
+  readonly partition: number
+  readonly epoch: number
+}
+
 interface Pending {
+  readonly fence: Fence
   readonly writes: ReadonlyArray<StateWrite>
   readonly done: Deferred.Deferred<void, FencedOut | SqlError>
 }
@@ -93,46 +100,39 @@ export const ensureStateTable = (table: string) =>
   })
 
 /**
- * Group commit for one owned partition. Actors submit their writes; the committer takes whatever
- * has queued up (no artificial linger: while one transaction runs the next batch accumulates) and
- * writes it in one transaction that first checks the fence:
+ * Group commit for every owned partition of one kind on this node. Partitions submit their writes;
+ * the committer takes whatever has queued up (no artificial linger: while a transaction runs the
+ * next batch accumulates) and writes it in one transaction that first checks the fence of every
+ * partition in it:
  *
- *   SELECT 1 FROM partition_epochs WHERE kind, partition AND epoch = <ours> FOR SHARE
+ *   SELECT partition, epoch FROM partition_epochs WHERE kind AND partition = ANY(<ours>) FOR SHARE
  *
- * A newer owner has raised the epoch before it started, so a paused old owner finds no row and
- * cannot commit, whatever the clocks say; the share lock also orders it against the raise. When a
- * batch fails for another reason, each submission (a partition batch, or a retrying actor's write) is
- * retried alone, so one bad submission fails only itself.
+ * A newer owner has raised the epoch before it started, so a paused old owner finds another epoch
+ * and cannot commit, whatever the clocks say; the share lock also orders it against the raise. A
+ * partition fenced out fails alone (its submissions get FencedOut, the others are written). When a
+ * batch fails for another reason, each submission (a partition's batch, or a retrying actor's
+ * write) is retried alone, so one bad submission fails only itself. One transaction for many
+ * partitions, rather than one per partition, saves most of the round trips and fsyncs; a few run
+ * at once so one slow commit does not stall the kind.
  */
-export const makeCommitter = (options: {
-  readonly kind: string
-  readonly table: string
-  readonly partition: number
-  readonly epoch: number
-  readonly maxBatch?: number
-}) =>
+export const makeKindCommitter = (options: { readonly kind: string; readonly table: string; readonly maxBatch?: number; readonly concurrency?: number }) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const queue = yield* Queue.unbounded<Pending>()
     const batchMetric = labelled(commitBatchSize, { kind: options.kind })
 
-    const fence = Effect.flatMap(
-      sql<{ one: number }>`
-        SELECT 1 AS one FROM partition_epochs
-        WHERE kind = ${options.kind} AND partition = ${options.partition} AND epoch = ${options.epoch}
-        FOR SHARE`,
-      (rows) =>
-        rows.length === 1
-          ? Effect.void
-          : Effect.fail(
-            new FencedOut({
-              kind: options.kind,
-              partition: options.partition,
-              epoch: options.epoch,
-              message: `epoch ${options.epoch} of ${options.kind}/${options.partition} is no longer current`
-            })
-          )
-    )
+    /** The partitions of the batch whose epoch is not the one they write with. */
+    const fencedOut = (fences: ReadonlyArray<Fence>) =>
+      Effect.map(
+        sql<{ partition: number; epoch: string }>`
+          SELECT partition, epoch FROM partition_epochs
+          WHERE kind = ${options.kind} AND partition = ANY(${[...new Set(fences.map((f) => f.partition))]}::int[])
+          FOR SHARE`,
+        (rows) => {
+          const current = new Map(rows.map((r) => [r.partition, Number(r.epoch)]))
+          return fences.filter((f) => current.get(f.partition) !== f.epoch)
+        }
+      )
 
     /** Rows grouped by table and columns, one INSERT per group (bounded by Postgres' 65,535 parameters). */
     const insertRows = (rows: ReadonlyArray<InsertRow>) =>
@@ -169,79 +169,110 @@ export const makeCommitter = (options: {
         WHERE ${sql.join(" AND ", false)(key.map((c) => sql`t.${sql(c)} = v.${sql(c)}`))}`
     }
 
-    const write = (writes: ReadonlyArray<StateWrite>) =>
+    const write = (batch: ReadonlyArray<Pending>) =>
       Effect.gen(function*() {
-        yield* fence
-        const states = writes.filter((w) => w.state !== undefined)
+        const stale = yield* fencedOut(batch.map((p) => p.fence))
+        if (stale.length > 0) return yield* new StaleFences({ fences: stale })
+        const tagged = batch.flatMap((p) => p.writes.map((w) => ({ partition: p.fence.partition, w })))
+        const states = tagged.filter(({ w }) => w.state !== undefined)
         if (states.length > 0) {
           yield* sql`
             INSERT INTO ${sql(options.table)} (actor_key, partition, state, last_seq)
-            SELECT k, ${options.partition}, s, q
-            FROM unnest(${states.map((w) => w.key)}::text[], ${states.map((w) => JSON.stringify(w.state))}::jsonb[], ${states.map((w) => w.lastSeq)}::bigint[]) AS t(k, s, q)
+            SELECT k, p, s, q
+            FROM unnest(${states.map(({ w }) => w.key)}::text[], ${states.map(({ partition }) => partition)}::int[],
+              ${states.map(({ w }) => JSON.stringify(w.state))}::jsonb[], ${states.map(({ w }) => w.lastSeq)}::bigint[]) AS t(k, p, s, q)
             ON CONFLICT (actor_key) DO UPDATE SET state = excluded.state, last_seq = excluded.last_seq, updated_at = now()
             WHERE ${sql(options.table)}.last_seq < excluded.last_seq`
         }
-        const outbox = writes.flatMap((w) => w.outbox)
+        const outbox = tagged.flatMap(({ w }) => w.outbox)
         if (outbox.length > 0) {
           yield* sql`
             INSERT INTO actor_outbox (subject, msg_id, payload, headers)
             SELECT * FROM unnest(${outbox.map((o) => o.subject)}::text[], ${outbox.map((o) => o.msgId)}::text[],
               ${outbox.map((o) => JSON.stringify(o.payload))}::jsonb[], ${outbox.map((o) => (o.headers ? JSON.stringify(o.headers) : null))}::jsonb[])`
         }
-        const timersRemove = writes.flatMap((w) => w.timersRemove)
+        const timersRemove = tagged.flatMap(({ w }) => w.timersRemove)
         if (timersRemove.length > 0) {
           yield* sql`DELETE FROM actor_timers WHERE timer_id = ANY(${timersRemove}::text[])`
         }
-        const timers = writes.flatMap((w) => w.timersAdd)
+        const timers = tagged.flatMap(({ partition, w }) => w.timersAdd.map((t) => ({ partition, t })))
         if (timers.length > 0) {
           yield* sql`
             INSERT INTO actor_timers (timer_id, kind, partition, actor_key, fire_at, command)
-            SELECT id, ${options.kind}, ${options.partition}, k, f, c
-            FROM unnest(${timers.map((t) => t.timerId)}::text[], ${timers.map((t) => t.key)}::text[],
-              ${timers.map((t) => t.fireAt.toISOString())}::timestamptz[], ${timers.map((t) => JSON.stringify(t.command))}::jsonb[]) AS t(id, k, f, c)
+            SELECT id, ${options.kind}, p, k, f, c
+            FROM unnest(${timers.map(({ t }) => t.timerId)}::text[], ${timers.map(({ partition }) => partition)}::int[], ${timers.map(({ t }) => t.key)}::text[],
+              ${timers.map(({ t }) => t.fireAt.toISOString())}::timestamptz[], ${timers.map(({ t }) => JSON.stringify(t.command))}::jsonb[]) AS t(id, p, k, f, c)
             ON CONFLICT (timer_id) DO UPDATE SET fire_at = excluded.fire_at, command = excluded.command`
         }
-        const poison = writes.flatMap((w) => w.poison)
-        for (const p of poison) {
-          yield* sql`
-            INSERT INTO actor_poison (kind, partition, actor_key, seq, command, error, attempts)
-            VALUES (${options.kind}, ${options.partition}, ${p.key}, ${p.seq}, ${JSON.stringify(p.command)}::jsonb, ${p.error}, ${p.attempts})
-            ON CONFLICT (kind, seq) DO NOTHING`
+        for (const { partition, w } of tagged) {
+          for (const p of w.poison) {
+            yield* sql`
+              INSERT INTO actor_poison (kind, partition, actor_key, seq, command, error, attempts)
+              VALUES (${options.kind}, ${partition}, ${p.key}, ${p.seq}, ${JSON.stringify(p.command)}::jsonb, ${p.error}, ${p.attempts})
+              ON CONFLICT (kind, seq) DO NOTHING`
+          }
         }
-        yield* insertRows(writes.flatMap((w) => w.inserts))
-        for (const w of writes) for (const persist of w.persist) yield* persist
+        yield* insertRows(tagged.flatMap(({ w }) => w.inserts))
+        for (const { w } of tagged) for (const persist of w.persist) yield* persist
       }).pipe(sql.withTransaction, Effect.provideService(SqlClient.SqlClient, sql))
 
+    const fenced = (p: Pending) =>
+      new FencedOut({
+        kind: options.kind,
+        partition: p.fence.partition,
+        epoch: p.fence.epoch,
+        message: `epoch ${p.fence.epoch} of ${options.kind}/${p.fence.partition} is no longer current`
+      })
+
     const run = (batch: ReadonlyArray<Pending>): Effect.Effect<void> =>
-      write(batch.flatMap((p) => p.writes)).pipe(
+      batch.length === 0 ? Effect.void : write(batch).pipe(
         Effect.matchCauseEffect({
           onSuccess: () => Effect.forEach(batch, (p) => Deferred.succeed(p.done, undefined), { discard: true }),
           onFailure: (cause) => {
             const error = cause._tag === "Fail" ? cause.error : undefined
             if (error === undefined) return Effect.forEach(batch, (p) => Deferred.failCause(p.done, cause as any), { discard: true })
-            if (error._tag === "FencedOut" || batch.length === 1) {
-              return Effect.forEach(batch, (p) => Deferred.fail(p.done, error), { discard: true })
+            if (error._tag === "StaleFences") {
+              const stale = (p: Pending) => error.fences.some((f) => f.partition === p.fence.partition && f.epoch === p.fence.epoch)
+              return Effect.zipRight(
+                Effect.forEach(batch.filter(stale), (p) => Deferred.fail(p.done, fenced(p)), { discard: true }),
+                run(batch.filter((p) => !stale(p)))
+              )
             }
+            if (batch.length === 1) return Deferred.fail(batch[0]!.done, error)
             return Effect.forEach(batch, (p) => run([p]), { discard: true })
           }
         })
       )
 
-    yield* Effect.gen(function*() {
+    const committerFiber = Effect.gen(function*() {
       for (;;) {
         const batch = yield* Queue.takeBetween(queue, 1, options.maxBatch ?? 500)
         yield* Metric.update(batchMetric, batch.length)
         yield* run(Array.from(batch))
       }
-    }).pipe(Effect.forkScoped)
+    })
+    yield* Effect.forEach(Array.from({ length: options.concurrency ?? 4 }), () => Effect.forkScoped(committerFiber), { discard: true })
 
     /** Waits until the writes are durable (or fail together: fenced out, or the database failed). */
-    const commit = (writes: ReadonlyArray<StateWrite>) =>
+    const commit = (fence: Fence, writes: ReadonlyArray<StateWrite>) =>
       Effect.flatMap(Deferred.make<void, FencedOut | SqlError>(), (done) =>
-        Effect.zipRight(Queue.offer(queue, { writes, done }), Deferred.await(done)))
+        Effect.zipRight(Queue.offer(queue, { fence, writes, done }), Deferred.await(done)))
 
     return { commit } as const
   })
+
+export type KindCommitter = Effect.Effect.Success<ReturnType<typeof makeKindCommitter>>
+
+/** The partitions a batch wrote for whose epoch has moved on (internal to a commit). */
+class StaleFences extends Schema.TaggedError<StaleFences>()("StaleFences", {
+  fences: Schema.Array(Schema.Struct({ partition: Schema.Number, epoch: Schema.Number }))
+}) {}
+
+/** A committer for one partition at one epoch (tests, and anything that owns a single partition). */
+export const makeCommitter = (options: { readonly kind: string; readonly table: string; readonly partition: number; readonly epoch: number; readonly maxBatch?: number }) =>
+  Effect.map(makeKindCommitter({ ...options, concurrency: 1 }), (shared) => ({
+    commit: (writes: ReadonlyArray<StateWrite>) => shared.commit({ partition: options.partition, epoch: options.epoch }, writes)
+  }))
 
 const lastPerKey = (rows: ReadonlyArray<Readonly<Record<string, unknown>>>, key: ReadonlyArray<string>) => {
   const byKey = new Map<string, Readonly<Record<string, unknown>>>()

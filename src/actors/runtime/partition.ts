@@ -19,7 +19,7 @@ import type { Connected } from "../../bus/Nats.ts"
 import type { ActorContext, ActorKind } from "./ActorKind.ts"
 import { encoderOf, type ReplyWire } from "./ActorClient.ts"
 import { type FairPermits } from "./fairPermits.ts"
-import { emptyWrite, type FencedOut, makeCommitter, type StateWrite } from "./committer.ts"
+import { emptyWrite, type FencedOut, type KindCommitter, type StateWrite } from "./committer.ts"
 import { labelled } from "../../observability/labelled.ts"
 import * as M from "./metrics.ts"
 import { partitionOf } from "./partitioning.ts"
@@ -47,6 +47,8 @@ export interface PartitionEnv {
   /** Makes sure a kind's stream exists before the outbox relay publishes to it. */
   readonly ensureKind: (kind: ActorKind.Any) => Effect.Effect<void, unknown>
   readonly maxAckPending: number
+  /** The node's group committer for a kind, shared by its owned partitions. */
+  readonly committerOf: (kind: ActorKind.Any) => Effect.Effect<KindCommitter>
 }
 
 export interface OwnedPartition {
@@ -124,9 +126,8 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
     const { kind } = registered
     const { sql, bus, names } = env
     const lost = yield* Deferred.make<string>()
-    const committer = yield* makeCommitter({ kind: kind.name, table: kind.table, partition, epoch }).pipe(
-      Effect.provideService(SqlClient.SqlClient, sql)
-    )
+    const committer = yield* env.committerOf(kind)
+    const fence = { partition, epoch }
     const retryFibers = yield* FiberMap.make<string>()
     const runRetrying = yield* FiberMap.runtime(retryFibers)<never>()
     // Timers due within the horizon: one heap and one fiber per partition, however many timers.
@@ -389,7 +390,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
 
     /** Waits until the writes are durable; retries while the database is unreachable. */
     const durably = (writes: ReadonlyArray<StateWrite>, acks: ReadonlyArray<JsMsg>) =>
-      committer.commit(writes).pipe(
+      committer.commit(fence, writes).pipe(
         Effect.tapError((e) => (e._tag === "SqlError" && !refused(e) ? Effect.sync(() => acks.forEach((m) => m.working())) : Effect.void)),
         Effect.retry(commitRetry),
         Effect.catchTag("FencedOut", (e) => Effect.zipRight(Deferred.succeed(lost, e.message), Effect.interrupt))
