@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Either, Fiber, Layer } from "effect"
-import { emptyWrite, ensureStateTable, makeCommitter } from "../../src/actors/runtime/committer.ts"
+import { emptyWrite, ensureStateTable, makeCommitter, makeKindCommitter } from "../../src/actors/runtime/committer.ts"
 import { SqlLive } from "../../src/storage/Database.ts"
 import { Storage } from "../../src/storage/Migrations.ts"
 import { IsolationLive, TestConfig } from "../support/isolation.ts"
@@ -15,10 +15,10 @@ const KIND = "fenced"
 const TABLE = "actor_fenced"
 
 /** What a new owner does on acquisition (ActorRuntime.acquire): raise the partition's epoch. */
-const raiseEpoch = (epoch: number) =>
+const raiseEpoch = (epoch: number, partition = 0) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`
-      INSERT INTO partition_epochs (kind, partition, epoch, owner) VALUES (${KIND}, 0, ${epoch}, 'new-owner')
+      INSERT INTO partition_epochs (kind, partition, epoch, owner) VALUES (${KIND}, ${partition}, ${epoch}, 'new-owner')
       ON CONFLICT (kind, partition) DO UPDATE SET epoch = GREATEST(partition_epochs.epoch + 1, excluded.epoch), owner = excluded.owner`)
 
 const stateOf = (key: string) =>
@@ -68,5 +68,23 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("fencing", (it) => {
       const late = yield* Effect.either(paused.commit([write("b", 2, { v: "too late" })]))
       expect(Either.isLeft(late) && late.left._tag).toBe("FencedOut")
       expect((yield* stateOf("b"))[0]!.state).toEqual({ v: "paused owner" })
+    }))
+
+  it.scoped("in one transaction of several partitions, a fenced-out partition fails alone and the others are written", () =>
+    Effect.gen(function*() {
+      yield* (yield* Storage).awaitReady
+      yield* ensureStateTable(TABLE)
+      yield* raiseEpoch(30, 1)
+      yield* raiseEpoch(40, 2)
+      // One committer fiber: both submissions, offered together, share a transaction.
+      const shared = yield* makeKindCommitter({ kind: KIND, table: TABLE, concurrency: 1 })
+      const [current, stale] = yield* Effect.all([
+        Effect.either(shared.commit({ partition: 1, epoch: 30 }, [write("p1", 1, { v: "current owner" })])),
+        Effect.either(shared.commit({ partition: 2, epoch: 39 }, [write("p2", 1, { v: "old owner" })]))
+      ], { concurrency: "unbounded" })
+      expect(Either.isRight(current!)).toBe(true)
+      expect(Either.isLeft(stale!) && stale.left._tag).toBe("FencedOut")
+      expect((yield* stateOf("p1"))[0]!.state).toEqual({ v: "current owner" })
+      expect(yield* stateOf("p2")).toEqual([])
     }))
 })
