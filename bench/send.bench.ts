@@ -2,18 +2,20 @@
 // at once, next to the simulator hit directly in the same run (its RBM send endpoint, the same
 // number of connections): sends/s, p50/p99. Two runs: delivery/read callbacks deferred out of the
 // window (sends only) and callbacks on (each send also brings a delivered and a read callback).
-// Prints one JSON line.   npm run bench -- send   (DURATION=10 seconds per run, CONNECTIONS=32)
+// Prints one JSON line.   npm run bench -- send   (DURATION=10 seconds per run, CONNECTIONS=32, PROFILE=<dir>)
 import autocannon from "autocannon"
 import { randomUUID } from "node:crypto"
 import Pg from "pg"
 import { cleanup, envFor, makeIsolation } from "../test/support/isolation.ts"
-import { heraldCommand, startHerald } from "../test/support/HeraldProcess.ts"
+import { heraldCommand, heraldEntry, startHerald } from "../test/support/HeraldProcess.ts"
 import { callJson } from "../test/support/http.ts"
 import { freePort } from "../test/support/TcpProxy.ts"
 import { round2 } from "./support/figures.ts"
 
 const SECONDS = Number(process.env.DURATION ?? 10)
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 32)
+/** PROFILE=<dir>: the node writes a V8 CPU profile there (it is stopped, not killed, at the end). */
+const PROFILE = process.env.PROFILE
 
 interface Load {
   readonly rps: number
@@ -42,7 +44,7 @@ const run = async (callbacks: boolean) => {
     GATEWAY_SIM_PORT: String(simPort),
     ...(callbacks ? {} : { GATEWAY_SIM_DELIVERED_MS: "600000", GATEWAY_SIM_READ_MS: "600000" })
   })
-  const node = await startHerald(env)
+  const node = await startHerald(env, PROFILE ? { entry: { argv: ["--cpu-prof", `--cpu-prof-dir=${PROFILE}`, ...heraldEntry.argv, "serve"] } } : {})
   try {
     const account = (await cli(["admin", "create-account", "--email", "bench@send.io", "--password", "bench password", "--label", "Bench"], env)).account_id
     const bot = (await cli(["admin", "create-bot", account, "--name", "Bench", "--status", "active"], env)).bot_id
@@ -71,7 +73,7 @@ const run = async (callbacks: boolean) => {
     } as autocannon.Options)
     return { herald, simulator_direct: simulator, herald_vs_simulator: round2(herald.rps / simulator.rps), messages_by_status: Object.fromEntries(rows.map((r) => [r.status, r.n])) }
   } finally {
-    await node.kill()
+    await (PROFILE ? node.stop() : node.kill())
     await cleanup(iso)
   }
 }
