@@ -5,7 +5,7 @@ import { AppConfig } from "../../config/AppConfig.ts"
 import { Storage } from "../../storage/Migrations.ts"
 import { ActorClient } from "./ActorClient.ts"
 import type { ActorKind } from "./ActorKind.ts"
-import { ensureStateTable, type KindCommitter, makeKindCommitter } from "./committer.ts"
+import { ensureStateTable, makeKindCommitter } from "./committer.ts"
 import { makeFairPermits } from "./fairPermits.ts"
 import { type Lease, makeLeases } from "./leases.ts"
 import { makeMembership, nodeInfo } from "./membership.ts"
@@ -118,17 +118,13 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
         // Their scope is made before the shutdown hand-off is registered, so it closes after it:
         // the partitions being drained can still commit.
         const commitScope = yield* Scope.fork(runtimeScope, ExecutionStrategy.sequential)
-        const committers = new Map<string, KindCommitter>()
-        const committerOf = (kind: ActorKind.Any) =>
-          Effect.suspend(() => {
-            const known = committers.get(kind.name)
-            if (known !== undefined) return Effect.succeed(known)
-            return makeKindCommitter({ kind: kind.name, table: kind.table }).pipe(
-              Effect.provideService(SqlClient.SqlClient, sql),
-              Scope.extend(commitScope),
-              Effect.tap((made) => Effect.sync(() => committers.set(kind.name, made)))
-            )
-          })
+        // Memoised: partitions of a kind acquired at the same moment get the same one.
+        const committerOf = yield* Effect.cachedFunction((kind: ActorKind.Any) =>
+          makeKindCommitter({ kind: kind.name, table: kind.table }).pipe(
+            Effect.provideService(SqlClient.SqlClient, sql),
+            Scope.extend(commitScope)
+          )
+        )
 
         const env: PartitionEnv = {
           sql,

@@ -290,6 +290,23 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
       replies: [...held.replies]
     })
 
+    /** Where an actor's next command is applied: on a copy of what it holds, or on its state. */
+    const applyingFrom = (key: string, r: Resident): Applied => {
+      const held = holding.get(key)
+      return held === undefined ? startApplied(key, r) : copyOf(held.into)
+    }
+
+    /** Runs the behaviour on top of `into`; on success `into` takes its state and whether it holds. */
+    const runBehaviour = (into: Applied, command: unknown, effects: ReturnType<typeof recordEffects>) =>
+      Effect.gen(function*() {
+        const exit = yield* Effect.exit(registered.kind.behaviour(into.state, command, effects.context))
+        if (Exit.isFailure(exit)) return exit.cause
+        into.state = exit.value
+        into.write.state = exit.value
+        into.hold = effects.hold
+        return undefined
+      })
+
     /**
      * Applies one command on top of `into`. Commands applied before, fires of cancelled timers and
      * undecodable commands (parked at once) are settled here; a failing behaviour returns its cause
@@ -325,13 +342,10 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
           return undefined
         }
         const effects = recordEffects(key, seq, `${seq}`, attempt, timerId)
-        const exit = yield* Effect.exit(registered.kind.behaviour(into.state, decoded.right, effects.context))
-        if (Exit.isFailure(exit)) return exit.cause
-        into.state = exit.value
-        into.write.state = exit.value
+        const failure = yield* runBehaviour(into, decoded.right, effects)
+        if (failure !== undefined) return failure
         into.write.lastSeq = into.applied = seq
         into.continuations = 0
-        into.hold = effects.hold
         yield* effects.applyTo(into.write)
         if (timerId !== undefined) {
           into.write.timersRemove.push(timerId)
@@ -352,12 +366,9 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
       Effect.gen(function*() {
         const seq = into.applied
         const effects = recordEffects(into.key, seq, `${seq}.c${into.continuations + 1}`, attempt, undefined)
-        const exit = yield* Effect.exit(registered.kind.behaviour(into.state, entry.command, effects.context))
-        if (Exit.isFailure(exit)) return exit.cause
-        into.state = exit.value
-        into.write.state = exit.value
+        const failure = yield* runBehaviour(into, entry.command, effects)
+        if (failure !== undefined) return failure
         into.continuations++
-        into.hold = effects.hold
         yield* effects.applyTo(into.write)
         effects.queueNotices(into)
         return undefined
@@ -481,9 +492,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
 
     const applyGroup = (key: string, entries: ReadonlyArray<Entry>) =>
       Effect.gen(function*() {
-        const r = residents.get(key)!
-        const held = holding.get(key)
-        const into = held === undefined ? startApplied(key, r) : copyOf(held.into)
+        const into = applyingFrom(key, residents.get(key)!)
         for (let i = 0; i < entries.length; i++) {
           const failure = yield* applyOne(into, entries[i]!, 1)
           if (failure !== undefined) {
@@ -541,7 +550,6 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
       for (const { failure, into, rest } of results) {
         const { key } = into
         const r = residents.get(key)!
-        const wasHeld = holding.get(key)
         continuing.delete(key)
         if (into.hold !== undefined) {
           // Its continuation failed (the hold stands, the continuation is retried) or it holds anew.
@@ -556,7 +564,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
           startRetrying(key, r, groups.get(key)!, refusal(refusedBy))
           continue
         }
-        if (wasHeld !== undefined) holding.delete(key)
+        holding.delete(key)
         r.state = into.state
         r.seq = into.applied
         r.idleSince = now
@@ -611,7 +619,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
           }
           for (let attempt = 1;; attempt++) {
             if (failure === undefined) {
-              const into = held === undefined ? startApplied(key, r) : copyOf(held.into)
+              const into = applyingFrom(key, r)
               failure = yield* applyOne(into, entry, attempt)
               if (failure === undefined) {
                 if (into.hold !== undefined) {
@@ -631,7 +639,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
               yield* Metric.increment(failed)
             }
             if (attempt >= registered.maxAttempts) {
-              const into = held === undefined ? startApplied(key, r) : copyOf(held.into)
+              const into = applyingFrom(key, r)
               yield* park(into, entry, attempt, failure)
               // A poison row and the sequence only (with what was held): nothing to refuse.
               yield* commitApplied([into], Date.now())
@@ -662,10 +670,10 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
 
     const publishReply = (replyTo: string, wire: ReplyWire) => Effect.sync(() => bus.nc.publish(replyTo, encodeJson(wire)))
 
-    /** The context a behaviour sees; its effects are recorded and applied at commit. */
     /**
-     * `tag` names what this application may create (outbox message ids, timer ids): the command's
-     * sequence, with the continuation's number for a continuation.
+     * The context a behaviour sees; its effects are recorded and applied at commit. `tag` names what
+     * this application may create (outbox message ids, timer ids): the command's sequence, with the
+     * continuation's number for a continuation.
      */
     const recordEffects = (key: string, seq: number, tag: string, attempt: number, timerId: string | undefined) => {
       const outbox: Array<Effect.Effect<StateWrite["outbox"][number]>> = []
