@@ -16,15 +16,13 @@
 // generate_series (what an import ends with: E.164 numbers, contact_count kept), not through the
 // CSV import (bench/import.bench.ts measures that); account, bot, wallet and template go through
 // the CLI and the API as in test/e2e/broadcasts.test.ts.
-import { type ChildProcess, spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { once } from "node:events"
 import { readFileSync } from "node:fs"
-import { fileURLToPath } from "node:url"
 import { connect, DiscardPolicy, nanos, RetentionPolicy, StorageType } from "nats"
 import Pg from "pg"
 import { CHUNK_TARGETS } from "../src/broadcasts/chunking.ts"
-import { type HeraldProcess, heraldCommand, heraldEntry, startHerald } from "../test/support/HeraldProcess.ts"
+import { type HeraldProcess, heraldCommand, heraldEntry, startGatewaySim, startHerald } from "../test/support/HeraldProcess.ts"
 import { callJson } from "../test/support/http.ts"
 import { cleanup, envFor, type Isolation, makeIsolation, NATS_URL } from "../test/support/isolation.ts"
 import { freePort } from "../test/support/TcpProxy.ts"
@@ -46,7 +44,6 @@ const HEAP_MB = process.env.HEAP_MB === "0" ? undefined : process.env.HEAP_MB ??
 /** PROFILE=<dir>: the node of the N run writes a CPU profile there when it stops. */
 const PROFILE = process.env.PROFILE
 const PRICE = 0.1
-const BIN = fileURLToPath(new URL("../bin/herald.js", import.meta.url))
 
 /**
  * Recipient i: a distinct valid Indian mobile number (+917…) whose last digit is 7, so its last
@@ -428,40 +425,12 @@ const large = async () => {
 
 // ---- run 2: SMALL_N recipients through `herald gateway-sim` as its own process, callbacks on ----
 
-const startSimulator = async (port: number, callbackTo: string, env: Record<string, string>) => {
-  const child: ChildProcess = spawn(process.execPath, [BIN, "gateway-sim", "--port", String(port), "--host", "127.0.0.1", "--callback-url", callbackTo], {
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let out = ""
-  child.stdout!.on("data", (d) => (out += d))
-  child.stderr!.on("data", (d) => (out += d))
-  const deadline = Date.now() + 30_000
-  while (!out.includes('"listening":true')) {
-    if (child.exitCode !== null) throw new Error(`gateway-sim exited with ${child.exitCode}: ${out}`)
-    if (Date.now() > deadline) {
-      child.kill("SIGKILL")
-      throw new Error(`gateway-sim did not start: ${out}`)
-    }
-    await sleep(50)
-  }
-  return {
-    child,
-    kill: async () => {
-      if (child.exitCode === null) {
-        child.kill("SIGKILL")
-        await once(child, "exit")
-      }
-    }
-  }
-}
-
 const small = async () => {
   const iso = makeIsolation()
   const delays = { GATEWAY_SIM_DELIVERED_MS: "200", GATEWAY_SIM_READ_MS: "500" }
   const nodePort = await freePort()
   const simPort = await freePort()
-  const sim = await startSimulator(simPort, `http://127.0.0.1:${nodePort}`, { LOG_LEVEL: "warning", LOG_FORMAT: "json", ...delays })
+  const sim = await startGatewaySim(simPort, `http://127.0.0.1:${nodePort}`, { LOG_LEVEL: "warning", LOG_FORMAT: "json", ...delays })
   const env = envFor(iso, { LOG_LEVEL: "warning", PORT: String(nodePort), GATEWAY_RBM_URL: `http://127.0.0.1:${simPort}`, ...delays })
   let node: HeraldProcess | undefined
   let sampler: ReturnType<typeof rssSampler> | undefined

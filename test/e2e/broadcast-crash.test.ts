@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { ownerOf, partitionOf } from "../../src/actors/runtime/partitioning.ts"
 import { startConsumer } from "../support/consumer.ts"
 import { eventually, useDb, useIsolation } from "../support/e2e.ts"
-import { type HeraldProcess, runHerald, startHerald } from "../support/HeraldProcess.ts"
+import { type HeraldProcess, startGatewaySim, startHerald } from "../support/HeraldProcess.ts"
 import { envFor } from "../support/isolation.ts"
 import { callJson, cliFor } from "../support/http.ts"
 import { freePort } from "../support/TcpProxy.ts"
@@ -34,7 +34,7 @@ const cli = cliFor(base)
 const nodeIds = [`bc-${iso.id}-1`, `bc-${iso.id}-2`]
 let api: HeraldProcess
 const workers = new Map<string, HeraldProcess>()
-let simulator: ReturnType<typeof runHerald>
+let simulator: Awaited<ReturnType<typeof startGatewaySim>>
 let simUrl = ""
 let consumer: Awaited<ReturnType<typeof startConsumer>>
 
@@ -62,9 +62,8 @@ const ownersOf = async (kind: string, partition: number) =>
 beforeAll(async () => {
   const apiPort = await freePort()
   const simPort = await freePort()
-  simUrl = `http://127.0.0.1:${simPort}`
-  simulator = runHerald(["gateway-sim", "--port", String(simPort), "--host", "127.0.0.1", "--callback-url", `http://127.0.0.1:${apiPort}`], base)
-  await eventually(async () => expect((await fetch(`${simUrl}/simulate/log`)).ok).toBe(true), { timeoutMs: 20_000 })
+  simulator = await startGatewaySim(simPort, `http://127.0.0.1:${apiPort}`, base)
+  simUrl = simulator.url
   consumer = await startConsumer()
   const [apiNode, ...started] = await Promise.all([
     startHerald({ ...base, PORT: String(apiPort), HERALD_ROLE: "api", GATEWAY_RBM_URL: simUrl }),

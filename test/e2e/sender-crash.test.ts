@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { connect, createServer, type Server, type Socket } from "node:net"
 import { eventually, useDb, useIsolation } from "../support/e2e.ts"
-import { type HeraldProcess, runHerald, startHerald } from "../support/HeraldProcess.ts"
+import { type HeraldProcess, startGatewaySim, startHerald } from "../support/HeraldProcess.ts"
 import { envFor } from "../support/isolation.ts"
 import { callJson, cliFor } from "../support/http.ts"
 import { freePort } from "../support/TcpProxy.ts"
@@ -20,7 +20,7 @@ const cli = cliFor(base)
 let api: HeraldProcess
 let victim: HeraldProcess
 let survivor: HeraldProcess | undefined
-let simulator: ReturnType<typeof runHerald>
+let simulator: Awaited<ReturnType<typeof startGatewaySim>>
 let simUrl = ""
 let blackHole: Server
 const held = new Set<Socket>()
@@ -41,9 +41,8 @@ const startBlackHole = async (target: number) => {
 beforeAll(async () => {
   const apiPort = await freePort()
   const simPort = await freePort()
-  simUrl = `http://127.0.0.1:${simPort}`
-  simulator = runHerald(["gateway-sim", "--port", String(simPort), "--host", "127.0.0.1", "--callback-url", `http://127.0.0.1:${apiPort}`], base)
-  await eventually(async () => expect((await fetch(`${simUrl}/simulate/log`)).ok).toBe(true), { timeoutMs: 20_000 })
+  simulator = await startGatewaySim(simPort, `http://127.0.0.1:${apiPort}`, base)
+  simUrl = simulator.url
   const hole = await startBlackHole(simPort)
   blackHole = hole.server
   api = await startHerald({ ...base, PORT: String(apiPort), HERALD_ROLE: "api", GATEWAY_RBM_URL: simUrl, GATEWAY_TIMEOUT_MS: "1000" })

@@ -38,6 +38,29 @@ export const runHerald = (args: ReadonlyArray<string>, env: Record<string, strin
   return { child, exited, stdout: () => stdout, stderr: () => stderr }
 }
 
+/**
+ * `herald gateway-sim` as a process of its own on `port`, calling Herald back at `callbackUrl`;
+ * resolves once it answers (within 30 s, or fails with what it printed).
+ */
+export const startGatewaySim = async (port: number, callbackUrl: string, env: Record<string, string>) => {
+  const run = runHerald(["gateway-sim", "--port", String(port), "--host", "127.0.0.1", "--callback-url", callbackUrl], env)
+  const url = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 30_000
+  while (!(await fetch(`${url}/simulate/log`).then((r) => r.ok, () => false))) {
+    if (run.child.exitCode !== null || Date.now() > deadline) {
+      run.child.kill("SIGKILL")
+      throw new Error(`gateway-sim did not start: ${run.stdout()}${run.stderr()}`)
+    }
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  const kill = async () => {
+    if (run.child.exitCode !== null) return
+    run.child.kill("SIGKILL")
+    await run.exited
+  }
+  return { ...run, url, kill }
+}
+
 /** `herald <args>` to completion: exit code, stdout and stderr. */
 export const heraldCommand = async (args: ReadonlyArray<string>, env: Record<string, string>) => {
   const run = runHerald(args, env)
