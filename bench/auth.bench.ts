@@ -2,16 +2,11 @@
 // the same JSON in the same run: a bare @effect/platform route (the framework's ceiling) and a bare
 // node:http server (the machine's). Prints one JSON line.   npm run bench -- auth   (DURATION=10 seconds per run)
 import autocannon from "autocannon"
-import { spawn } from "node:child_process"
-import { writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import Pg from "pg"
 import { cleanup, envFor, makeIsolation } from "../test/support/isolation.ts"
 import { heraldCommand, startHerald } from "../test/support/HeraldProcess.ts"
 import { callJson } from "../test/support/http.ts"
-import { freePort } from "../test/support/TcpProxy.ts"
+import { httpBaselines } from "./support/baselines.ts"
 import { round2 } from "./support/figures.ts"
 
 const SECONDS = Number(process.env.DURATION ?? 10)
@@ -26,14 +21,6 @@ const load = (url: string, token?: string) =>
     )
   })
 
-const serveChild = async (argv: Array<string>, port: number) => {
-  const child = spawn(process.execPath, argv, { stdio: "ignore" })
-  for (;;) {
-    if (await fetch(`http://127.0.0.1:${port}/api/v1/rcs/bots`).then((r) => r.ok, () => false)) return child
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
-
 const iso = makeIsolation()
 const env = envFor(iso, { LOG_LEVEL: "warning", HERALD_API_KEY_RATE: "10000000", HERALD_API_KEY_BURST: "100000" })
 const node = await startHerald(env)
@@ -47,20 +34,8 @@ try {
   const key = (await callJson(node.url, "POST", "/api/v1/rcs/api-keys", token, { name: "bench", scopes: ["contacts:read"] })).body.raw_key
   const answer = (await callJson(node.url, "GET", "/api/v1/rcs/bots", key)).body
   if (answer.bots?.length !== 10) throw new Error(`unexpected answer: ${JSON.stringify(answer).slice(0, 200)}`)
-  const file = join(tmpdir(), `herald-bench-${iso.id}.json`)
-  writeFileSync(file, JSON.stringify(answer))
-
   const herald = await load(`${node.url}/api/v1/rcs/bots`, key)
-
-  const effectPort = await freePort()
-  const bareEffect = await serveChild(["--import", "tsx", fileURLToPath(new URL("./support/bare-effect.ts", import.meta.url)), String(effectPort), file], effectPort)
-  const effect = await load(`http://127.0.0.1:${effectPort}/api/v1/rcs/bots`)
-  bareEffect.kill("SIGKILL")
-
-  const nodePort = await freePort()
-  const bareNode = await serveChild([fileURLToPath(new URL("./support/bare-node.mjs", import.meta.url)), String(nodePort), file], nodePort)
-  const plain = await load(`http://127.0.0.1:${nodePort}/api/v1/rcs/bots`)
-  bareNode.kill("SIGKILL")
+  const { bare_effect_route: effect, bare_node_http: plain } = await httpBaselines(answer, (url) => load(url))
 
   console.log(JSON.stringify({
     bench: "auth",

@@ -2,6 +2,8 @@
 // at once, next to the simulator hit directly in the same run (its RBM send endpoint, the same
 // number of connections): sends/s, p50/p99. Two runs: delivery/read callbacks deferred out of the
 // window (sends only) and callbacks on (each send also brings a delivered and a read callback).
+// The HTTP ceilings of the same run, with the same connections: Herald's own route that does
+// nothing (GET /health/live on the same node), a bare @effect/platform route and bare node:http.
 // Prints one JSON line.   npm run bench -- send   (DURATION=10 seconds per run, CONNECTIONS=32, PROFILE=<dir>)
 import autocannon from "autocannon"
 import { randomUUID } from "node:crypto"
@@ -10,6 +12,7 @@ import { cleanup, envFor, makeIsolation } from "../test/support/isolation.ts"
 import { heraldCommand, heraldEntry, startHerald } from "../test/support/HeraldProcess.ts"
 import { callJson } from "../test/support/http.ts"
 import { freePort } from "../test/support/TcpProxy.ts"
+import { httpBaselines } from "./support/baselines.ts"
 import { round2 } from "./support/figures.ts"
 
 const SECONDS = Number(process.env.DURATION ?? 10)
@@ -60,6 +63,7 @@ const run = async (callbacks: boolean) => {
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
       body
     })
+    const noop = await load({ url: `${node.url}/health/live` })
     const db = new Pg.Client({ connectionString: iso.databaseUrl })
     await db.connect()
     const { rows } = await db.query<{ status: string; n: number }>("SELECT status, count(*)::int AS n FROM messages GROUP BY status ORDER BY status")
@@ -71,7 +75,7 @@ const run = async (callbacks: boolean) => {
       body: JSON.stringify({ contentMessage: { text: "Your order has shipped." } }),
       requests: [{ setupRequest: (req: any) => ({ ...req, path: `/v1/phones/+919876541234/agentMessages?messageId=${randomUUID()}&agentId=${bot}` }) }]
     } as autocannon.Options)
-    return { herald, simulator_direct: simulator, herald_vs_simulator: round2(herald.rps / simulator.rps), messages_by_status: Object.fromEntries(rows.map((r) => [r.status, r.n])) }
+    return { herald, herald_noop_route: noop, simulator_direct: simulator, herald_vs_simulator: round2(herald.rps / simulator.rps), messages_by_status: Object.fromEntries(rows.map((r) => [r.status, r.n])) }
   } finally {
     await (PROFILE ? node.stop() : node.kill())
     await cleanup(iso)
@@ -80,6 +84,7 @@ const run = async (callbacks: boolean) => {
 
 const sendsOnly = await run(false)
 const withCallbacks = await run(true)
+const baselines = await httpBaselines({ success: true, bots: [] }, (url) => load({ url }))
 console.log(JSON.stringify({
   bench: "send",
   seconds: SECONDS,
@@ -87,6 +92,11 @@ console.log(JSON.stringify({
   target: { sends_per_second: 2000, p99_ms: 50 },
   sends_only: sendsOnly,
   with_callbacks: withCallbacks,
+  baseline_bare_effect_route: baselines.bare_effect_route,
+  baseline_bare_node_http: baselines.bare_node_http,
+  sends_vs_herald_noop_route: round2(sendsOnly.herald.rps / sendsOnly.herald_noop_route.rps),
+  sends_vs_bare_effect_route: round2(sendsOnly.herald.rps / baselines.bare_effect_route.rps),
+  sends_vs_node_http: round2(sendsOnly.herald.rps / baselines.bare_node_http.rps),
   note: "one herald process (role all: API, sender actors, simulator in-process) with Postgres, NATS and autocannon on the same 2 cores; a send is answered once its outcome is committed; every message ends in Postgres"
 }))
 process.exit(0)
