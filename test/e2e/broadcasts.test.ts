@@ -81,7 +81,9 @@ beforeAll(async () => {
   simUrl = `http://127.0.0.1:${simPort}`
   env = envFor(iso, {
     GATEWAY_SIM_PORT: String(simPort),
-    GATEWAY_TIMEOUT_MS: "1500",
+    // Short, so that the no-answer rule (0002) settles quickly, but with room for a slow day: at
+    // 1.5 s, a few ordinary sends of the 100,000 timed out on a machine three times slower than usual.
+    GATEWAY_TIMEOUT_MS: "5000",
     GATEWAY_SIM_DELIVERED_MS: "100",
     GATEWAY_SIM_READ_MS: "300"
   })
