@@ -39,7 +39,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
     // the key (or its account) changes, so revocation still takes effect on the next request.
     const owners = yield* makeReadCache<KeyOwner>({ tables: ["api_keys", "accounts"], capacity: 100_000 })
     const findOwner = (hash: string) =>
-      owners.get(hash, Effect.map(repo.findByHash(hash), (owner) => owner && { accountId: owner.accountId, value: owner }))
+      owners.get(hash, () => Effect.map(repo.findByHash(hash), (owner) => owner && { accountId: owner.accountId, value: owner }))
     // Which keys this node marked used, and when: the SQL condition holds across nodes; this only
     // spares a write per request.
     const touched = new Map<string, number>()

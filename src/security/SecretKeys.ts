@@ -34,7 +34,7 @@ export class SecretKeys extends Effect.Service<SecretKeys>()("herald/SecretKeys"
     const findAccount = (hash: string) =>
       accounts.get(
         hash,
-        sql<SecretKeyAccount>`
+        () => sql<SecretKeyAccount>`
           SELECT account_id, label, plan, plan_rate_per_minute FROM accounts WHERE secret_key_hash = ${hash}`.pipe(
           Effect.map((rows) => rows[0] && { accountId: rows[0].accountId, value: rows[0] }),
           Effect.orDie

@@ -211,7 +211,7 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
         const claims = yield* Schema.decodeUnknown(UserClaims)(payload).pipe(Effect.mapError(() => unauthorized))
         const subject = yield* subjects.get(
           `${claims.user_id}:${claims.mid}`,
-          Effect.map(repo.tokenSubject(claims.user_id, claims.mid), (found) => found === undefined ? undefined : { accountId: found.accountId, value: found })
+          () => Effect.map(repo.tokenSubject(claims.user_id, claims.mid), (found) => found === undefined ? undefined : { accountId: found.accountId, value: found })
         )
         if (subject === undefined) return yield* unauthorized
         const { tokensValidAfter, ...standing } = subject

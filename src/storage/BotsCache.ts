@@ -13,7 +13,7 @@ export class BotsCache extends Effect.Service<BotsCache>()("herald/BotsCache", {
 
     const list = (accountId: string) =>
       Effect.map(
-        cache.get(accountId, Effect.map(repo.list(accountId), (bots) => ({ accountId, value: bots }))),
+        cache.get(accountId, () => Effect.map(repo.list(accountId), (bots) => ({ accountId, value: bots }))),
         (bots) => bots ?? []
       )
 

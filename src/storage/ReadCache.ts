@@ -44,14 +44,18 @@ export const makeReadCache = <A>(options: { readonly tables: ReadonlyArray<strin
       keys.add(key)
     }
 
-    /** The cached value of `key`, or `load`'s answer (kept when it is safe to keep). */
-    const get = <E, R>(key: string, load: Effect.Effect<{ readonly accountId: string; readonly value: A } | undefined, E, R>) =>
+    /**
+     * The cached value of `key`, or `load`'s answer (kept when it is safe to keep). `load` is built
+     * only on a miss: a hit, on every request, must not pay for building a query (or a span, which
+     * captures a stack trace).
+     */
+    const get = <E, R>(key: string, load: () => Effect.Effect<{ readonly accountId: string; readonly value: A } | undefined, E, R>) =>
       Effect.suspend(() => {
         const epoch = feed.epoch()
         const hit = entries.get(key)
         if (hit !== undefined && feed.isLive() && hit.epoch === epoch) return Effect.succeed<A | undefined>(hit.value)
         const before = changes
-        return Effect.map(load, (found) => {
+        return Effect.map(load(), (found) => {
           if (found === undefined) return undefined
           if (feed.isLive() && feed.epoch() === epoch && changes === before) keep(key, { ...found, epoch })
           return found.value

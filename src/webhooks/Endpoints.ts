@@ -25,7 +25,7 @@ export class Endpoints extends Effect.Service<Endpoints>()("herald/webhooks/Endp
     const find = (webhookId: string) =>
       cache.get(
         webhookId,
-        Effect.map(
+        () => Effect.map(
           sql<Endpoint>`
             SELECT webhook_id, account_id, url, secret, (deleted_at IS NULL AND active) AS live
             FROM webhooks WHERE webhook_id = ${webhookId}::uuid`,

@@ -22,7 +22,7 @@ export class Subscriptions extends Effect.Service<Subscriptions>()("herald/webho
     const of = (accountId: string) =>
       cache.get(
         accountId,
-        Effect.map(
+        () => Effect.map(
           sql<Subscription>`
             SELECT events, bot_id::text FROM webhooks
             WHERE account_id = ${accountId}::uuid AND deleted_at IS NULL AND active`,

@@ -38,7 +38,7 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("read cache over the 
       let loads = 0
       const read = cache.get(
         accountId,
-        Effect.map(sql<{ label: string }>`SELECT label FROM accounts WHERE account_id = ${accountId}`, (rows) => {
+        () => Effect.map(sql<{ label: string }>`SELECT label FROM accounts WHERE account_id = ${accountId}`, (rows) => {
           loads++
           return { accountId, value: rows[0]!.label }
         })
@@ -67,7 +67,7 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("read cache over the 
       const { accountId } = yield* (yield* AccountsRepo).createWithOwner({ email: "feed@example.com" as Email, passwordHash: "x", label: "L", plan: "growth" })
       const cache = yield* makeReadCache<string>({ tables: ["accounts"], capacity: 10 })
       let loads = 0
-      const read = cache.get(accountId, Effect.sync(() => ({ accountId, value: `load ${++loads}` })))
+      const read = cache.get(accountId, () => Effect.sync(() => ({ accountId, value: `load ${++loads}` })))
       yield* read
       const epoch = feed.epoch()
       yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ${`herald-${config.nodeId}-changes`}`
