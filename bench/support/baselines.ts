@@ -1,7 +1,7 @@
 // The HTTP baselines a bench compares Herald with in the same run: the framework's ceiling (a bare
 // @effect/platform route) and the machine's (a bare node:http server), each a process of its own
 // answering GET /api/v1/rcs/bots with the same JSON. This machine's speed varies from day to day
-// (2-3x between sessions, shared/limits), so only figures of one run compare.
+// (2-4x between sessions, docs/benchmarks.md), so only figures of one run compare.
 import { type ChildProcess, spawn } from "node:child_process"
 import { writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
