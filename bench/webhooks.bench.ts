@@ -1,10 +1,15 @@
 // Webhook deliveries per second to a local consumer answering 200 at once, every attempt logged in
 // Postgres, on 1 and then 2 worker processes; then the same with 10% of the endpoints dead (they
 // accept the connection and never answer), measuring the healthy endpoints' delivery latency.
-// In the same run, the ceiling: a bare loop POSTing the same payloads with undici, no persistence.
+// In the same run, two ceilings: a bare loop POSTing the same payloads with undici, no persistence;
+// and the design's floor, each delivery one JetStream message that a separate process consumes,
+// POSTs and acknowledges (bench/support/bare-delivery.mjs), still with nothing stored.
 // Prints one JSON line.      npm run bench -- webhooks      (EVENTS=100 ENDPOINTS=100 EMITTERS=8 by default, PROFILE=<dir>)
 import { Effect, Layer, LogLevel, ManagedRuntime } from "effect"
+import { spawn } from "node:child_process"
 import { writeFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+import { AckPolicy, connect, DeliverPolicy, RetentionPolicy, StorageType } from "nats"
 import http from "node:http"
 import Pg from "pg"
 import { Agent, request } from "undici"
@@ -18,7 +23,7 @@ import { Webhooks } from "../src/webhooks/Webhooks.ts"
 import { AppConfig } from "../src/config/AppConfig.ts"
 import { loggingLayer } from "../src/observability/Logging.ts"
 import { type HeraldProcess, heraldEntry, startHerald } from "../test/support/HeraldProcess.ts"
-import { cleanup, envFor, makeIsolation, settingsFor } from "../test/support/isolation.ts"
+import { cleanup, envFor, makeIsolation, NATS_URL, settingsFor } from "../test/support/isolation.ts"
 import { signedIn } from "../test/support/principals.ts"
 import { round2 } from "./support/figures.ts"
 
@@ -33,11 +38,18 @@ const EMITTERS = Number(process.env.EMITTERS ?? 8)
  */
 const PROFILE = process.env.PROFILE
 
+/** POSTs the consumer answered on /ok/bare (the design's floor), and who waits for a count. */
+let bareReceived = 0
+let bareWaiter: { readonly n: number; readonly resolve: () => void } | undefined
+
 /** The consumer: 200 at once on /ok; /dead accepts and never answers. */
 const consumer = http.createServer((req, res) => {
   if (req.url?.startsWith("/dead")) return
   req.resume()
-  req.on("end", () => res.end("ok"))
+  req.on("end", () => {
+    res.end("ok")
+    if (req.url === "/ok/bare" && ++bareReceived === bareWaiter?.n) bareWaiter.resolve()
+  })
 })
 await new Promise<void>((resolve) => consumer.listen(0, "127.0.0.1", resolve))
 const base = `http://127.0.0.1:${(consumer.address() as { port: number }).port}`
@@ -58,6 +70,40 @@ const bareLoop = async (n: number, payload: string) => {
   const seconds = (performance.now() - started) / 1000
   await agent.close()
   return { deliveries: n, seconds: round2(seconds), per_second: Math.round(n / seconds) }
+}
+
+/**
+ * The design's floor: N deliveries as N JetStream messages (published pipelined, as the outbox
+ * relay does), which a worker-like process consumes, POSTs here and acknowledges.
+ */
+const bareDeliveries = async (n: number, payload: string, prefix: string) => {
+  const nc = await connect({ servers: NATS_URL, noAsyncTraces: true })
+  const jsm = await nc.jetstreamManager()
+  const js = nc.jetstream()
+  const stream = `${prefix.toUpperCase()}_BARE`
+  await jsm.streams.add({ name: stream, subjects: [`${prefix}.bare.>`], retention: RetentionPolicy.Workqueue, storage: StorageType.File })
+  await jsm.consumers.add(stream, { durable_name: "bare", ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, max_ack_pending: 1024 })
+  const worker = spawn(process.execPath, [fileURLToPath(new URL("./support/bare-delivery.mjs", import.meta.url)), NATS_URL, stream, "bare", `${base}/ok/bare`], { stdio: "inherit" })
+  try {
+    bareReceived = 0
+    const all = new Promise<void>((resolve) => (bareWaiter = { n, resolve }))
+    const body = new TextEncoder().encode(payload)
+    const started = performance.now()
+    const inflight = new Set<Promise<unknown>>()
+    for (let i = 0; i < n; i++) {
+      const p: Promise<unknown> = js.publish(`${prefix}.bare.${i % 8}`, body).then(() => inflight.delete(p))
+      inflight.add(p)
+      if (inflight.size >= 1_000) await Promise.race(inflight)
+    }
+    await Promise.all(inflight)
+    await all
+    const seconds = (performance.now() - started) / 1000
+    return { deliveries: n, seconds: round2(seconds), per_second: Math.round(n / seconds) }
+  } finally {
+    worker.kill("SIGKILL")
+    await jsm.streams.delete(stream).catch(() => false)
+    await nc.close()
+  }
 }
 
 const iso = makeIsolation()
@@ -152,6 +198,7 @@ try {
 
   const payload = JSON.stringify({ event_id: crypto.randomUUID(), type: "message.sent", occurred_at: new Date().toISOString(), delivery_id: `wd_${crypto.randomUUID()}`, account_id: account.accountId, data: { message_id: "m0", status: "sent" } })
   const bare = await bareLoop(EVENTS * ENDPOINTS, payload)
+  const floor = await bareDeliveries(EVENTS * ENDPOINTS, payload, iso.natsPrefix)
 
   console.log(JSON.stringify({
     bench: "webhooks",
@@ -162,8 +209,10 @@ try {
     two_workers: twoWorkers,
     ten_percent_dead_two_workers_healthy_endpoints: healthyWithDead,
     baseline_bare_undici_loop: bare,
+    baseline_bare_jetstream_then_post: floor,
     one_worker_vs_bare: round2(oneWorker.per_second / bare.per_second),
     two_workers_vs_bare: round2(twoWorkers.per_second / bare.per_second),
+    one_worker_vs_jetstream_then_post: round2(oneWorker.per_second / floor.per_second),
     note: "a delivery: outbox row + Start through JetStream; the delivery actor holds the Start, the dispatcher makes the HTTP attempt, its outcome comes back in memory and is committed with the attempt row in one commit; latency is from the delivery's creation to the end of its first attempt; the consumer, the emitting commits, Postgres, NATS and the workers share the machine's 2 cores"
   }))
 } finally {
