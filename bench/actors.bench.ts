@@ -5,13 +5,13 @@
 //   npm run bench -- actors            N=50000 KEYS=1000 by default
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { AckPolicy, connect, DeliverPolicy, RetentionPolicy, StorageType } from "nats"
 import { ActorClient } from "../src/actors/runtime/ActorClient.ts"
-import { cleanup, makeIsolation, NATS_URL } from "../test/support/isolation.ts"
+import { cleanup, makeIsolation } from "../test/support/isolation.ts"
 import { startNode } from "../test/support/nodes.ts"
 import { BenchCounter, Incr } from "../test/support/testKinds.ts"
 import { startWorker, type Worker } from "../test/support/workers.ts"
 import { round2 } from "./support/figures.ts"
+import { plainStream, publishPipelined } from "./support/plainStream.ts"
 
 const N = Number(process.env.N ?? 50_000)
 const KEYS = Number(process.env.KEYS ?? 1_000)
@@ -21,13 +21,8 @@ const RATE = Number(process.env.RATE ?? 2_000)
 
 /** The ceiling: publish N messages (pipelined) while a pull consumer acks them, until all acked. */
 const plainLoop = async (prefix: string) => {
-  const nc = await connect({ servers: NATS_URL, noAsyncTraces: true })
-  const jsm = await nc.jetstreamManager()
-  const js = nc.jetstream()
-  const stream = `${prefix.toUpperCase()}_PLAIN`
-  await jsm.streams.add({ name: stream, subjects: [`${prefix}.plain.>`], retention: RetentionPolicy.Workqueue, storage: StorageType.File })
-  await jsm.consumers.add(stream, { durable_name: "plain", ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, max_ack_pending: 1000 })
-  const consumer = await js.consumers.get(stream, "plain")
+  const { js, stream, durable, subject, close } = await plainStream(prefix, "plain", 1000)
+  const consumer = await js.consumers.get(stream, durable)
   const payload = new TextEncoder().encode(JSON.stringify({ _tag: "Incr", sentAt: Date.now() }))
   const started = performance.now()
   let acked = 0
@@ -41,17 +36,10 @@ const plainLoop = async (prefix: string) => {
       }
     })
   })
-  const inflight = new Set<Promise<unknown>>()
-  for (let i = 0; i < N; i++) {
-    const p: Promise<unknown> = js.publish(`${prefix}.plain.${i % PARTITIONS}.k${i % KEYS}`, payload).then(() => inflight.delete(p))
-    inflight.add(p)
-    if (inflight.size >= WINDOW) await Promise.race(inflight)
-  }
-  await Promise.all(inflight)
+  await publishPipelined(js, N, (i) => `${subject}.${i % PARTITIONS}.k${i % KEYS}`, payload, WINDOW)
   await done
   const seconds = (performance.now() - started) / 1000
-  await jsm.streams.delete(stream)
-  await nc.close()
+  await close()
   return { per_s: Math.round(N / seconds), seconds: round2(seconds) }
 }
 

@@ -9,7 +9,6 @@ import { Effect, Layer, LogLevel, ManagedRuntime } from "effect"
 import { spawn } from "node:child_process"
 import { writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
-import { AckPolicy, connect, DeliverPolicy, RetentionPolicy, StorageType } from "nats"
 import http from "node:http"
 import Pg from "pg"
 import { Agent, request } from "undici"
@@ -26,6 +25,7 @@ import { type HeraldProcess, heraldEntry, startHerald } from "../test/support/He
 import { cleanup, envFor, makeIsolation, NATS_URL, settingsFor } from "../test/support/isolation.ts"
 import { signedIn } from "../test/support/principals.ts"
 import { round2 } from "./support/figures.ts"
+import { plainStream, publishPipelined } from "./support/plainStream.ts"
 
 const EVENTS = Number(process.env.EVENTS ?? 100)
 const ENDPOINTS = Number(process.env.ENDPOINTS ?? 100)
@@ -77,32 +77,19 @@ const bareLoop = async (n: number, payload: string) => {
  * relay does), which a worker-like process consumes, POSTs here and acknowledges.
  */
 const bareDeliveries = async (n: number, payload: string, prefix: string) => {
-  const nc = await connect({ servers: NATS_URL, noAsyncTraces: true })
-  const jsm = await nc.jetstreamManager()
-  const js = nc.jetstream()
-  const stream = `${prefix.toUpperCase()}_BARE`
-  await jsm.streams.add({ name: stream, subjects: [`${prefix}.bare.>`], retention: RetentionPolicy.Workqueue, storage: StorageType.File })
-  await jsm.consumers.add(stream, { durable_name: "bare", ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, max_ack_pending: 1024 })
-  const worker = spawn(process.execPath, [fileURLToPath(new URL("./support/bare-delivery.mjs", import.meta.url)), NATS_URL, stream, "bare", `${base}/ok/bare`], { stdio: "inherit" })
+  const { js, stream, durable, subject, close } = await plainStream(prefix, "bare", 1024)
+  const worker = spawn(process.execPath, [fileURLToPath(new URL("./support/bare-delivery.mjs", import.meta.url)), NATS_URL, stream, durable, `${base}/ok/bare`], { stdio: "inherit" })
   try {
     bareReceived = 0
     const all = new Promise<void>((resolve) => (bareWaiter = { n, resolve }))
-    const body = new TextEncoder().encode(payload)
     const started = performance.now()
-    const inflight = new Set<Promise<unknown>>()
-    for (let i = 0; i < n; i++) {
-      const p: Promise<unknown> = js.publish(`${prefix}.bare.${i % 8}`, body).then(() => inflight.delete(p))
-      inflight.add(p)
-      if (inflight.size >= 1_000) await Promise.race(inflight)
-    }
-    await Promise.all(inflight)
+    await publishPipelined(js, n, (i) => `${subject}.${i % 8}`, new TextEncoder().encode(payload), 1_000)
     await all
     const seconds = (performance.now() - started) / 1000
     return { deliveries: n, seconds: round2(seconds), per_second: Math.round(n / seconds) }
   } finally {
     worker.kill("SIGKILL")
-    await jsm.streams.delete(stream).catch(() => false)
-    await nc.close()
+    await close()
   }
 }
 
