@@ -7,15 +7,13 @@ import { writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { untilAnswers } from "../../test/support/HeraldProcess.ts"
 import { freePort } from "../../test/support/TcpProxy.ts"
 
-const serveChild = async (argv: Array<string>, port: number): Promise<ChildProcess> => {
+const serveChild = async (argv: Array<string>, url: string): Promise<ChildProcess> => {
   const child = spawn(process.execPath, argv, { stdio: "ignore" })
-  for (;;) {
-    if (await fetch(`http://127.0.0.1:${port}/api/v1/rcs/bots`).then((r) => r.ok, () => false)) return child
-    if (child.exitCode !== null) throw new Error(`baseline server ${argv.join(" ")} exited with ${child.exitCode}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
+  await untilAnswers(child, url, `baseline server ${argv.join(" ")}`)
+  return child
 }
 
 const SERVERS = {
@@ -33,9 +31,10 @@ export const httpBaselines = async <A>(body: unknown, load: (url: string) => Pro
   const results: Partial<Record<keyof typeof SERVERS, A>> = {}
   for (const [name, argv] of Object.entries(SERVERS) as Array<[keyof typeof SERVERS, typeof SERVERS[keyof typeof SERVERS]]>) {
     const port = await freePort()
-    const child = await serveChild(argv(port, file), port)
+    const url = `http://127.0.0.1:${port}/api/v1/rcs/bots`
+    const child = await serveChild(argv(port, file), url)
     try {
-      results[name] = await load(`http://127.0.0.1:${port}/api/v1/rcs/bots`)
+      results[name] = await load(url)
     } finally {
       child.kill("SIGKILL")
     }

@@ -39,20 +39,37 @@ export const runHerald = (args: ReadonlyArray<string>, env: Record<string, strin
 }
 
 /**
+ * Polls `url` until it answers 2xx. Fails, with what the process printed, if `child` ends first,
+ * or kills it and fails once `timeoutMs` has passed.
+ */
+export const untilAnswers = async (
+  child: ChildProcess,
+  url: string,
+  what: string,
+  options: { readonly output?: () => string; readonly timeoutMs?: number; readonly intervalMs?: number } = {}
+) => {
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000)
+  const output = options.output ?? (() => "")
+  while (!(await fetch(url).then((r) => r.ok, () => false))) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`${what} exited with ${child.exitCode ?? child.signalCode} before it was up:\n${output()}`)
+    }
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL")
+      throw new Error(`${what} did not answer ${url} in time:\n${output()}`)
+    }
+    await new Promise((r) => setTimeout(r, options.intervalMs ?? 50))
+  }
+}
+
+/**
  * `herald gateway-sim` as a process of its own on `port`, calling Herald back at `callbackUrl`;
  * resolves once it answers (within 30 s, or fails with what it printed).
  */
 export const startGatewaySim = async (port: number, callbackUrl: string, env: Record<string, string>) => {
   const run = runHerald(["gateway-sim", "--port", String(port), "--host", "127.0.0.1", "--callback-url", callbackUrl], env)
   const url = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 30_000
-  while (!(await fetch(`${url}/simulate/log`).then((r) => r.ok, () => false))) {
-    if (run.child.exitCode !== null || Date.now() > deadline) {
-      run.child.kill("SIGKILL")
-      throw new Error(`gateway-sim did not start: ${run.stdout()}${run.stderr()}`)
-    }
-    await new Promise((r) => setTimeout(r, 50))
-  }
+  await untilAnswers(run.child, `${url}/simulate/log`, "gateway-sim", { output: () => run.stdout() + run.stderr() })
   const kill = async () => {
     if (run.child.exitCode !== null) return
     run.child.kill("SIGKILL")
@@ -80,20 +97,8 @@ export const startHerald = async (
   const run = runHerald(options.entry ? [] : ["serve"], { ...env, PORT: String(port) }, options.entry)
   const url = `http://127.0.0.1:${port}`
   const output = () => run.stdout() + run.stderr()
-  const deadline = Date.now() + (options.timeoutMs ?? 30_000)
   const path = options.waitReady === false ? "/health/live" : "/health/ready"
-  let exitCode: number | null | undefined
-  void run.exited.then((code) => (exitCode = code ?? -1))
-  for (;;) {
-    if (exitCode !== undefined) throw new Error(`herald exited with ${exitCode} before it was up:\n${output()}`)
-    const ok = await fetch(url + path).then((r) => r.status === 200, () => false)
-    if (ok) break
-    if (Date.now() > deadline) {
-      run.child.kill("SIGKILL")
-      throw new Error(`herald did not answer ${path} in time:\n${output()}`)
-    }
-    await new Promise((r) => setTimeout(r, 100))
-  }
+  await untilAnswers(run.child, url + path, "herald", { output, intervalMs: 100, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) })
   return {
     url,
     port,
