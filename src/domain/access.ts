@@ -27,13 +27,14 @@ export const scopeSatisfied = (granted: ReadonlyArray<string>, required: Scope):
 }
 
 /**
- * GET routes an API key may call, and the scope each needs (contract, "Reads reachable with an API
- * key"; DESIGN.md, Scopes). `null`: any valid key. Personal-data paths need contacts:read whatever
- * they hang off.
+ * GET routes an API key may call, and the scope each needs: exactly the contract's "Reads reachable
+ * with an API key" and its personal-data reads, nothing more (rule 9: any other path answers 403
+ * api_key_endpoint_not_allowed; a single bot's read, /bots/{bot_id}, is not among them). Scopes
+ * per DESIGN.md: `null` is any valid key; personal-data paths need contacts:read whatever they
+ * hang off.
  */
 export const API_KEY_ROUTES: ReadonlyMap<string, Scope | null> = new Map<string, Scope | null>([
   ["/api/v1/rcs/bots", null],
-  ["/api/v1/rcs/bots/:bot_id", null],
   ["/api/v1/rcs/templates", "templates:read"],
   ["/api/v1/rcs/contact-lists", "contacts:read"],
   ["/api/v1/rcs/broadcasts", "broadcasts:read"],

@@ -25,11 +25,29 @@ describe("scopes", () => {
     expect(scopeSatisfied([], "auto_replies:read")).toBe(false)
   })
 
+  it("the allow-list is exactly the contract's: its seven reads and five personal-data reads", () => {
+    expect([...API_KEY_ROUTES.keys()].sort()).toEqual([
+      "/api/v1/rcs/auto-replies/:bot_id",
+      "/api/v1/rcs/auto-replies/:bot_id/fires",
+      "/api/v1/rcs/bots",
+      "/api/v1/rcs/broadcasts",
+      "/api/v1/rcs/broadcasts/:id",
+      "/api/v1/rcs/broadcasts/:id/targets",
+      "/api/v1/rcs/contact-lists",
+      "/api/v1/rcs/recipients/:phone",
+      "/api/v1/rcs/reports/messages",
+      "/api/v1/rcs/reports/messages/:id/preview",
+      "/api/v1/rcs/templates",
+      "/api/v1/rcs/webhooks"
+    ])
+  })
+
   it("personal-data reads need contacts:read whatever they hang off", () => {
     for (const path of ["/api/v1/rcs/broadcasts/:id/targets", "/api/v1/rcs/auto-replies/:bot_id/fires", "/api/v1/rcs/reports/messages", "/api/v1/rcs/reports/messages/:id/preview", "/api/v1/rcs/recipients/:phone"]) {
       expect(API_KEY_ROUTES.get(path)).toBe("contacts:read")
     }
     expect(API_KEY_ROUTES.get("/api/v1/rcs/bots")).toBeNull()
+    expect(API_KEY_ROUTES.has("/api/v1/rcs/bots/:bot_id")).toBe(false)
     expect(API_KEY_ROUTES.get("/api/v1/rcs/broadcasts/:id")).toBe("broadcasts:read")
     expect(API_KEY_ROUTES.has("/api/v1/rcs/api-keys")).toBe(false)
   })

@@ -94,6 +94,10 @@ describe("API keys", () => {
   it("work for GET on the allow-listed paths only, with the matching scope", async () => {
     const bots = await call("GET", "/api/v1/rcs/bots", key)
     expect(bots.status).toBe(200)
+    // One bot's read is not on the contract's list (only the bot list is).
+    const one = await call("GET", `/api/v1/rcs/bots/${bots.body.bots[0]?.bot_id ?? "00000000-0000-4000-8000-000000000000"}`, key)
+    expect(one.status).toBe(403)
+    expect(one.body.code).toBe("api_key_endpoint_not_allowed")
     const post = await call("POST", "/api/v1/rcs/api-keys", key, { name: "x", scopes: ["contacts:read"] })
     expect(post.status).toBe(403)
     expect(post.body.code).toBe("api_key_endpoint_not_allowed")

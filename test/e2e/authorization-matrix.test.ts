@@ -39,7 +39,8 @@ const ROUTES: ReadonlyArray<Rule> = [
   { method: "POST", route: "/api/v1/rcs/auth/2fa/enable", role: "viewer", key: false, body: () => ({}) },
   { method: "POST", route: "/api/v1/rcs/auth/2fa/disable", role: "viewer", key: false, body: () => ({}) },
   { method: "GET", route: "/api/v1/rcs/bots", role: "viewer", key: null },
-  { method: "GET", route: "/api/v1/rcs/bots/:bot_id", role: "viewer", key: null, bot: true, owned: true },
+  // Not on the contract's API-key allow-list (only the bot list is): a key gets 403.
+  { method: "GET", route: "/api/v1/rcs/bots/:bot_id", role: "viewer", key: false, bot: true, owned: true },
   { method: "GET", route: "/api/v1/rcs/api-keys", role: "owner", key: false },
   { method: "POST", route: "/api/v1/rcs/api-keys", role: "owner", key: false, body: () => ({ name: "matrix", scopes: ["contacts:read"] }) },
   { method: "PATCH", route: "/api/v1/rcs/api-keys/:key_id", role: "owner", key: false, owned: true, body: () => ({ name: "renamed" }) },
