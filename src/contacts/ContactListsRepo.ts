@@ -24,6 +24,9 @@ export interface ContactRow {
 }
 
 const LIST_COLUMNS = `list_id, account_id, name, contact_count, created_at, ${positionOf("created_at")} AS position`
+// contact_id is a bigint read as text under its own name: an ORDER BY or comparison must name
+// the table's column (`contacts.contact_id`), or Postgres sorts by the text output column
+// ('999' after '1000') while cursors compare numbers.
 const CONTACT_COLUMNS = `contact_id::text AS contact_id, phone, name, params, created_at`
 
 /** 23505 unique_violation. */
@@ -123,8 +126,8 @@ export class ContactListsRepo extends Effect.Service<ContactListsRepo>()("herald
     const contactsPage = (listId: string, before: string | undefined, limit: number) =>
       sql<ContactRow>`
         SELECT ${sql.literal(CONTACT_COLUMNS)} FROM contacts
-        WHERE list_id = ${listId}::uuid ${before === undefined ? sql`` : sql`AND contact_id < ${before}::bigint`}
-        ORDER BY contact_id DESC
+        WHERE list_id = ${listId}::uuid ${before === undefined ? sql`` : sql`AND contacts.contact_id < ${before}::bigint`}
+        ORDER BY contacts.contact_id DESC
         LIMIT ${limit + 1}`.pipe(Effect.orDie)
 
     /**
@@ -134,8 +137,8 @@ export class ContactListsRepo extends Effect.Service<ContactListsRepo>()("herald
     const chunk = (listId: string, after: string, limit: number) =>
       sql<ContactRow>`
         SELECT ${sql.literal(CONTACT_COLUMNS)} FROM contacts
-        WHERE list_id = ${listId}::uuid AND contact_id > ${after}::bigint
-        ORDER BY contact_id
+        WHERE list_id = ${listId}::uuid AND contacts.contact_id > ${after}::bigint
+        ORDER BY contacts.contact_id
         LIMIT ${limit}`.pipe(Effect.orDie)
 
     return { insert, page, find, remove, lockForImport, insertBatch, contactsPage, chunk } as const
