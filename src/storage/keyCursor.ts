@@ -35,8 +35,11 @@ export const keyPage = <R>(rows: ReadonlyArray<R>, limit: number, keyOf: (row: R
   return { rows: page, nextCursor: rows.length > limit && last !== undefined ? encodeKeyCursor(keyOf(last)) : undefined }
 }
 
-/** A bigint key as Postgres prints it (`::text`): a positive integer of up to 19 digits. */
-export const isBigintKey = (value: unknown): value is string => typeof value === "string" && /^[1-9]\d{0,18}$/.test(value)
+const BIGINT_MAX = 9223372036854775807n
+
+/** A bigint key as Postgres prints it (`::text`): a positive integer a bigint holds. */
+export const isBigintKey = (value: unknown): value is string =>
+  typeof value === "string" && /^[1-9]\d{0,18}$/.test(value) && BigInt(value) <= BIGINT_MAX
 
 /** A non-negative Postgres integer. */
 export const isIntegerKey = (value: unknown): value is number => typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= 2 ** 31 - 1

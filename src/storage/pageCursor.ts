@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { InvalidRequest } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
+import { isUtcMicros } from "../domain/timestamps.ts"
 
 /**
  * The opaque `cursor` of a newest-first list (DESIGN.md, Lists): the position of a page's last
@@ -17,8 +18,6 @@ export interface PagePosition {
 /** SQL printing a timestamptz column the way a position carries it. */
 export const positionOf = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
 
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/
-
 export const encodePageCursor = (position: PagePosition): string => Buffer.from(JSON.stringify([position.createdAt, position.id])).toString("base64url")
 
 /** The position a cursor names, or undefined when it is not one a list gave out. */
@@ -27,7 +26,7 @@ export const decodePageCursor = (cursor: string): PagePosition | undefined => {
     const parsed: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))
     if (!Array.isArray(parsed) || parsed.length !== 2) return undefined
     const [createdAt, id] = parsed as [unknown, unknown]
-    if (typeof createdAt !== "string" || !TIMESTAMP.test(createdAt)) return undefined
+    if (typeof createdAt !== "string" || !isUtcMicros(createdAt)) return undefined
     if (typeof id !== "string" || !isUuid(id)) return undefined
     return { createdAt, id }
   } catch {

@@ -2,6 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { Scope } from "../../domain/access.ts"
 import { Forbidden } from "../../domain/errors.ts"
+import { Timestamp } from "../../domain/timestamps.ts"
 import { Authentication } from "../Authentication.ts"
 import { errorResponse, InvalidRequestResponse, NotFoundResponse } from "../errors.ts"
 
@@ -21,7 +22,7 @@ const ApiKeyRecord = Schema.Struct({
 })
 
 const Name = Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(100))
-const Expiry = Schema.Date
+const Expiry = Timestamp
 
 export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
   .add(

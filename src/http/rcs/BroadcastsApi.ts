@@ -1,5 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { Timestamp } from "../../domain/timestamps.ts"
 import { BotNotPromotional } from "../../broadcasts/errors.ts"
 import { GatewayErrorRecord } from "../../gateway/RcsGateway.ts"
 import { Authentication } from "../Authentication.ts"
@@ -69,7 +70,7 @@ export class BroadcastsApi extends HttpApiGroup.make("broadcasts")
         template_id: Schema.String,
         contact_list_id: Schema.String,
         // ISO 8601; absent (or past) starts at once.
-        scheduled_at: Schema.optional(Schema.DateFromString.pipe(Schema.validDate()))
+        scheduled_at: Schema.optional(Timestamp)
       }))
       .addSuccess(BroadcastAnswer)
       .addError(InvalidRequestResponse)

@@ -1,6 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { Carousel, RichCard, Suggestion } from "../../domain/content.ts"
+import { Timestamp } from "../../domain/timestamps.ts"
 import { GatewayErrorRecord } from "../../gateway/RcsGateway.ts"
 import {
   BotNotActive,
@@ -42,7 +43,6 @@ const Message = Schema.Struct({
 })
 
 const Limit = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000))
-const Timestamp = Schema.Date
 
 export const ReportsQuery = Schema.Struct({
   bot_id: Schema.optional(Schema.String),
