@@ -1,5 +1,5 @@
 import { HttpApi, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import { Option, Schema } from "effect"
 import { DecodeErrorResponse, ServiceUnavailableResponse } from "./errors.ts"
 import { HealthApi } from "./health/HealthApi.ts"
 import { AccountSecurityApi, SignInApi } from "./rcs/SignInApi.ts"
@@ -26,8 +26,25 @@ export const withEnvelopeErrors = <A extends HttpApi.HttpApi.Any>(api: A): A => 
   return api
 }
 
+/**
+ * Every request body decodes strictly: each field the schema does not declare is a 400 naming it, as
+ * the OpenAPI document (`additionalProperties: false`) says, rather than silently dropped. The
+ * annotation on a payload's root applies to everything nested in it.
+ */
+export const withStrictPayloads = <A extends HttpApi.HttpApi.Any>(api: A): A => {
+  for (const group of Object.values((api as unknown as HttpApi.HttpApi.AnyWithProps).groups)) {
+    const endpoints = group.endpoints as Record<string, (typeof group.endpoints)[string]>
+    for (const [name, endpoint] of Object.entries(endpoints)) {
+      if (Option.isSome(endpoint.payloadSchema)) {
+        endpoints[name] = endpoint.setPayload(endpoint.payloadSchema.value.annotations({ parseOptions: { onExcessProperty: "error", errors: "all" } })) as any
+      }
+    }
+  }
+  return api
+}
+
 /** What HttpApi serves on an api node: every group but those served off the router. */
-export const ServedApi = withEnvelopeErrors(
+export const ServedApi = withStrictPayloads(withEnvelopeErrors(
   HttpApi.make("herald")
     .add(HealthApi)
     .add(SignInApi)
@@ -44,7 +61,7 @@ export const ServedApi = withEnvelopeErrors(
     .add(BroadcastsApi)
     .add(DeveloperApi)
     .add(AccountApi)
-)
+))
 
 /**
  * The whole HTTP API of an api node, as documented (OpenAPI) and as the authorization matrix walks

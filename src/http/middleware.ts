@@ -5,10 +5,23 @@ import { Cause, Context, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { NatsUnavailable } from "../bus/Nats.ts"
 import { ServiceUnavailable } from "../domain/errors.ts"
-import { bufferChunkedBody, isChunkedUpload, MAX_BODY_BYTES, streamsOwnBody } from "./bodyLimit.ts"
+import { unstorableText } from "../domain/storable.ts"
 import { envelope } from "./errors.ts"
 import { recordRequest } from "./HttpMetrics.ts"
 import { RequestState, type RequestStateShape } from "./RequestState.ts"
+import {
+  BODY_DEADLINE_MS,
+  BODY_IDLE_MS,
+  hasBody,
+  incomingOf,
+  isJsonContentType,
+  MAX_BODY_BYTES,
+  readJsonBody,
+  readWholeBody,
+  streamsOwnBody,
+  takesRawBody,
+  withBody
+} from "./requestBody.ts"
 
 const BODY_LIMIT = Option.some(FileSystem.Size(MAX_BODY_BYTES))
 
@@ -23,20 +36,30 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
  */
 export { MAX_BODY_BYTES }
 
-export const RequestMiddleware = HttpLayerRouter.middleware(
-  (app) =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-      const given = request.headers["x-request-id"]
-      const requestId = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID()
-      return Effect.annotateLogs(answer(app, request, requestId), "request_id", requestId)
-    }),
-  { global: true }
-)
+/** How long a request body may take (requestBody.ts): idle, and in all. */
+export interface BodyTimeouts {
+  readonly idleMs: number
+  readonly deadlineMs: number
+}
+
+export const DEFAULT_BODY_TIMEOUTS: BodyTimeouts = { idleMs: BODY_IDLE_MS, deadlineMs: BODY_DEADLINE_MS }
+
+export const requestMiddleware = (timeouts: BodyTimeouts = DEFAULT_BODY_TIMEOUTS) =>
+  HttpLayerRouter.middleware(
+    (app) =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+        const given = request.headers["x-request-id"]
+        const requestId = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID()
+        return Effect.annotateLogs(answer(app, request, requestId, timeouts), "request_id", requestId)
+      }),
+    { global: true }
+  )
 
 const answer = <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
   request: HttpServerRequest.HttpServerRequest,
-  requestId: string
+  requestId: string,
+  timeouts: BodyTimeouts
 ) => {
   const state: RequestStateShape = { route: "unmatched", retryAfter: undefined }
   const started = performance.now()
@@ -60,17 +83,64 @@ const answer = <E, R>(
       Effect.catchAllCause((cause) => errorToResponse(cause, request)),
       Effect.flatMap(finish)
     )
-  if (streamsOwnBody(request)) return run(request)
+  if (streamsOwnBody(request) || !hasBody(request)) return run(request)
   if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return finish(tooLarge())
-  if (!isChunkedUpload(request)) return run(request)
-  return Effect.flatMap(bufferChunkedBody(request), (readable) => readable === undefined ? finish(tooLarge()) : run(readable))
+  return Effect.flatMap(readWholeBody(incomingOf(request), { maxBytes: MAX_BODY_BYTES, ...timeouts }), (read) => {
+    switch (read._tag) {
+      case "TooLarge":
+        return finish(tooLarge())
+      case "Stalled":
+        return finish(stalled(read.received))
+      case "Aborted":
+        return finish(envelope(400, "invalid_request", "the request body was cut off before its end", { errors: [] }))
+      case "Complete": {
+        if (read.body.length === 0 || takesRawBody(request)) return run(withBody(request, read.body))
+        const contentType = request.headers["content-type"]
+        if (!isJsonContentType(contentType)) return finish(unsupportedType(contentType))
+        const json = readJsonBody(read.body.toString("utf8"))
+        if (json._tag === "Unreadable") return finish(invalid("", `the request body is not valid JSON (${json.reason})`, "request body is not valid JSON"))
+        if (json._tag === "Unstorable") return finish(invalid(json.issue.path, json.issue.message))
+        return run(withBody(request, read.body, json))
+      }
+    }
+  })
 }
 
-/** Applied to every route: tells the outer middleware which pattern matched. */
+/** A 400 `invalid_request` naming one field (`""` for the body as a whole). */
+const invalid = (path: string, message: string, summary = path === "" ? message : `${path}: ${message}`) =>
+  envelope(400, "invalid_request", summary, { errors: [{ path, message }] })
+
+const stalled = (received: number) =>
+  HttpServerResponse.setHeader(
+    envelope(408, "request_timeout", `the request body stopped arriving (${received} bytes in); nothing was done`),
+    "connection",
+    "close"
+  )
+
+const unsupportedType = (contentType: string | undefined) =>
+  envelope(415, "unsupported_media_type", `this route takes a JSON body (Content-Type: application/json), not ${contentType}`)
+
+/**
+ * Applied to every route: tells the outer middleware which pattern matched, and refuses a path
+ * parameter or query value that cannot be stored (a NUL, an unpaired surrogate) with a 400 naming
+ * it, before any handler looks it up.
+ */
 export const RouteLabelMiddleware = HttpLayerRouter.middleware((app) =>
   Effect.contextWithEffect((context: Context.Context<never>) => {
+    const route = Context.unsafeGet(context as Context.Context<HttpLayerRouter.RouteContext>, HttpLayerRouter.RouteContext)
     const state = Context.getOption(context as Context.Context<RequestState>, RequestState)
-    if (Option.isSome(state)) state.value.route = Context.unsafeGet(context as Context.Context<HttpLayerRouter.RouteContext>, HttpLayerRouter.RouteContext).route.path
+    if (Option.isSome(state)) state.value.route = route.route.path
+    for (const [name, value] of Object.entries(route.params)) {
+      const why = value === undefined ? undefined : unstorableText(value)
+      if (why !== undefined) return Effect.succeed(invalid(name, why))
+    }
+    const search = Context.unsafeGet(context as Context.Context<HttpServerRequest.ParsedSearchParams>, HttpServerRequest.ParsedSearchParams)
+    for (const [name, value] of Object.entries(search)) {
+      for (const one of typeof value === "string" ? [value] : value) {
+        const why = unstorableText(one) ?? unstorableText(name)
+        if (why !== undefined) return Effect.succeed(invalid(name, why))
+      }
+    }
     return app
   })
 )

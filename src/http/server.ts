@@ -6,7 +6,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { HeraldApi, OpsApi, ServedApi } from "./Api.ts"
 import { HealthHttpLive } from "./health/HealthHttp.ts"
 import { MetricsRoute } from "./HttpMetrics.ts"
-import { RequestMiddleware, RouteLabelMiddleware } from "./middleware.ts"
+import { type BodyTimeouts, DEFAULT_BODY_TIMEOUTS, requestMiddleware, RouteLabelMiddleware } from "./middleware.ts"
 import { AccountSecurityHttpLive, SignInHttpLive } from "./rcs/SignInHttp.ts"
 import { AuthenticationLive, RcsCredentials } from "./Authentication.ts"
 import { SignIn } from "../security/SignIn.ts"
@@ -123,8 +123,8 @@ const Listener = Layer.unwrapEffect(
 export type OnListening = (address: { readonly port: number }) => void
 
 /** Serves routes behind Herald's middleware (request id, errors, metrics) on the given listener. */
-export const serveRoutes = <A, E, R>(routes: Layer.Layer<A, E, R>) =>
-  HttpLayerRouter.serve(routes.pipe(Layer.provide(RouteLabelMiddleware.layer), Layer.provide(RequestMiddleware)), {
+export const serveRoutes = <A, E, R>(routes: Layer.Layer<A, E, R>, bodyTimeouts: BodyTimeouts = DEFAULT_BODY_TIMEOUTS) =>
+  HttpLayerRouter.serve(routes.pipe(Layer.provide(RouteLabelMiddleware.layer), Layer.provide(requestMiddleware(bodyTimeouts))), {
     disableLogger: true,
     disableListenLog: true
   }).pipe(

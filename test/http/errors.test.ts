@@ -6,7 +6,7 @@ import { Effect, Layer, Schema } from "effect"
 import { createServer, request } from "node:http"
 import { connect } from "node:net"
 import { NotFound } from "../../src/domain/errors.ts"
-import { withEnvelopeErrors } from "../../src/http/Api.ts"
+import { withEnvelopeErrors, withStrictPayloads } from "../../src/http/Api.ts"
 import { NotFoundResponse } from "../../src/http/errors.ts"
 import { MetricsRoute } from "../../src/http/HttpMetrics.ts"
 import { MAX_BODY_BYTES } from "../../src/http/middleware.ts"
@@ -22,19 +22,32 @@ class Probe extends HttpApiGroup.make("probe")
   )
   .add(HttpApiEndpoint.get("missing", "/things/:id").setPath(Schema.Struct({ id: Schema.String })).addSuccess(Schema.Void).addError(NotFoundResponse))
   .add(HttpApiEndpoint.get("dbDown", "/db-down").addSuccess(Schema.Void))
+  .add(HttpApiEndpoint.post("touch", "/touch").addSuccess(Schema.Struct({ touched: Schema.Number })))
+  .add(
+    HttpApiEndpoint.post("nested", "/nested")
+      .setPayload(Schema.Struct({ inner: Schema.Struct({ a: Schema.String }), list: Schema.optional(Schema.Array(Schema.Struct({ b: Schema.Number }))) }))
+      .addSuccess(Schema.Struct({ ok: Schema.Boolean }))
+  )
   .add(HttpApiEndpoint.get("defect", "/defect").addSuccess(Schema.Void)) {}
 
-const ProbeApi = withEnvelopeErrors(HttpApi.make("probe").add(Probe))
+const ProbeApi = withStrictPayloads(withEnvelopeErrors(HttpApi.make("probe").add(Probe)))
+
+/** Times a body-less handler ran: a request whose body never completes must not get there. */
+let touched = 0
 
 const ProbeHandlers = HttpApiBuilder.group(ProbeApi, "probe", (h) =>
   h
     .handle("create", ({ payload }) => Effect.succeed({ ok: true, bytes: payload.name.length }))
     .handle("missing", ({ path }) => Effect.fail(new NotFound({ message: `no thing ${path.id}` })))
+    .handle("touch", () => Effect.sync(() => ({ touched: ++touched })))
+    .handle("nested", () => Effect.succeed({ ok: true }))
     .handle("dbDown", () => Effect.die(new SqlError({ cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }) })))
     .handle("defect", () => Effect.die(new Error("bug"))))
 
 const ServerLive = serveRoutes(
-  Layer.mergeAll(HttpLayerRouter.addHttpApi(ProbeApi).pipe(Layer.provide(ProbeHandlers)), MetricsRoute)
+  Layer.mergeAll(HttpLayerRouter.addHttpApi(ProbeApi).pipe(Layer.provide(ProbeHandlers)), MetricsRoute),
+  // Short, so that the stalled-body test does not wait out the production 10 s.
+  { idleMs: 500, deadlineMs: 2_000 }
 ).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 })))
 
 const baseUrl = HttpServer.addressFormattedWith((address) => Effect.succeed(address.replace("0.0.0.0", "127.0.0.1")))
@@ -167,6 +180,80 @@ layer(ServerLive)("HTTP error envelope", (it) => {
       const res2 = yield* call("/things", { method: "POST", headers: { "content-type": "application/json" }, body: bad, duplex: "half" } as RequestInit)
       expect(res2.status).toBe(400)
       expect(res2.body.code).toBe("invalid_request")
+    }))
+
+  it.effect("a body that never completes → 408 request_timeout; the handler never runs", () =>
+    Effect.gen(function*() {
+      const base = new URL(yield* baseUrl)
+      const before = touched
+      const rawRequest = (head: string, body: string) =>
+        Effect.promise(() =>
+          new Promise<{ answer: string; ms: number }>((resolve) => {
+            const started = Date.now()
+            const socket = connect(Number(base.port), base.hostname)
+            let got = ""
+            socket.on("data", (d) => (got += d)).on("error", () => {}).on("close", () => resolve({ answer: got, ms: Date.now() - started }))
+            socket.write(`${head}\r\nHost: x\r\n\r\n${body}`)
+          })
+        )
+      // Declares 100 bytes, sends 5 and waits: idle past the limit.
+      const lied = yield* rawRequest("POST /touch HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 100", "{\"a\":")
+      expect(lied.answer).toMatch(/^HTTP\/1.1 408/)
+      expect(lied.answer).toContain("\"code\":\"request_timeout\"")
+      expect(lied.ms).toBeGreaterThanOrEqual(450)
+      // A chunked body that never ends is cut off the same way.
+      const chunked = yield* rawRequest("POST /touch HTTP/1.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked", "2\r\n{}\r\n")
+      expect(chunked.answer).toMatch(/^HTTP\/1.1 408/)
+      expect(touched).toBe(before)
+      // The same request whole runs.
+      const whole = yield* call("/touch", json("{}"))
+      expect(whole.status).toBe(200)
+      expect(touched).toBe(before + 1)
+    }))
+
+  it.effect("a body of another type than JSON → 415 unsupported_media_type; multipart without a boundary too", () =>
+    Effect.gen(function*() {
+      for (const type of ["text/plain", "multipart/form-data", "application/x-www-form-urlencoded", "application/json; charset=utf-16", "application/xml"]) {
+        const res = yield* call("/things", { method: "POST", headers: { "content-type": type }, body: type.startsWith("multipart") ? "--" : JSON.stringify({ name: "a", size: 1 }) })
+        expect(res.status, type).toBe(415)
+        expect(res.body, type).toMatchObject({ success: false, code: "unsupported_media_type" })
+      }
+      const utf8 = yield* call("/things", { method: "POST", headers: { "content-type": "application/json; charset=UTF-8" }, body: JSON.stringify({ name: "a", size: 1 }) })
+      expect(utf8.status).toBe(200)
+    }))
+
+  it.effect("what cannot be stored or nests too deep → 400 naming the field, before any decoding", () =>
+    Effect.gen(function*() {
+      const deep = "[".repeat(10_000) + "]".repeat(10_000)
+      for (const body of [`{"name": ${deep}, "size": 1}`, deep]) {
+        const res = yield* call("/things", json(body))
+        expect(res.status).toBe(400)
+        expect(res.body.errors[0].message).toMatch(/nests deeper than \d+ levels/)
+      }
+      const nul = yield* call("/things", json(JSON.stringify({ name: "a\u0000b", size: 1 })))
+      expect(nul.status).toBe(400)
+      expect(nul.body.errors).toEqual([{ path: "name", message: expect.stringContaining("NUL") }])
+      const surrogate = yield* call("/nested", json(JSON.stringify({ inner: { a: "x" }, list: [{ b: 1 }, { b: 2, ["k\ud800"]: 1 }] })))
+      expect(surrogate.status).toBe(400)
+      expect(surrogate.body.errors[0]).toMatchObject({ path: "list.1", message: expect.stringContaining("surrogate") })
+      const pathParam = yield* call("/things/a%00b")
+      expect(pathParam.status).toBe(400)
+      expect(pathParam.body.errors).toEqual([{ path: "id", message: expect.stringContaining("NUL") }])
+      const query = yield* call("/things/1?q=%00")
+      expect(query.status).toBe(400)
+      expect(query.body.errors[0].path).toBe("q")
+    }))
+
+  it.effect("a field the schema does not declare → 400 naming it, at any depth", () =>
+    Effect.gen(function*() {
+      const top = yield* call("/things", json(JSON.stringify({ name: "a", size: 1, admin: true })))
+      expect(top.status).toBe(400)
+      expect(top.body.errors.map((e: { path: string }) => e.path)).toContain("admin")
+      const nested = yield* call("/nested", json(JSON.stringify({ inner: { a: "x", b: 1 }, list: [{ b: 1, c: 2 }] })))
+      expect(nested.status).toBe(400)
+      const paths = nested.body.errors.map((e: { path: string }) => e.path)
+      expect(paths).toContain("inner.b")
+      expect(paths).toContain("list.0.c")
     }))
 
   it.effect("an unreachable database → 503 service_unavailable, not 500", () =>

@@ -6,7 +6,7 @@ import { ContactLists, type Upload } from "../../contacts/ContactLists.ts"
 import { ImportTooLarge, UploadInterrupted } from "../../contacts/errors.ts"
 import { IMPORT_MAX_BYTES } from "../../contacts/importLimits.ts"
 import { RcsCredentials } from "../Authentication.ts"
-import { discardRest } from "../bodyLimit.ts"
+import { discardRest } from "../requestBody.ts"
 import { errorEnvelope } from "../errors.ts"
 // Registers the envelopes of the import's errors (status and code) for `errorEnvelope`.
 import "./ContactListsApi.ts"
