@@ -97,10 +97,16 @@ export class Messages extends Effect.Service<Messages>()("herald/messaging/Messa
     const sendAndWait = (botId: string, makeSend: (inbox: string) => Send) =>
       client.awaitingInbox((inbox) => {
         const command = makeSend(inbox)
-        return client.send(SenderKind, botId, command, { msgId: `send-${command.message.messageId}` })
+        // The inbox also hears if the Send is parked (its message could not be recorded).
+        return client.send(SenderKind, botId, command, { msgId: `send-${command.message.messageId}`, replyTo: inbox })
       }, answerWithin).pipe(
-        Effect.map((answer) => Option.getOrUndefined(answer) as SendReply | undefined),
-        Effect.orDie
+        Effect.orDie,
+        Effect.flatMap((answer) => {
+          const reply = Option.getOrUndefined(answer) as SendReply | { readonly parked: string } | undefined
+          // Parked before anything was sent (the gateway is called only once the message is
+          // recorded): a fault of Herald's, not of the request, and nothing to undo.
+          return reply !== undefined && "parked" in reply ? Effect.dieMessage(`the send could not be recorded: ${reply.parked}`) : Effect.succeed(reply)
+        })
       )
 
     const send = (principal: Principal, input: SendInput) =>

@@ -130,8 +130,11 @@ export const SenderKind = ActorKind.make("sender", {
           { message_id: messageId }
         )
 
-      const dispatch = (message: Message, attempt: number): Effect.Effect<void> =>
-        dispatcher.submit({ ...message, botId, attempt, report: report(message.messageId, attempt) })
+      // A gateway send starts once the command deciding it is committed: never for a message whose
+      // row could not be written, and a command tried again does not send again. A send lost with
+      // its node after the commit is found by the sweep.
+      const dispatch = (message: Message, attempt: number): void =>
+        ctx.afterCommit(dispatcher.submit({ ...message, botId, attempt, report: report(message.messageId, attempt) }))
 
       const withSweep = (next: SenderState): SenderState => {
         if (next.sweepAt !== null || (Object.keys(next.inFlight).length === 0 && Object.keys(next.chunks).length === 0)) return next
@@ -152,9 +155,9 @@ export const SenderKind = ActorKind.make("sender", {
           if (wanted) ctx.persist(webhooks.emit({ accountId, type, botId, data }).pipe(Effect.asVoid, Effect.catchTag("NatsUnavailable", Effect.die)))
         })
 
-      /** Runs a chunk on this node; once done, the broadcast and this actor are told. */
-      const runChunk = (order: ChunkOrder): Effect.Effect<void> =>
-        chunks.start(
+      /** Runs a chunk on this node (once this command is committed); once done, the broadcast and this actor are told. */
+      const runChunk = (order: ChunkOrder): void =>
+        ctx.afterCommit(chunks.start(
           order,
           botId,
           told(
@@ -165,12 +168,12 @@ export const SenderKind = ActorKind.make("sender", {
             "chunk end not reported; the sweep will run it again",
             { chunk: chunkKey(order) }
           )
-        )
+        ))
 
       switch (command._tag) {
         case "SendChunk": {
           const key = chunkKey(command.order)
-          if (!chunks.isRunning(command.order)) yield* runChunk(command.order)
+          if (!chunks.isRunning(command.order)) runChunk(command.order)
           if (state.chunks[key] !== undefined) return state
           return withSweep({ ...state, chunks: { ...state.chunks, [key]: command.order } })
         }
@@ -185,7 +188,7 @@ export const SenderKind = ActorKind.make("sender", {
           const known = state.inFlight[message.messageId]
           if (known !== undefined) {
             // Delivered again after a takeover: send again unless this node is on it.
-            if (!dispatcher.isHandling(message.messageId)) yield* dispatch(message, known.attempt)
+            if (!dispatcher.isHandling(message.messageId)) dispatch(message, known.attempt)
             return state
           }
           ctx.insert("messages", {
@@ -200,7 +203,7 @@ export const SenderKind = ActorKind.make("sender", {
             price: command.price,
             attempts: 1
           })
-          yield* dispatch(message, 1)
+          dispatch(message, 1)
           return withSweep({
             ...state,
             inFlight: {
@@ -248,7 +251,7 @@ export const SenderKind = ActorKind.make("sender", {
         case "Retry": {
           const entry = state.inFlight[command.message.messageId]
           if (entry === undefined || entry.attempt !== command.attempt) return state
-          yield* dispatch(command.message, command.attempt)
+          dispatch(command.message, command.attempt)
           return { ...state, inFlight: { ...state.inFlight, [command.message.messageId]: { ...entry, since: Date.now() } } }
         }
         case "Sweep": {
@@ -261,12 +264,12 @@ export const SenderKind = ActorKind.make("sender", {
               delete inFlight[id]
               continue
             }
-            yield* dispatch({ messageId: id, accountId: entry.accountId, to: entry.to, content: row.content }, entry.attempt)
+            dispatch({ messageId: id, accountId: entry.accountId, to: entry.to, content: row.content }, entry.attempt)
             inFlight[id] = { ...entry, since: now }
           }
           // Chunks this node does not run: their node stopped (or never got them). Run them here.
           for (const order of Object.values(state.chunks)) {
-            if (!chunks.isRunning(order)) yield* runChunk(order)
+            if (!chunks.isRunning(order)) runChunk(order)
           }
           return withSweep({ ...state, inFlight, sweepAt: null })
         }

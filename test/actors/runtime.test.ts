@@ -8,7 +8,7 @@ import { partitionOf } from "../../src/actors/runtime/partitioning.ts"
 import { renderPrometheus } from "../../src/observability/Prometheus.ts"
 import { eventually, useIsolation } from "../support/e2e.ts"
 import { startNode, type TestNode } from "../support/nodes.ts"
-import { Add, Counter, Detonate, Explode, Flaky, Forward, HoldFor, holdTries, Refused, Remind, Total, Withdraw } from "../support/testKinds.ts"
+import { Add, Counter, Detonate, Explode, Flaky, Forward, HoldFor, holdTries, Refused, Remind, Store, storeEffects, storeTries, Total, Withdraw } from "../support/testKinds.ts"
 
 const iso = useIsolation()
 let node: TestNode
@@ -111,6 +111,38 @@ describe("one node", () => {
     expect(parked).toHaveLength(1)
     expect((parked[0]!.command as { _tag: string })._tag).toBe("Refused")
     expect(parked[0]!.error).toContain("no_such_table")
+  })
+
+  it("a command whose values cannot be stored is parked at once, before its side effects run, whatever its payload", async () => {
+    for (const [key, text] of [["nul", "a\u0000b"], ["surrogate", "a\ud800b"]] as const) {
+      await run(Effect.flatMap(ActorClient, (c) => Effect.all([
+        c.send(Counter, key, new Store({ text: "fine" })),
+        c.send(Counter, key, new Store({ text })),
+        c.send(Counter, key, new Add({ sender: "s", n: 1, amount: 1 }))
+      ])))
+      // The key goes on past it.
+      expect(await total(key)).toEqual({ total: 1, count: 1 })
+      const parked = (await run(Effect.flatMap(PoisonQueue, (q) => q.list({ kind: "counter" })))).filter((p) => p.actorKey === key)
+      expect(parked).toHaveLength(1)
+      // The bad command alone was parked, on its first try (applied twice: with its batch, then alone).
+      expect(parked[0]!.attempts).toBe(1)
+      expect(parked[0]!.error).toContain("the database refused the write")
+      // Kept as the text it travelled as, since jsonb cannot hold it.
+      expect(JSON.parse(parked[0]!.command as string)).toEqual({ _tag: "Store", text })
+      expect(storeTries.get(key)).toBeLessThanOrEqual(4)
+      // The side effect ran for the command that was committed only.
+      expect(storeEffects.get(key)).toBe(1)
+      const [row] = await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ state: any }>`SELECT state FROM actor_counter WHERE actor_key = ${key}`))
+      expect(row!.state.notes).toEqual(["fine"])
+      // A re-drive publishes the same bytes: parked again, no side effect.
+      await run(Effect.flatMap(PoisonQueue, (q) => q.redrive(parked[0]!.poisonId)))
+      await eventually(async () => {
+        const again = (await run(Effect.flatMap(PoisonQueue, (q) => q.list({ kind: "counter", includeRedriven: true })))).filter((p) => p.actorKey === key)
+        if (again.length !== 2) throw new Error("not parked again yet")
+        expect(JSON.parse(again[0]!.command as string)).toEqual({ _tag: "Store", text })
+      })
+      expect(storeEffects.get(key)).toBe(1)
+    }
   })
 
   it("an ask of a parked command fails with CommandParked", async () => {

@@ -17,6 +17,16 @@ export class Explode extends Schema.TaggedClass<Explode>()("Explode", {
 /** Applies, but its row is one the database refuses (no such table): its commit fails. */
 export class Refused extends Schema.TaggedClass<Refused>()("Refused", {}) {}
 
+/**
+ * Keeps `text` in the state and, once committed, starts a side effect (counted per key in memory
+ * here): a text the database cannot store (a NUL) makes the state write fail.
+ */
+export class Store extends Schema.TaggedClass<Store>()("Store", { text: Schema.String }) {}
+
+/** Applications of Store, and side effects started after their commit, per key, in this process. */
+export const storeTries = new Map<string, number>()
+export const storeEffects = new Map<string, number>()
+
 /** Fails its first `times` tries, then succeeds. */
 export class Flaky extends Schema.TaggedClass<Flaky>()("Flaky", { times: Schema.Number }) {}
 
@@ -73,7 +83,7 @@ export class Resumed extends Schema.TaggedClass<Resumed>()("Resumed", { amount: 
 /** Applications of HoldFor per key, in this process. */
 export const holdTries = new Map<string, number>()
 
-export const CounterCommand = Schema.Union(Add, Explode, Refused, Flaky, Remind, Fired, Forward, Total, Withdraw, Detonate, HoldFor, Resumed)
+export const CounterCommand = Schema.Union(Add, Explode, Refused, Store, Flaky, Remind, Fired, Forward, Total, Withdraw, Detonate, HoldFor, Resumed)
 
 export const CounterState = Schema.Struct({
   total: Schema.Number,
@@ -81,7 +91,8 @@ export const CounterState = Schema.Struct({
   lastBySender: Schema.Record({ key: Schema.String, value: Schema.Number }),
   violations: Schema.Array(Schema.String),
   flakyTries: Schema.Number,
-  fired: Schema.Array(Schema.Struct({ tag: Schema.String, dueAt: Schema.Number, at: Schema.Number, node: Schema.String }))
+  fired: Schema.Array(Schema.Struct({ tag: Schema.String, dueAt: Schema.Number, at: Schema.Number, node: Schema.String })),
+  notes: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
 })
 type CounterState = typeof CounterState.Type
 
@@ -92,7 +103,7 @@ const node = process.env.HERALD_NODE_ID ?? "in-process"
 export const Counter = ActorKind.make("counter", {
   command: CounterCommand,
   state: CounterState,
-  initial: (): CounterState => ({ total: 0, count: 0, lastBySender: {}, violations: [], flakyTries: 0, fired: [] }),
+  initial: (): CounterState => ({ total: 0, count: 0, lastBySender: {}, violations: [], flakyTries: 0, fired: [], notes: [] }),
   behaviour: (state, command, ctx) => {
     switch (command._tag) {
       case "Add": {
@@ -111,6 +122,11 @@ export const Counter = ActorKind.make("counter", {
       case "Refused":
         ctx.insert("no_such_table", { x: 1 })
         return Effect.succeed(state)
+      case "Store": {
+        storeTries.set(ctx.key, (storeTries.get(ctx.key) ?? 0) + 1)
+        ctx.afterCommit(Effect.sync(() => storeEffects.set(ctx.key, (storeEffects.get(ctx.key) ?? 0) + 1)))
+        return Effect.succeed({ ...state, notes: [...state.notes, command.text] })
+      }
       case "Flaky":
         return ctx.attempt <= command.times
           ? Effect.fail(new Boom({ message: `try ${ctx.attempt}` }))

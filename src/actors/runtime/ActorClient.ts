@@ -48,6 +48,8 @@ export type ReplyWire = { readonly exit: unknown } | { readonly parked: string }
 export interface SendOptions {
   /** Deduplication id (Nats-Msg-Id): a publish repeated with the same id is dropped. */
   readonly msgId?: string
+  /** A core NATS inbox told `{parked}` should the command be parked instead of applied. */
+  readonly replyTo?: string
 }
 
 /**
@@ -83,7 +85,7 @@ export class ActorClient extends Effect.Service<ActorClient>()("herald/ActorClie
       kind: K,
       key: string,
       command: ActorKind.Command<K>,
-      options: SendOptions & { readonly replyTo?: string }
+      options: SendOptions
     ) =>
       Effect.gen(function*() {
         if (!isValidKey(key)) {

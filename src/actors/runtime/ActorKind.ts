@@ -54,6 +54,13 @@ export interface ActorContext<Command> {
    */
   readonly notify: (subject: string, payload: unknown) => void
   /**
+   * Work to start once this command's changes are committed (not at all if they never are), for
+   * side effects that must follow the decision to make them: a gateway send is made only after
+   * the message it sends is recorded. Lost if the node dies first, so what it starts must be
+   * found again from the committed state (a sweep). Must not fail and should return at once.
+   */
+  readonly afterCommit: (effect: Effect.Effect<void>) => void
+  /**
    * Holds this command open until its continuation: nothing this command changed is written and
    * the command is not acknowledged; the actor's state moves on in memory only, and its later
    * commands wait. The returned function hands the continuation to the actor in memory (no

@@ -2,7 +2,9 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Deferred, Effect, Metric, Queue, Schema } from "effect"
 import { labelled } from "../../observability/labelled.ts"
+import { firstUnstorable, storableText } from "../../domain/storable.ts"
 import { commitBatchSize } from "./metrics.ts"
+import { encodeJson } from "./transport.ts"
 
 export class FencedOut extends Schema.TaggedError<FencedOut>()("FencedOut", {
   kind: Schema.String,
@@ -37,6 +39,8 @@ export interface PoisonRow {
   readonly key: string
   readonly seq: number
   readonly command: unknown
+  /** The command's bytes as it travelled, when it came from the stream. */
+  readonly raw?: Uint8Array | undefined
   readonly error: string
   readonly attempts: number
 }
@@ -206,9 +210,13 @@ export const makeKindCommitter = (options: { readonly kind: string; readonly tab
         }
         for (const { partition, w } of tagged) {
           for (const p of w.poison) {
+            // Parking works for any payload: what jsonb cannot hold is kept as bytes.
+            const storable = firstUnstorable(p.command, Number.MAX_SAFE_INTEGER) === undefined
+            const bytes = storable ? null : Buffer.from(p.raw ?? encodeJson(p.command))
             yield* sql`
-              INSERT INTO actor_poison (kind, partition, actor_key, seq, command, error, attempts)
-              VALUES (${options.kind}, ${partition}, ${p.key}, ${p.seq}, ${JSON.stringify(p.command)}::jsonb, ${p.error}, ${p.attempts})
+              INSERT INTO actor_poison (kind, partition, actor_key, seq, command, command_bytes, error, attempts)
+              VALUES (${options.kind}, ${partition}, ${p.key}, ${p.seq}, ${storable ? JSON.stringify(p.command) : null}::jsonb, ${bytes},
+                      ${storableText(p.error)}, ${p.attempts})
               ON CONFLICT (kind, seq) DO NOTHING`
           }
         }

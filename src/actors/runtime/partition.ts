@@ -6,6 +6,7 @@ import {
   Deferred,
   Duration,
   Effect,
+  Either,
   Exit,
   FiberMap,
   Metric,
@@ -77,6 +78,17 @@ const retryBackoff = (attempt: number) => Duration.millis(Math.min(5_000, 50 * 2
 const refused = (error: SqlError): boolean => {
   const code = (error.cause as { code?: unknown } | undefined)?.code
   return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && !/^(08|40|53|57|58|XX)/.test(code)
+}
+
+/**
+ * Whether the database refused a write for the values in it (SQLSTATE class 22, data exception: a
+ * NUL in text, an unpaired surrogate in jsonb, a number out of range; class 54, a value past a
+ * limit such as an index row's size). Applying the command again writes the same values: it is
+ * parked at once, before its side effects run a second time.
+ */
+const cannotStore = (error: SqlError): boolean => {
+  const code = (error.cause as { code?: unknown } | undefined)?.code
+  return typeof code === "string" && /^(22|54)/.test(code)
 }
 
 /** The failure a refused write counts as, with what the database said (kept with a parked command). */
@@ -331,10 +343,11 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
           return undefined
         }
         const replyTo = message.headers?.get(Header.replyTo) || undefined
-        const raw = decodeJson(message.data)
-        const decoded = decodeCommand(raw)
+        const raw = jsonOf(message.data)
+        const decoded = Either.flatMap(raw, (json) => Either.mapLeft(decodeCommand(json), (error) => error.message))
         if (decoded._tag === "Left") {
-          into.write.poison.push({ key, seq, command: raw, error: `undecodable command: ${decoded.left.message}`, attempts: 0 })
+          const why = decoded.left
+          into.write.poison.push({ key, seq, command: raw._tag === "Right" ? raw.right : null, raw: message.data, error: `undecodable command: ${why}`, attempts: 0 })
           into.write.lastSeq = into.applied = seq
           into.acks.push(message)
           if (replyTo) into.replies.push(() => publishReply(replyTo, { parked: "undecodable command" }))
@@ -374,14 +387,17 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
         return undefined
       })
 
-    /** A command that failed its last try is parked: a poison row, and it counts as done. */
-    const park = (into: Applied, entry: Entry, attempts: number, cause: Cause.Cause<unknown>) =>
+    /**
+     * A command that failed its last try (or whose write cannot be stored) is parked: a poison
+     * row, and it counts as done.
+     */
+    const park = (into: Applied, entry: Entry, attempts: number, cause: Cause.Cause<unknown>, why = "after its last try") =>
       Effect.gen(function*() {
         const error = Cause.pretty(cause)
         if (entry._tag === "local") {
           // A continuation has no sequence of its own: it is parked under its held command's.
           const seq = into.applied
-          yield* Effect.logWarning("actor continuation parked after its last try", { kind: kind.name, key: into.key, seq, attempts })
+          yield* Effect.logWarning(`actor continuation parked ${why}`, { kind: kind.name, key: into.key, seq, attempts })
           into.write.poison.push({ key: into.key, seq, command: yield* Effect.orDie(encodeCommand(entry.command)), error, attempts })
           into.hold = undefined
           yield* Metric.increment(parked)
@@ -389,8 +405,9 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
         }
         const { message } = entry
         const seq = message.seq
-        yield* Effect.logWarning("actor command parked after its last try", { kind: kind.name, key: into.key, seq, attempts })
-        into.write.poison.push({ key: into.key, seq, command: decodeJson(message.data), error, attempts })
+        yield* Effect.logWarning(`actor command parked ${why}`, { kind: kind.name, key: into.key, seq, attempts })
+        const raw = jsonOf(message.data)
+        into.write.poison.push({ key: into.key, seq, command: raw._tag === "Right" ? raw.right : null, raw: message.data, error, attempts })
         const timerId = message.headers?.get(Header.timer) || undefined
         if (timerId !== undefined) into.write.timersRemove.push(timerId)
         into.write.lastSeq = into.applied = seq
@@ -560,8 +577,12 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
         const refusedBy = rejected.get(into)
         if (refusedBy !== undefined) {
           // Nothing of it was committed: its actor retries its commands from what it held, or else
-          // from its last state.
-          startRetrying(key, r, groups.get(key)!, refusal(refusedBy))
+          // from its last state. A write that cannot be stored is the one command's, parked at
+          // once; of several commands, each is applied again alone to find the one.
+          const entries = groups.get(key)!
+          const permanent = cannotStore(refusedBy)
+          if (permanent && entries.length > 1) startRetrying(key, r, entries, undefined)
+          else startRetrying(key, r, entries, refusal(refusedBy), permanent)
           continue
         }
         holding.delete(key)
@@ -574,13 +595,16 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
       yield* Metric.set(active, residents.size)
     })
 
-    /** An actor whose command failed: a fiber of its own takes over until its mailbox is empty. */
-    const startRetrying = (key: string, r: Resident, rest: ReadonlyArray<Entry>, failure: Cause.Cause<unknown>) => {
+    /**
+     * An actor whose command failed (or, with no failure given, one of whose commands did): a fiber
+     * of its own takes over until its mailbox is empty.
+     */
+    const startRetrying = (key: string, r: Resident, rest: ReadonlyArray<Entry>, failure: Cause.Cause<unknown> | undefined, permanent = false) => {
       const mailbox = [...rest]
       retrying.set(key, mailbox)
       r.busy = true
       // The kind's services are provided once per fiber, not per command.
-      runRetrying(key, Effect.provide(Effect.catchAllCause(retryLoop(key, r, mailbox, failure), crashed(`actor ${key}`)), registered.services))
+      runRetrying(key, Effect.provide(Effect.catchAllCause(retryLoop(key, r, mailbox, failure, permanent), crashed(`actor ${key}`)), registered.services))
     }
 
     /** A hold ended in the retrying fiber: the commands that waited behind it come next. */
@@ -590,10 +614,12 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
       mailbox.unshift(...held.waiting.splice(0).map(streamEntry))
     }
 
-    const retryLoop = (key: string, r: Resident, mailbox: Array<Entry>, firstFailure: Cause.Cause<unknown>) =>
+    const retryLoop = (key: string, r: Resident, mailbox: Array<Entry>, firstFailure: Cause.Cause<unknown> | undefined, firstPermanent: boolean) =>
       Effect.gen(function*() {
-        // The failure of attempt `attempt` of the command at the head of the mailbox, if known.
+        // The failure of attempt `attempt` of the command at the head of the mailbox, if known,
+        // and whether it was a write that cannot be stored (parked without another try).
         let failure: Cause.Cause<unknown> | undefined = firstFailure
+        let permanent = firstPermanent
         for (;;) {
           // Routing is synchronous: nothing can be queued between this check and the hand-back.
           const entry = yield* Effect.sync(() => {
@@ -609,12 +635,14 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
           const held = holding.get(key)
           if (entry._tag === "local" && held?.into.hold?.id !== entry.holdId) {
             failure = undefined
+            permanent = false
             continue
           }
           if (entry._tag === "stream" && held !== undefined) {
             // Behind a hold: waits for the continuation like any other.
             held.waiting.push(entry.message)
             failure = undefined
+            permanent = false
             continue
           }
           for (let attempt = 1;; attempt++) {
@@ -635,18 +663,20 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
                   break
                 }
                 failure = refusal(refusedBy)
+                permanent = cannotStore(refusedBy)
               }
               yield* Metric.increment(failed)
             }
-            if (attempt >= registered.maxAttempts) {
+            if (attempt >= registered.maxAttempts || permanent) {
               const into = applyingFrom(key, r)
-              yield* park(into, entry, attempt, failure)
+              yield* park(into, entry, attempt, failure, permanent ? "at once: its write cannot be stored" : "after its last try")
               // A poison row and the sequence only (with what was held): nothing to refuse.
               yield* commitApplied([into], Date.now())
               released(key, held, mailbox)
               r.state = into.state
               r.seq = into.applied
               failure = undefined
+              permanent = false
               break
             }
             yield* Effect.logDebug("actor command failed; retrying", { kind: kind.name, key, seq: entry._tag === "stream" ? entry.message.seq : r.seq, attempt, error: firstLine(Cause.pretty(failure)) })
@@ -683,6 +713,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
       const inserts: Array<StateWrite["inserts"][number]> = []
       const targets = new Map<string, ActorKind.Any>()
       const notices: Array<{ readonly subject: string; readonly payload: unknown }> = []
+      const afterwards: Array<Effect.Effect<void>> = []
       let counter = 0
       let reply: ReplyWire | undefined
       let hold: Applied["hold"]
@@ -736,6 +767,9 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
         notify: (subject, payload) => {
           notices.push({ subject, payload })
         },
+        afterCommit: (effect) => {
+          afterwards.push(effect)
+        },
         hold: (deadline) => {
           const id = ++nextHoldId
           hold = { id, deadline: Date.now() + Duration.toMillis(deadline) }
@@ -767,9 +801,10 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
           write.persist.push(...persist)
           write.inserts.push(...inserts)
         })
-      /** Notices go out after the commit, like replies. */
+      /** Notices go out after the commit, like replies; so does work a behaviour started with afterCommit. */
       const queueNotices = (into: Applied) => {
         for (const notice of notices) into.replies.push(() => Effect.sync(() => bus.nc.publish(notice.subject, encodeJson(notice.payload))))
+        for (const effect of afterwards) into.replies.push(() => effect)
       }
       return {
         context,
@@ -914,6 +949,15 @@ const serveEphemeral = (bus: Connected, subject: string, handle: (key: string, r
   )
 
 const firstLine = (text: string) => text.split("\n")[0] ?? text
+
+/** A command's JSON, or why its bytes are not JSON. */
+const jsonOf = (data: Uint8Array): Either.Either<unknown, string> => {
+  try {
+    return Either.right(decodeJson(data))
+  } catch (error) {
+    return Either.left(`not JSON (${(error as Error).message})`)
+  }
+}
 
 // A request's reply travels as its Exit, encoded with the request's own success/failure schemas.
 const encodeExit = (request: Schema.TaggedRequest.All, exit: Exit.Exit<unknown, unknown>): unknown =>

@@ -65,5 +65,9 @@ export const assignedTo = (node: string, nodes: ReadonlyArray<string>, kind: str
   return mine
 }
 
-/** Keys become the last subject token: NATS tokens may not contain '.', '*', '>' or whitespace. */
-export const isValidKey = (key: string): boolean => key.length > 0 && key.length <= 200 && /^[^\s.*>]+$/.test(key)
+/**
+ * Keys become the last subject token (NATS tokens may not contain '.', '*', '>' or whitespace)
+ * and a text column (no control characters, no unpaired surrogates).
+ */
+export const isValidKey = (key: string): boolean =>
+  key.length > 0 && key.length <= 200 && /^[^\s.*>\u0000-\u001f\u007f]+$/.test(key) && !/[\ud800-\udfff]/.test(key.replace(/[\ud800-\udbff][\udc00-\udfff]/g, ""))

@@ -14,6 +14,7 @@ import autoReplies from "./0011_auto_replies.ts"
 import contactLists from "./0012_contact_lists.ts"
 import broadcasts from "./0013_broadcasts.ts"
 import tokenSubjectsFeed from "./0014_token_subjects_feed.ts"
+import poisonBytes from "./0015_poison_bytes.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
@@ -33,5 +34,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0011_auto_replies": autoReplies,
   "0012_contact_lists": contactLists,
   "0013_broadcasts": broadcasts,
-  "0014_token_subjects_feed": tokenSubjectsFeed
+  "0014_token_subjects_feed": tokenSubjectsFeed,
+  "0015_poison_bytes": poisonBytes
 }
