@@ -8,8 +8,9 @@ import { isBigintKey, keyPage, readKeyCursor } from "../storage/keyCursor.ts"
 import { pageOf, readCursor } from "../storage/pageCursor.ts"
 import type { ParsedRow } from "./contactRow.ts"
 import { type ContactRow, ContactListsRepo, type ListRow } from "./ContactListsRepo.ts"
-import { ImportTooLarge, UnsupportedMediaType, UploadInterrupted } from "./errors.ts"
-import { BATCH_ROWS, IMPORTS_PER_NODE, NORMALISE_SLICE } from "./importLimits.ts"
+import { ImportTooLarge, UnsupportedMediaType, UploadInterrupted, UploadStalled } from "./errors.ts"
+import { BATCH_ROWS, IMPORT_SLICE_MS, IMPORTS_PER_NODE } from "./importLimits.ts"
+import { type ImportPacer, makeImportPacer } from "./importPacer.ts"
 import { columnsOf, ImportTally, type ValidContact } from "./importTally.ts"
 import { type ImportFormat, readerFor } from "./readers.ts"
 
@@ -40,22 +41,32 @@ export const importFormatOf = (contentType: string | undefined): ImportFormat | 
   }
 }
 
+/** Text handed to a reader at once: about a millisecond of parsing. */
+const PIECE_CHARS = 16 * 1024
+
 /**
- * The rows of a body in `format`, read piece by piece as its text arrives (see readers.ts); a
- * body that cannot be read fails the stream with the 400 naming where.
+ * The rows of a body in `format`, read piece by piece as its text arrives (see readers.ts), paced
+ * with the node's other import work; a body that cannot be read fails the stream with the 400
+ * naming where.
  */
-export const readRows = (format: ImportFormat) => <E, R>(text: Stream.Stream<string, E, R>): Stream.Stream<ParsedRow, E | InvalidRequest, R> =>
+export const readRows = (format: ImportFormat, pacer: ImportPacer = makeImportPacer(1)) => <E, R>(text: Stream.Stream<string, E, R>): Stream.Stream<ParsedRow, E | InvalidRequest, R> =>
   Stream.suspend(() => {
     const reader = readerFor(format)
-    const rowsOf = (pieces: Chunk.Chunk<string>) => {
-      const rows: Array<ParsedRow> = []
-      for (const piece of pieces) {
-        const read = reader.push(piece)
-        if (Either.isLeft(read)) return Effect.fail(read.left)
-        for (const row of read.right) rows.push(row)
-      }
-      return Effect.succeed(Chunk.unsafeFromArray(rows))
-    }
+    const rowsOf = (pieces: Chunk.Chunk<string>) =>
+      Effect.gen(function*() {
+        const rows: Array<ParsedRow> = []
+        for (const piece of pieces) {
+          for (let at = 0; at < piece.length; at += PIECE_CHARS) {
+            yield* pacer.turn
+            const began = performance.now()
+            const read = reader.push(at === 0 && piece.length <= PIECE_CHARS ? piece : piece.slice(at, at + PIECE_CHARS))
+            pacer.spent(performance.now() - began)
+            if (Either.isLeft(read)) return yield* Effect.fail(read.left)
+            for (const row of read.right) rows.push(row)
+          }
+        }
+        return Chunk.unsafeFromArray(rows)
+      })
     const last = Stream.suspend(() => Either.match(reader.end(), { onLeft: Stream.fail, onRight: Stream.fromIterable }))
     return Stream.concat(Stream.mapChunksEffect(text, rowsOf), last)
   })
@@ -63,7 +74,7 @@ export const readRows = (format: ImportFormat) => <E, R>(text: Stream.Stream<str
 /** An import body as the HTTP edge hands it over: its declared type, and its bytes within the size limit. */
 export interface Upload {
   readonly contentType: string | undefined
-  readonly body: Stream.Stream<Uint8Array, ImportTooLarge | UploadInterrupted>
+  readonly body: Stream.Stream<Uint8Array, ImportTooLarge | UploadInterrupted | UploadStalled>
 }
 
 const presentList = (row: ListRow) => ({
@@ -104,6 +115,7 @@ export class ContactLists extends Effect.Service<ContactLists>()("herald/contact
     const repo = yield* ContactListsRepo
     // Each import holds a pooled connection for as long as its upload lasts: a few at a time.
     const importPermits = yield* Effect.makeSemaphore(IMPORTS_PER_NODE)
+    const pacer = makeImportPacer()
 
     /** A live list of the caller's account: anything else, a malformed id included, is a 404. */
     const visible = (principal: Principal, listId: string) =>
@@ -167,16 +179,23 @@ export class ContactLists extends Effect.Service<ContactLists>()("herald/contact
     })
 
     /**
-     * Normalises rows as they are read, in slices, yielding between them: libphonenumber costs
-     * tens of microseconds a number, and other requests share this thread.
+     * Normalises rows as they are read, in slices paced with the node's other import work:
+     * libphonenumber costs about ten microseconds a number, and other requests share this thread.
+     * An import that turns out to be mostly invalid rows stops (see INVALID_ROWS_MAX).
      */
     const normalise = (tally: ImportTally, rows: Chunk.Chunk<ParsedRow>) =>
       Effect.gen(function*() {
         const all = Chunk.toReadonlyArray(rows)
         const valid: Array<ValidContact> = []
-        for (let start = 0; start < all.length; start += NORMALISE_SLICE) {
-          if (start > 0) yield* Effect.yieldNow()
-          tally.sort(all.slice(start, start + NORMALISE_SLICE), valid)
+        for (let start = 0; start < all.length;) {
+          yield* pacer.turn
+          const began = performance.now()
+          do {
+            tally.sort(all.slice(start, start + 64), valid)
+            start += 64
+          } while (start < all.length && performance.now() - began < IMPORT_SLICE_MS)
+          pacer.spent(performance.now() - began)
+          if (tally.overwhelmed()) return yield* Effect.fail(tally.refusal())
         }
         return Chunk.unsafeFromArray(valid)
       })
@@ -196,7 +215,7 @@ export class ContactLists extends Effect.Service<ContactLists>()("herald/contact
         const tally = new ImportTally()
         yield* body.pipe(
           Stream.decodeText(),
-          readRows(format),
+          readRows(format, pacer),
           Stream.mapChunksEffect((rows) => normalise(tally, rows)),
           Stream.rechunk(BATCH_ROWS),
           Stream.mapChunks((contacts) => Chunk.of(columnsOf(contacts))),

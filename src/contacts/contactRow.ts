@@ -1,3 +1,4 @@
+import { firstUnstorable, unstorableText } from "../domain/storable.ts"
 import { NAME_MAX, PARAMS_MAX_BYTES } from "./importLimits.ts"
 
 /**
@@ -19,6 +20,9 @@ export type ParsedRow =
 
 const malformed = (row: number, phone: string, reason: string): ParsedRow => ({ _tag: "Malformed", row, phone, reason })
 
+/** A phone as the report may quote it: what cannot be stored or sent back as JSON is dropped. */
+const reportable = (phone: string) => (unstorableText(phone) === undefined ? phone : "")
+
 const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** The phone as the client wrote it, for the report: strings as they are, numbers printed, anything else empty. */
@@ -27,6 +31,8 @@ const phoneText = (value: unknown): string => (typeof value === "string" ? value
 /** Name and params checked the same way whatever the format. */
 const contact = (row: number, phone: string, name: string | null, params: string | null): ParsedRow => {
   if (name !== null && name.length > NAME_MAX) return malformed(row, phone, `name is longer than ${NAME_MAX} characters`)
+  const nameProblem = name === null ? undefined : unstorableText(name)
+  if (nameProblem !== undefined) return malformed(row, reportable(phone), `name ${nameProblem}`)
   if (params !== null && Buffer.byteLength(params) > PARAMS_MAX_BYTES) return malformed(row, phone, `params exceed ${PARAMS_MAX_BYTES} bytes as JSON`)
   return { _tag: "Contact", row, phone, name, params }
 }
@@ -46,6 +52,10 @@ export const contactOfJson = (row: number, value: unknown): ParsedRow => {
   const params = value.params
   if (params !== undefined && params !== null && !isPlainObject(params)) return malformed(row, phoneText(phone), "params must be an object")
   const trimmed = typeof name === "string" ? name.trim() : ""
+  const paramsProblem = isPlainObject(params) ? firstUnstorable(params) : undefined
+  if (paramsProblem !== undefined) {
+    return malformed(row, reportable(phoneText(phone)), `params${paramsProblem.path === "" ? "" : `.${paramsProblem.path}`} ${paramsProblem.message}`)
+  }
   return contact(row, phoneText(phone), trimmed === "" ? null : trimmed, isPlainObject(params) ? JSON.stringify(params) : null)
 }
 
@@ -68,6 +78,8 @@ export const csvColumns = (header: ReadonlyArray<string>): CsvColumns | string =
   const seen = new Set<string>()
   for (const name of names) {
     if (name === "") continue
+    const problem = unstorableText(name)
+    if (problem !== undefined) return `a column name of the header ${problem}`
     const key = name.toLowerCase()
     if (seen.has(key)) return `the header names column ${name} twice`
     seen.add(key)
@@ -93,7 +105,12 @@ export const contactOfCsv = (row: number, columns: CsvColumns, fields: ReadonlyA
   let params: string | null = null
   if (columns.params.length > 0) {
     const object: Record<string, string> = {}
-    for (const [index, key] of columns.params) object[key] = fields[index] ?? ""
+    for (const [index, key] of columns.params) {
+      const value = fields[index] ?? ""
+      const problem = unstorableText(value)
+      if (problem !== undefined) return malformed(row, reportable(phone), `${key} ${problem}`)
+      object[key] = value
+    }
     params = JSON.stringify(object)
   }
   return contact(row, phone, name === "" ? null : name, params)

@@ -28,3 +28,10 @@ export class UploadInterrupted extends Schema.TaggedError<UploadInterrupted>()("
 }) {
   static readonly instance = () => new UploadInterrupted({ message: "the upload ended before its body was complete; nothing was imported" })
 }
+
+/** The body stopped arriving for HERALD_IMPORT_IDLE_MS (408 request_timeout); nothing of it is kept. */
+export class UploadStalled extends Schema.TaggedError<UploadStalled>()("UploadStalled", {
+  message: Schema.String
+}) {
+  static readonly after = (idleMs: number) => new UploadStalled({ message: `the upload sent nothing for ${idleMs / 1000} s; nothing was imported` })
+}

@@ -16,8 +16,22 @@ export const RECORD_MAX_CHARS = 64 * 1024
 /** Rows per INSERT: a few thousand keeps a statement well under a second and its arrays small. */
 export const BATCH_ROWS = 5_000
 
-/** Rows normalised between two yields of the fiber: about 20 ms of libphonenumber work. */
-export const NORMALISE_SLICE = 500
+/** Longest stretch of import work between two turns of the event loop. */
+export const IMPORT_SLICE_MS = 10
+
+/**
+ * Share of an API node's event loop that imports may take together (importPacer.ts): the rest is
+ * kept for other requests whatever the imports carry. Normalising is most of an import's cost,
+ * and Postgres writes on the other core meanwhile, so a busy import slows by less than the share.
+ */
+export const IMPORT_CPU_SHARE = 0.75
+
+/**
+ * An import stops, writing nothing, once more than this many of its rows are invalid and they
+ * are most of the rows read so far: that is the wrong file, not a list with some bad numbers,
+ * and reading the rest of it is work for nothing.
+ */
+export const INVALID_ROWS_MAX = 10_000
 
 /** Invalid rows listed in the report; invalid_count counts them all. */
 export const INVALID_REPORTED_MAX = 100

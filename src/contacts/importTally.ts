@@ -1,6 +1,7 @@
 import { toE164 } from "../messaging/phone.ts"
+import { FieldIssue, InvalidRequest } from "../domain/errors.ts"
 import type { ParsedRow } from "./contactRow.ts"
-import { INVALID_REPORTED_MAX } from "./importLimits.ts"
+import { INVALID_REPORTED_MAX, INVALID_ROWS_MAX } from "./importLimits.ts"
 
 export interface InvalidRow {
   readonly row: number
@@ -44,11 +45,13 @@ export class ImportTally {
   private added = 0
   private duplicates = 0
   private invalidCount = 0
+  private read = 0
   private readonly invalid: Array<InvalidRow> = []
 
   /** Normalises each row's phone to E.164: valid rows are added to `valid`, invalid ones counted. */
   sort(rows: Iterable<ParsedRow>, valid: Array<ValidContact>): void {
     for (const row of rows) {
+      this.read++
       if (row._tag === "Malformed") {
         this.invalidRow(row.row, row.phone, row.reason)
         continue
@@ -66,6 +69,20 @@ export class ImportTally {
   written(valid: number, inserted: number): void {
     this.added += inserted
     this.duplicates += valid - inserted
+  }
+
+  /** Whether the import should stop: past INVALID_ROWS_MAX invalid rows, and most of those read. */
+  overwhelmed(): boolean {
+    return this.invalidCount > INVALID_ROWS_MAX && this.invalidCount * 2 > this.read
+  }
+
+  /** Why an overwhelmed import stopped: the 400 naming its first invalid rows. */
+  refusal(): InvalidRequest {
+    const errors = this.invalid.map((row) => new FieldIssue({ path: `row ${row.row}`, message: row.reason }))
+    return new InvalidRequest({
+      message: `the import stopped: ${this.invalidCount} of the first ${this.read} rows are invalid (the first ${errors.length} are listed); nothing was imported. Check that this is a contact list with a phone column.`,
+      errors
+    })
   }
 
   report() {

@@ -139,7 +139,8 @@ export const serveRoutes = <A, E, R>(routes: Layer.Layer<A, E, R>, bodyTimeouts:
  * flight, before the layers below it (NATS, Postgres) are released.
  */
 export const HttpServerLive = (surface: "full" | "ops", onListening: OnListening = () => {}) =>
-  serveRoutes(surface === "full" ? FullRoutes : OpsRoutes).pipe(
+  Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
+    serveRoutes(surface === "full" ? FullRoutes : OpsRoutes, { ...DEFAULT_BODY_TIMEOUTS, idleMs: config.httpBodyIdleMs }))).pipe(
     Layer.provide(Layer.tap(Listener, (context) =>
       Effect.sync(() => {
         const address = Context.get(context, HttpServer.HttpServer).address

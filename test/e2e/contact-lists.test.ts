@@ -13,7 +13,8 @@ import { callJson, cliFor } from "../support/http.ts"
 
 const iso = useIsolation()
 const db = useDb(iso)
-const env = envFor(iso)
+// A short idle limit, so that the stalled-upload test does not wait out the 30 s default.
+const env = envFor(iso, { HERALD_IMPORT_IDLE_MS: "2000" })
 const cli = cliFor(env)
 let node: HeraldProcess
 const tokens: Record<string, string> = {}
@@ -335,6 +336,66 @@ describe("imports", () => {
     expect(await countOf(id)).toEqual(before)
   })
 
+  it("values Postgres cannot hold (NUL, unpaired surrogates) make their rows invalid, not the import fail", async () => {
+    const id = await newList()
+    const json = await upload(id, tokens.owner, "application/json", JSON.stringify({
+      contacts: [
+        { phone: "+919876500001", name: "nul\u0000name" },
+        { phone: "+919876500002", params: { city: "a\ud800b" } },
+        { phone: "+919876500003", params: { ["key\u0000"]: 1 } },
+        { phone: "+91987650\u00000004" },
+        { phone: "+919876500005", name: "fine 😀" }
+      ]
+    }))
+    expect(json.status, JSON.stringify(json.body)).toBe(200)
+    expect(json.body).toMatchObject({ added: 1, invalid_count: 4 })
+    expect(json.body.invalid.map((x: any) => x.row)).toEqual([1, 2, 3, 4])
+    expect(json.body.invalid[0].reason).toContain("NUL")
+    expect(json.body.invalid[1].reason).toMatch(/params\.city .*surrogate/)
+    const csv = await upload(id, tokens.owner, "text/csv", "phone,name,city\n+919876500006,a\u0000b,x\n+919876500007,ok,y\u0000\n+919876500008,ok,ok\n")
+    expect(csv.body).toMatchObject({ added: 1, invalid_count: 2 })
+    const header = await upload(id, tokens.owner, "text/csv", "phone,ci\u0000ty\n+919876500009,x\n")
+    expect(header.status).toBe(400)
+    const ndjson = await upload(id, tokens.owner, "application/x-ndjson", `{"phone":"+919876500010","name":"\\ud800"}\n{"phone":"+919876500011"}\n`)
+    expect(ndjson.body).toMatchObject({ added: 1, invalid_count: 1 })
+    expect(await countOf(id)).toEqual({ stored: 3, counted: 3 })
+  })
+
+  it("a body of mostly invalid rows stops early with a 400 naming them; nothing is written and the rest is not read", async () => {
+    const id = await newList()
+    const valid = Array.from({ length: 200 }, (_, i) => `+9198${String(20_000_000 + i)}`)
+    // 200 good rows, then garbage: 40 MB of it, far more than is read before the import stops.
+    let sent = 0
+    const garbage = "x,y\n".repeat(16_384)
+    const body = new Readable({
+      read() {
+        if (sent === 0) this.push("phone,name\n" + valid.map((p) => `${p},ok`).join("\n") + "\n")
+        if (sent >= 40 * 1024 * 1024) return this.push(null)
+        sent += garbage.length
+        this.push(garbage)
+      }
+    })
+    const r = await upload(id, tokens.owner, "text/csv", body)
+    expect(r.status).toBe(400)
+    expect(r.body.code).toBe("invalid_request")
+    expect(r.body.message).toMatch(/^the import stopped: \d+ of the first \d+ rows are invalid/)
+    expect(r.body.errors).toHaveLength(100)
+    expect(r.body.errors[0]).toEqual({ path: "row 201", message: expect.stringContaining("phone number") })
+    expect(sent).toBeLessThan(40 * 1024 * 1024)
+    expect(await countOf(id)).toEqual({ stored: 0, counted: 0 })
+  })
+
+  it("an upload that stops sending is answered 408 after HERALD_IMPORT_IDLE_MS; nothing is written", async () => {
+    const id = await newList()
+    const body = new Readable({ read() {} })
+    body.push("phone\n" + Array.from({ length: 100 }, (_, i) => `+9196${10_000_000 + i}`).join("\n") + "\n")
+    const r = await upload(id, tokens.owner, "text/csv", body)
+    expect(r.status).toBe(408)
+    expect(r.body).toMatchObject({ success: false, code: "request_timeout" })
+    body.destroy()
+    expect(await countOf(id)).toEqual({ stored: 0, counted: 0 })
+  })
+
   it("while an import runs, another import into the list and its deletion get 409; a client that goes away leaves nothing", async () => {
     const id = await newList()
     // An upload that sends 12,000 rows (two batches written), then neither ends nor sends more.
@@ -344,6 +405,9 @@ describe("imports", () => {
     })
     const closed = new Promise<void>((resolve) => request.on("error", () => resolve()).on("close", () => resolve()))
     request.write("phone\n" + Array.from({ length: 12_000 }, (_, i) => `+9194${10_000_000 + i}`).join("\n") + "\n")
+    // A slow client, but a live one: a row now and then keeps it inside HERALD_IMPORT_IDLE_MS.
+    let trickled = 0
+    const trickle = setInterval(() => request.write(`+9193${10_000_000 + trickled++}\n`), 300)
     // Probe only once the import holds the list (its transaction has written a batch): a probe
     // sent earlier could take the list first, and the slow upload would then be the one refused.
     await eventually(async () => {
@@ -361,6 +425,7 @@ describe("imports", () => {
     expect(deleting.status).toBe(409)
     expect(deleting.body.code).toBe("conflict")
     // The client goes away half way: the transaction is rolled back.
+    clearInterval(trickle)
     request.destroy()
     await closed
     await eventually(async () => expect((await upload(id, tokens.owner, "text/csv", "phone\n+919876543210\n")).body).toMatchObject({ added: 1 }))

@@ -1,10 +1,11 @@
 import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
-import { Effect, Stream } from "effect"
+import { Duration, Effect, Stream } from "effect"
 import type { IncomingMessage } from "node:http"
 import { ContactLists, type Upload } from "../../contacts/ContactLists.ts"
-import { ImportTooLarge, UploadInterrupted } from "../../contacts/errors.ts"
+import { ImportTooLarge, UploadInterrupted, UploadStalled } from "../../contacts/errors.ts"
 import { IMPORT_MAX_BYTES } from "../../contacts/importLimits.ts"
+import { AppConfig } from "../../config/AppConfig.ts"
 import { RcsCredentials } from "../Authentication.ts"
 import { discardRest } from "../requestBody.ts"
 import { errorEnvelope } from "../errors.ts"
@@ -19,11 +20,12 @@ export const CONTACT_IMPORT_PATH = "/api/v1/rcs/contact-lists/:list_id/contacts"
  * (declared or counted) or if the client goes away before its end. The request is never
  * destroyed here: whoever answers decides what happens to the unread rest (see below).
  */
-const bodyOf = (source: IncomingMessage): Upload["body"] =>
+const bodyOf = (source: IncomingMessage, idleMs: number): Upload["body"] =>
   Stream.suspend(() => {
     if (Number(source.headers["content-length"] ?? 0) > IMPORT_MAX_BYTES) return Stream.fail(ImportTooLarge.instance())
     let received = 0
     return NodeStream.fromReadable<UploadInterrupted, Uint8Array>(() => source, () => UploadInterrupted.instance(), { closeOnDone: false }).pipe(
+      Stream.timeoutFail(() => UploadStalled.after(idleMs), Duration.millis(idleMs)),
       Stream.mapChunksEffect((chunks) => {
         for (const chunk of chunks) received += chunk.length
         return received > IMPORT_MAX_BYTES ? Effect.fail(ImportTooLarge.instance()) : Effect.succeed(chunks)
@@ -42,6 +44,7 @@ export const ContactImportRoute = HttpLayerRouter.use((router) =>
   Effect.gen(function*() {
     const credentials = yield* RcsCredentials
     const lists = yield* ContactLists
+    const { importIdleMs } = yield* AppConfig
     yield* router.add(
       "POST",
       CONTACT_IMPORT_PATH,
@@ -55,7 +58,7 @@ export const ContactImportRoute = HttpLayerRouter.use((router) =>
           const principal = yield* credentials.principal(token, "POST", CONTACT_IMPORT_PATH)
           const report = yield* lists.importContacts(principal, route.params.list_id ?? "", {
             contentType: request.headers["content-type"],
-            body: bodyOf(source)
+            body: bodyOf(source, importIdleMs)
           })
           return HttpServerResponse.unsafeJson(report)
         }).pipe(

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { ImportTooLarge, UnsupportedMediaType, UploadInterrupted } from "../../contacts/errors.ts"
+import { ImportTooLarge, UnsupportedMediaType, UploadInterrupted, UploadStalled } from "../../contacts/errors.ts"
 import { IMPORT_MAX_BYTES, INVALID_REPORTED_MAX } from "../../contacts/importLimits.ts"
 import { Authentication } from "../Authentication.ts"
 import { ConflictResponse, errorResponse, InvalidRequestResponse, NotFoundResponse } from "../errors.ts"
@@ -9,6 +9,7 @@ import { ForbiddenResponse } from "./ApiKeysApi.ts"
 export const UnsupportedMediaTypeResponse = errorResponse(UnsupportedMediaType, 415, "unsupported_media_type")
 export const ImportTooLargeResponse = errorResponse(ImportTooLarge, 413, "payload_too_large")
 export const UploadInterruptedResponse = errorResponse(UploadInterrupted, 400, "upload_interrupted")
+export const UploadStalledResponse = errorResponse(UploadStalled, 408, "request_timeout")
 
 const ContactList = Schema.Struct({
   list_id: Schema.String,
@@ -119,6 +120,7 @@ export class ContactImportApi extends HttpApiGroup.make("contactImport")
       }))
       .addError(InvalidRequestResponse)
       .addError(UploadInterruptedResponse)
+      .addError(UploadStalledResponse)
       .addError(ForbiddenResponse)
       .addError(NotFoundResponse)
       .addError(ConflictResponse)

@@ -1,0 +1,36 @@
+import { Effect } from "effect"
+import { IMPORT_CPU_SHARE } from "./importLimits.ts"
+
+/**
+ * Node-wide pacing of import work (reading rows, checking phones), shared by every import on the
+ * node. Work runs in slices of at most IMPORT_SLICE_MS; before each slice the import yields to
+ * the event loop (a macrotask, so sockets, timers and lease renewals run in between: an Effect
+ * `yieldNow` does not reach them), and once imports have used their share of the loop's time
+ * they wait out the rest. Other requests therefore always get at least 1 − IMPORT_CPU_SHARE of
+ * an API node, however many imports run and whatever they carry.
+ */
+export interface ImportPacer {
+  /** Waits for the next slice: at least a turn of the event loop, longer while over the share. */
+  readonly turn: Effect.Effect<void>
+  /** Records `ms` of import work just done. */
+  readonly spent: (ms: number) => void
+}
+
+export const makeImportPacer = (share = IMPORT_CPU_SHARE): ImportPacer => {
+  // When the imports' next slice may start (performance.now() time): work done moves it on by
+  // what the rest of the node is owed for it.
+  let nextAt = 0
+  const turn = Effect.async<void>((resume) => {
+    const wait = nextAt - performance.now()
+    if (wait >= 1) {
+      const timer = setTimeout(() => resume(Effect.void), wait)
+      return Effect.sync(() => clearTimeout(timer))
+    }
+    const immediate = setImmediate(() => resume(Effect.void))
+    return Effect.sync(() => clearImmediate(immediate))
+  })
+  const spent = (ms: number) => {
+    nextAt = Math.max(nextAt, performance.now()) + (ms * (1 - share)) / share
+  }
+  return { turn, spent }
+}
