@@ -6,7 +6,7 @@ import { positionOf } from "../storage/pageCursor.ts"
 import { LOCK_NOT_AVAILABLE, sqlState } from "../storage/sqlState.ts"
 
 export type BroadcastStatus = "scheduled" | "queued" | "running" | "completed" | "cancelled"
-export type TargetStatus = "pending" | "sent" | "delivered" | "read" | "failed" | "cancelled"
+export type TargetStatus = "pending" | "unconfirmed" | "sent" | "delivered" | "read" | "failed" | "cancelled"
 
 export interface BroadcastRow {
   readonly broadcastId: string
@@ -68,10 +68,13 @@ export interface TargetRow {
   readonly failedAt: Date | null
 }
 
-/** A target's outcome as the sender's node writes it. */
+/**
+ * A target's outcome as the sender's node writes it: `unconfirmed` is a send the gateway did not
+ * confirm, in doubt until its delivery report or the report window.
+ */
 export interface TargetOutcome {
   readonly targetNo: number
-  readonly status: "sent" | "failed" | "cancelled"
+  readonly status: "sent" | "unconfirmed" | "failed" | "cancelled"
   readonly error: GatewayErrorRecord | null
 }
 
@@ -86,7 +89,7 @@ export interface Counters {
 }
 
 /** Rank of a target status along sent → delivered → read; failed and cancelled are final. */
-const RANK_SQL = (column: string) => `CASE ${column} WHEN 'pending' THEN 0 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 ELSE 9 END`
+const RANK_SQL = (column: string) => `CASE ${column} WHEN 'pending' THEN 0 WHEN 'unconfirmed' THEN 0 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 ELSE 9 END`
 
 /**
  * Broadcasts and their targets. Every statement that changes targets moves the broadcast's
@@ -259,7 +262,8 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
             error = o.error,
             failure_reason = o.error->>'message',
             sent_at = CASE WHEN o.status = 'sent' THEN now() END,
-            failed_at = CASE WHEN o.status = 'failed' THEN now() END
+            failed_at = CASE WHEN o.status = 'failed' THEN now() END,
+            unconfirmed_at = CASE WHEN o.status = 'unconfirmed' THEN now() END
           FROM o
           -- The range keeps the plan on the primary key: a bare join scans the whole broadcast.
           WHERE t.broadcast_id = ${input.broadcastId}::uuid AND t.target_no BETWEEN ${first} AND ${last}
@@ -298,18 +302,21 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
         ${sql.literal(ADD_ON_CONFLICT)}`.pipe(Effect.asVoid)
 
     /**
-     * A gateway report about a broadcast's message: moves the target forward only (sent →
-     * delivered → read; failed from sent or delivered), with the counters. "unknown" when no
-     * target has the message_id or its send outcome is not recorded yet (the gateway calls
-     * again); "unchanged" for a duplicate or a late report.
+     * A gateway report about a broadcast's message: what the gateway says happened to it, with the
+     * counters and the charge. A target in doubt (pending after a stopped node claimed it,
+     * unconfirmed, or failed as unconfirmed) takes the reported status, counted as sent and charged
+     * once if it reached the recipient; a target already sent only moves forward (sent → delivered
+     * → read; failed from sent or delivered, refunded). "unknown" when no target has the
+     * message_id; "unchanged" for a duplicate or a late report.
      */
     const applyReport = (report: { messageId: string; status: "delivered" | "read" | "failed"; at: Date; error: GatewayErrorRecord | undefined }) =>
       sql<{ readonly before: TargetStatus; readonly after: TargetStatus }>`
         WITH prev AS (
-          SELECT broadcast_id, target_no, status FROM broadcast_targets WHERE message_id = ${report.messageId}::uuid FOR UPDATE
+          SELECT broadcast_id, target_no, status, error FROM broadcast_targets WHERE message_id = ${report.messageId}::uuid FOR UPDATE
         ), moved AS (
           UPDATE broadcast_targets t SET
             status = ${report.status},
+            sent_at = CASE WHEN ${report.status} IN ('delivered', 'read') THEN coalesce(t.sent_at, ${report.at.toISOString()}::timestamptz) ELSE t.sent_at END,
             delivered_at = CASE WHEN ${report.status} IN ('delivered', 'read') THEN coalesce(t.delivered_at, ${report.at.toISOString()}::timestamptz) END,
             read_at = CASE WHEN ${report.status} = 'read' THEN ${report.at.toISOString()}::timestamptz END,
             failed_at = CASE WHEN ${report.status} = 'failed' THEN ${report.at.toISOString()}::timestamptz END,
@@ -317,22 +324,33 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
             failure_reason = ${report.error?.message ?? null}
           FROM prev
           WHERE t.broadcast_id = prev.broadcast_id AND t.target_no = prev.target_no
-            AND prev.status IN ('sent', 'delivered')
-            AND (${report.status} = 'failed' OR ${sql.literal(RANK_SQL(`'${report.status}'`))} > ${sql.literal(RANK_SQL("prev.status"))})
+            AND (
+              prev.status IN ('pending', 'unconfirmed')
+              OR (prev.status IN ('sent', 'delivered')
+                  AND (${report.status} = 'failed' OR ${sql.literal(RANK_SQL(`'${report.status}'`))} > ${sql.literal(RANK_SQL("prev.status"))}))
+              OR (prev.status = 'failed' AND prev.error->>'message_id' IS NOT NULL AND ${report.status} IN ('delivered', 'read'))
+            )
           RETURNING prev.status AS before, t.status AS after, t.broadcast_id, t.message_id, t.target_no
+        ), charged AS (
+          -- Reached the recipient, and not charged when it was recorded sent: charged now, once.
+          INSERT INTO wallet_transactions (account_id, kind, amount, reference)
+          SELECT b.account_id, 'charge', b.price, m.message_id::text FROM moved m JOIN broadcasts b USING (broadcast_id)
+          WHERE m.after IN ('delivered', 'read') AND m.before IN ('pending', 'unconfirmed', 'failed')
+          ON CONFLICT DO NOTHING
         ), refunded AS (
           -- Rejected after the gateway took it: the charge booked when it was sent is given back.
           INSERT INTO wallet_transactions (account_id, kind, amount, reference)
           SELECT b.account_id, 'refund', b.price, m.message_id::text FROM moved m JOIN broadcasts b USING (broadcast_id)
-          WHERE m.after = 'failed'
+          WHERE m.after = 'failed' AND m.before IN ('sent', 'delivered')
           ON CONFLICT DO NOTHING
         ), counted AS (
           INSERT INTO broadcast_counters (broadcast_id, shard, sent_count, delivered_count, read_count, failed_count)
           SELECT m.broadcast_id, m.target_no % ${COUNTER_SHARDS},
-                 -(m.after = 'failed')::int,
-                 (m.after IN ('delivered', 'read') AND m.before = 'sent')::int - (m.after = 'failed' AND m.before = 'delivered')::int,
+                 (m.after IN ('delivered', 'read') AND m.before IN ('pending', 'unconfirmed', 'failed'))::int
+                   - (m.after = 'failed' AND m.before IN ('sent', 'delivered'))::int,
+                 (m.after IN ('delivered', 'read') AND m.before NOT IN ('delivered', 'read'))::int - (m.after = 'failed' AND m.before = 'delivered')::int,
                  (m.after = 'read')::int,
-                 (m.after = 'failed')::int
+                 (m.after = 'failed' AND m.before <> 'failed')::int - (m.before = 'failed' AND m.after <> 'failed')::int
           FROM moved m
           ${sql.literal(ADD_ON_CONFLICT)}
         )
@@ -341,10 +359,38 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
         SELECT status AS before, status AS after FROM prev WHERE NOT EXISTS (SELECT 1 FROM moved)`.pipe(
         Effect.map((rows) => {
           const row = rows[0]
-          if (row === undefined || row.before === "pending") return "unknown" as const
+          if (row === undefined) return "unknown" as const
           return row.before !== row.after ? "applied" as const : "unchanged" as const
         })
       )
+
+    /**
+     * The chunk's unconfirmed targets: how many, and how long until the oldest has waited out the
+     * report window (0 when it has).
+     */
+    const unconfirmedIn = (broadcastId: string, first: number, last: number, windowMs: number) =>
+      sql<{ readonly count: number; readonly waitMs: number }>`
+        SELECT count(*)::int AS count,
+               coalesce(greatest(0, extract(epoch FROM min(unconfirmed_at) + ${windowMs} * interval '1 millisecond' - now()) * 1000), 0)::float8 AS wait_ms
+        FROM broadcast_targets
+        WHERE broadcast_id = ${broadcastId}::uuid AND target_no BETWEEN ${first} AND ${last} AND status = 'unconfirmed'`.pipe(Effect.map((rows) => rows[0]!))
+
+    /**
+     * Fails the chunk's unconfirmed targets that waited out the report window with no report: they
+     * keep their "send not confirmed" record (a report arriving later still gives them their real
+     * status, see applyReport).
+     */
+    const failUnconfirmed = (broadcastId: string, first: number, last: number, windowMs: number) =>
+      sql`
+        WITH changed AS (
+          UPDATE broadcast_targets SET status = 'failed', failed_at = now()
+          WHERE broadcast_id = ${broadcastId}::uuid AND target_no BETWEEN ${first} AND ${last} AND status = 'unconfirmed'
+            AND unconfirmed_at <= now() - ${windowMs} * interval '1 millisecond'
+          RETURNING 1
+        )
+        INSERT INTO broadcast_counters (broadcast_id, shard, failed_count)
+        SELECT ${broadcastId}::uuid, ${shardOf(first)}, (SELECT count(*) FROM changed)::int
+        ${sql.literal(ADD_ON_CONFLICT)}`.pipe(Effect.asVoid)
 
     return {
       insert,
@@ -364,7 +410,9 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
       pendingTargets,
       recordOutcomes,
       cancelPending,
-      applyReport
+      applyReport,
+      unconfirmedIn,
+      failUnconfirmed
     } as const
   })
 }) {}

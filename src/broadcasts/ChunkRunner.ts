@@ -17,11 +17,26 @@ interface Target {
   readonly messageId: string
 }
 
-/** A target claimed by a node that stopped before recording its outcome: it may have left. */
-const unconfirmed = (messageId: string): GatewayErrorRecord => ({
+type Header = NonNullable<Effect.Effect.Success<ReturnType<BroadcastsRepo["header"]>>>
+
+/**
+ * A target sent again after its node stopped (no report in the window), whose new send the gateway
+ * did not confirm either.
+ */
+const resentUnconfirmed = (error: GatewayErrorRecord): GatewayErrorRecord => ({
+  ...error,
+  message: "send not confirmed",
+  detail: "The node sending this message stopped before the gateway's answer was recorded, no delivery report came, and the gateway " +
+    "did not confirm the send made again with the same message_id either. A delivery report arriving later still records it as delivered.",
+  retryable: false
+})
+
+/** In doubt when its broadcast was cancelled: not sent again, since sending was to stop. */
+const cancelledInDoubt = (messageId: string): GatewayErrorRecord => ({
   success: false,
   message: "send not confirmed",
-  detail: "The node sending this message stopped before the gateway's answer was recorded; it may have reached the recipient, so it is not sent again.",
+  detail: "The node sending this message stopped before the gateway's answer was recorded, no delivery report came, and the broadcast " +
+    "was cancelled before it could be sent again. A delivery report arriving later still records it as delivered.",
   category: "unknown",
   retryable: false,
   message_id: messageId
@@ -31,10 +46,14 @@ const unconfirmed = (messageId: string): GatewayErrorRecord => ({
  * Sends broadcast chunks for the sender actors this node owns, through the bots' lanes (so a
  * broadcast and single sends share the bot's throughput). A chunk is sent slice by slice; each
  * slice is claimed in `broadcast_chunks` before it leaves and its outcomes are written in one
- * statement after, so whoever runs the chunk again (after a crash) sends only what was never
- * claimed and fails, as unconfirmed, what was claimed and has no outcome: no target reaches the
- * gateway twice, none is skipped. Gateway failures (category `gateway`) are sent again with the
- * single sends' backoff; everything else is the target's outcome.
+ * statement after. Gateway failures (category `gateway`) are sent again with the single sends'
+ * backoff; an answer that never came makes the target unconfirmed; everything else is the
+ * target's outcome. A target stays in doubt (claimed and pending, or unconfirmed) until the
+ * gateway's delivery report says what became of it (GatewayReports), or the report window
+ * (HERALD_BROADCAST_REPORT_WINDOW_MS) passes: then a target a stopped node had claimed is sent
+ * again with the same message_id, which the gateway drops if it took the first send, and an
+ * unconfirmed one is failed. The chunk is finished only once no target of it is in doubt, so the
+ * broadcast's completion carries final counters (docs/broadcasts.md, Restart safety).
  */
 export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcasts/ChunkRunner", {
   scoped: Effect.gen(function*() {
@@ -47,10 +66,11 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
     const running = new Set<string>()
     const perBot = new Map<string, Effect.Semaphore>()
     const progressAt = new Map<string, number>()
-    // A claim this old with targets still unanswered belongs to a node that stopped: a slice's
-    // claim is renewed before each attempt, and an attempt lasts at most one gateway timeout after
-    // its longest backoff (a margin covers the wait in the bot's lane).
+    // A claim this old belongs to no node still sending it: a slice's claim is renewed before each
+    // attempt, and an attempt lasts at most one gateway timeout after its longest backoff (a
+    // margin covers the wait in the bot's lane).
     const staleAfterMs = config.gatewayTimeoutMs + Duration.toMillis(retryDelay(MAX_SEND_ATTEMPTS - 1)) + 5_000
+    const reportWindowMs = config.broadcastReportWindowMs
 
     const rateOf = (accountId: string, botId: string) =>
       Effect.map(bots.find(accountId, botId), (bot) => bot?.throughput ?? config.botThroughputDefault)
@@ -73,10 +93,6 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
     const sliceSize = (rate: number) => rate === 0 ? CHUNK_TARGETS : Math.max(1, Math.min(CHUNK_TARGETS, Math.ceil(rate / 2)))
 
     /**
-     * Sends a slice; outcomes are written as they become final, so a target waiting out a
-     * gateway backoff holds back no other's.
-     */
-    /**
      * Publishes the broadcast's counters (core NATS, for live progress) unless this node did less
      * than PROGRESS_EVERY_MS ago. Best effort: a lost update is superseded by the next.
      */
@@ -93,7 +109,12 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
         nc.publish(progressSubject(config.natsPrefix, broadcastId), encodeJson(progressOf(broadcastId, counters)))
       }).pipe(Effect.catchAll(() => Effect.void))
 
-    const sendSlice = (order: ChunkOrder, botId: string, content: MessageContent, price: string, slice: ReadonlyArray<Target>) =>
+    /**
+     * Sends a slice; outcomes are written as they become final, so a target waiting out a
+     * gateway backoff holds back no other's. `resent`: these targets were claimed by a node that
+     * stopped, and are sent again.
+     */
+    const sendSlice = (order: ChunkOrder, botId: string, content: MessageContent, price: string, slice: ReadonlyArray<Target>, resent: boolean) =>
       Effect.gen(function*() {
         let remaining = slice
         for (let attempt = 1; remaining.length > 0; attempt++) {
@@ -107,7 +128,9 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
           answers.forEach((answer, i) => {
             const target = remaining[i]!
             if (answer._tag === "Accepted") outcomes.push({ targetNo: target.targetNo, status: "sent", error: null })
-            else if (answer._tag === "Rejected" && answer.error.retryable && attempt < MAX_SEND_ATTEMPTS) again.push(target)
+            else if (answer._tag === "Unconfirmed") {
+              outcomes.push({ targetNo: target.targetNo, status: "unconfirmed", error: resent ? resentUnconfirmed(answer.error) : answer.error })
+            } else if (answer.error.retryable && attempt < MAX_SEND_ATTEMPTS) again.push(target)
             else outcomes.push({ targetNo: target.targetNo, status: "failed", error: answer.error })
           })
           yield* repo.recordOutcomes({ broadcastId: order.broadcastId, accountId: order.accountId, price, outcomes })
@@ -120,49 +143,83 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
         }
       })
 
-    /** The chunk's targets still to send, after failing those a stopped node left unconfirmed. */
-    const leftToSend = (order: ChunkOrder, price: string): Effect.Effect<ReadonlyArray<Target>, unknown> =>
+    /** Sends targets in slices of the bot's size, each claimed first; stops at a cancel. */
+    const sendInSlices = (order: ChunkOrder, botId: string, header: Header, targets: ReadonlyArray<Target>, resent: boolean) =>
       Effect.gen(function*() {
-        const claim = yield* repo.chunkClaim(order.broadcastId, order.chunkNo)
-        const pending = yield* repo.pendingTargets(order.broadcastId, order.first, order.last)
-        if (claim === undefined) return pending
-        const unsure = pending.filter((t) => t.targetNo <= claim.claimedUpto)
-        const rest = pending.filter((t) => t.targetNo > claim.claimedUpto)
-        if (unsure.length === 0) return rest
-        if (claim.ageMs < staleAfterMs) {
-          // Possibly still being sent by the node that had the chunk before: wait for it.
-          yield* Effect.sleep(Duration.millis(staleAfterMs - claim.ageMs))
-          return yield* leftToSend(order, price)
+        const size = sliceSize(yield* rateOf(order.accountId, botId))
+        for (let start = 0; start < targets.length; start += size) {
+          const slice = targets.slice(start, start + size)
+          const status = yield* repo.status(order.broadcastId)
+          if (status === undefined) return
+          if (status === "cancelled") return yield* cancelRest(order, header, slice[0]!.targetNo, resent ? slice : [])
+          yield* repo.claim(order.broadcastId, order.chunkNo, slice[slice.length - 1]!.targetNo)
+          yield* sendSlice(order, botId, header.content, header.price, slice, resent)
         }
-        yield* repo.recordOutcomes({
-          broadcastId: order.broadcastId,
-          accountId: order.accountId,
-          price,
-          outcomes: unsure.map((t) => ({ targetNo: t.targetNo, status: "failed", error: unconfirmed(t.messageId) }))
-        })
-        return rest
       })
 
     /**
-     * Sends what is left of the chunk. `leftToSend` runs before a permit is taken: waiting out a
-     * stopped node's claim must not hold back the bot's other chunks.
+     * A cancel stops what has not left: targets never sent are cancelled; targets in doubt being
+     * sent again are not sent (sending was to stop) and are failed as not confirmed.
      */
+    const cancelRest = (order: ChunkOrder, header: Header, from: number, inDoubt: ReadonlyArray<Target>) =>
+      inDoubt.length > 0
+        ? repo.recordOutcomes({
+          broadcastId: order.broadcastId,
+          accountId: order.accountId,
+          price: header.price,
+          outcomes: inDoubt.map((t) => ({ targetNo: t.targetNo, status: "failed", error: cancelledInDoubt(t.messageId) }))
+        })
+        : repo.cancelPending(order.broadcastId, from, order.last)
+
+    /**
+     * Targets a node claimed and left without an outcome (it stopped): once no node can still be
+     * sending them and the report window has passed with no delivery report (a report would have
+     * given them their outcome), they are sent again with the same message_id. A claim still
+     * fresh means a node may still be sending this chunk: nothing of it is touched until it is
+     * stale. Runs before a permit is taken: waiting must not hold back the bot's other chunks.
+     */
+    const resolveInDoubt = (order: ChunkOrder, botId: string, header: Header, permits: Effect.Semaphore): Effect.Effect<void, unknown> =>
+      Effect.gen(function*() {
+        const claim = yield* repo.chunkClaim(order.broadcastId, order.chunkNo)
+        if (claim === undefined) return
+        const inDoubt = (yield* repo.pendingTargets(order.broadcastId, order.first, order.last)).filter((t) => t.targetNo <= claim.claimedUpto)
+        const wait = (inDoubt.length > 0 ? Math.max(staleAfterMs, reportWindowMs) : staleAfterMs) - claim.ageMs
+        if (wait > 0) {
+          yield* Effect.sleep(Duration.millis(wait))
+          return yield* resolveInDoubt(order, botId, header, permits)
+        }
+        if (inDoubt.length === 0) return
+        yield* Effect.logInfo("sending again broadcast targets a stopped node left without an outcome or a report", {
+          broadcast_id: order.broadcastId,
+          chunk: order.chunkNo,
+          targets: inDoubt.length
+        })
+        yield* permits.withPermits(1)(sendInSlices(order, botId, header, inDoubt, true))
+      })
+
+    /**
+     * Waits until the chunk's unconfirmed targets have had the report window for their delivery
+     * reports (which give them their outcome meanwhile), then fails those still without one.
+     */
+    const settleUnconfirmed = (order: ChunkOrder): Effect.Effect<void, unknown> =>
+      Effect.gen(function*() {
+        const left = yield* repo.unconfirmedIn(order.broadcastId, order.first, order.last, reportWindowMs)
+        if (left.count === 0) return
+        if (left.waitMs > 0) yield* Effect.sleep(Duration.millis(Math.ceil(left.waitMs)))
+        yield* repo.failUnconfirmed(order.broadcastId, order.first, order.last, reportWindowMs)
+        yield* publishProgress(order.broadcastId)
+        return yield* settleUnconfirmed(order)
+      })
+
+    /** Sends what is left of the chunk, then settles what is in doubt. */
     const runChunk = (order: ChunkOrder, botId: string, permits: Effect.Semaphore) =>
       Effect.gen(function*() {
         const header = yield* repo.header(order.broadcastId)
         if (header === undefined) return
-        const toSend = yield* leftToSend(order, header.price)
-        yield* permits.take(1)
-        yield* Effect.addFinalizer(() => permits.release(1))
-        const size = sliceSize(yield* rateOf(order.accountId, botId))
-        for (let start = 0; start < toSend.length; start += size) {
-          const slice = toSend.slice(start, start + size)
-          const status = yield* repo.status(order.broadcastId)
-          if (status === undefined) return
-          if (status === "cancelled") return yield* repo.cancelPending(order.broadcastId, slice[0]!.targetNo, order.last)
-          yield* repo.claim(order.broadcastId, order.chunkNo, slice[slice.length - 1]!.targetNo)
-          yield* sendSlice(order, botId, header.content, header.price, slice)
-        }
+        yield* resolveInDoubt(order, botId, header, permits)
+        const toSend = yield* repo.pendingTargets(order.broadcastId, order.first, order.last)
+        if (toSend.length > 0) yield* permits.withPermits(1)(sendInSlices(order, botId, header, toSend, false))
+        yield* settleUnconfirmed(order)
       })
 
     /**

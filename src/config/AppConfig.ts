@@ -49,6 +49,11 @@ export interface AppSettings {
   /** Requests per second per API key (the contract's 300), and the burst its bucket allows. */
   readonly apiKeyRatePerSecond: number
   readonly apiKeyRateBurst: number
+  /**
+   * How long a broadcast waits for the delivery report of a message whose send was not confirmed
+   * (or that a stopped node had claimed) before it sends it again (a stopped node's) or fails it.
+   */
+  readonly broadcastReportWindowMs: number
   /** A request body (at most 10 MB) that sends nothing for this long is answered 408. */
   readonly httpBodyIdleMs: number
   /** A contact import's body that sends nothing for this long is answered 408, nothing imported. */
@@ -150,6 +155,7 @@ export const settingsConfig: Config.Config<AppSettings> = Config.all({
   actorConcurrency: integerIn("HERALD_ACTOR_CONCURRENCY", 1, 100_000).pipe(Config.withDefault(512)),
   apiKeyRatePerSecond: integerIn("HERALD_API_KEY_RATE", 1, 10_000_000).pipe(Config.withDefault(300)),
   apiKeyRateBurst: integerIn("HERALD_API_KEY_BURST", 1, 10_000_000).pipe(Config.withDefault(30)),
+  broadcastReportWindowMs: integerIn("HERALD_BROADCAST_REPORT_WINDOW_MS", 0, 86_400_000).pipe(Config.withDefault(60_000)),
   httpBodyIdleMs: integerIn("HERALD_HTTP_BODY_IDLE_MS", 100, 600_000).pipe(Config.withDefault(10_000)),
   importIdleMs: integerIn("HERALD_IMPORT_IDLE_MS", 100, 3_600_000).pipe(Config.withDefault(30_000)),
   logFormat: Config.literal("json", "pretty")("LOG_FORMAT").pipe(

@@ -90,6 +90,7 @@ export const settingsFor = (iso: Isolation, overrides: Partial<AppSettings> = {}
   actorConcurrency: 512,
   apiKeyRatePerSecond: 300,
   apiKeyRateBurst: 30,
+  broadcastReportWindowMs: 60_000,
   httpBodyIdleMs: 10_000,
   importIdleMs: 30_000,
   ...overrides

@@ -12,7 +12,7 @@ import { BotNotActiveResponse, InsufficientBalanceResponse } from "./MessagesApi
 const BotNotPromotionalResponse = errorResponse(BotNotPromotional, 403, "bot_not_promotional")
 
 const BROADCAST_STATUSES = ["scheduled", "queued", "running", "completed", "cancelled"] as const
-const TARGET_STATUSES = ["pending", "sent", "delivered", "read", "failed", "cancelled"] as const
+const TARGET_STATUSES = ["pending", "unconfirmed", "sent", "delivered", "read", "failed", "cancelled"] as const
 
 const Broadcast = Schema.Struct({
   id: Schema.String,

@@ -15,6 +15,7 @@ import contactLists from "./0012_contact_lists.ts"
 import broadcasts from "./0013_broadcasts.ts"
 import tokenSubjectsFeed from "./0014_token_subjects_feed.ts"
 import poisonBytes from "./0015_poison_bytes.ts"
+import broadcastDoubt from "./0016_broadcast_doubt.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
@@ -35,5 +36,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0012_contact_lists": contactLists,
   "0013_broadcasts": broadcasts,
   "0014_token_subjects_feed": tokenSubjectsFeed,
-  "0015_poison_bytes": poisonBytes
+  "0015_poison_bytes": poisonBytes,
+  "0016_broadcast_doubt": broadcastDoubt
 }
