@@ -13,20 +13,6 @@ const present = ({ commandBytes, ...row }: ParkedRow): ParkedCommand =>
 /** What a re-drive publishes: the bytes the command travelled as when jsonb could not hold them. */
 const payloadOf = (row: ParkedRow) => (row.commandBytes !== null ? new Uint8Array(row.commandBytes) : encodeJson(row.command))
 
-interface ParkedRow {
-  readonly poisonId: string
-  readonly kind: string
-  readonly partition: number
-  readonly actorKey: string
-  readonly seq: string
-  readonly command: unknown
-  readonly commandBytes: Uint8Array | null
-  readonly error: string
-  readonly attempts: number
-  readonly parkedAt: Date
-  readonly redrivenAt: Date | null
-}
-
 export interface ParkedCommand {
   readonly poisonId: string
   readonly kind: string
@@ -42,6 +28,11 @@ export interface ParkedCommand {
   readonly attempts: number
   readonly parkedAt: Date
   readonly redrivenAt: Date | null
+}
+
+/** A row as stored: the command as jsonb, or as bytes when jsonb could not hold it. */
+interface ParkedRow extends ParkedCommand {
+  readonly commandBytes: Uint8Array | null
 }
 
 /**
