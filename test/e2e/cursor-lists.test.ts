@@ -60,92 +60,121 @@ const placedAt = async (table: string, column: string, where: string, place: Pla
 /** Seeded rows spread over the last hour, a tenth of them sharing one instant (ties broken by id). */
 const spread = (n: string) => `CASE WHEN ${n} % 10 = 0 THEN now() - interval '30 minutes' ELSE now() - (${n} || ' seconds')::interval * 3 END`
 
+/**
+ * A list paged newest first by a timestamp, its rows written straight into `table`: `values(n)`
+ * gives the SQL of the other columns' values for a row whose unique text is `n`.
+ */
+const byTime = (spec: {
+  readonly route: string
+  readonly url: () => string
+  readonly field: string
+  readonly idField: string
+  readonly timeField: string
+  readonly table: string
+  readonly idColumn: string
+  readonly timeColumn: string
+  /** The rows of this list: a WHERE condition. */
+  readonly scope: () => string
+  readonly columns: string
+  readonly values: (n: string) => string
+}): ListUnderTest => {
+  const insert = (rows: string, at: string, n: string) =>
+    db(`INSERT INTO ${spec.table} (${spec.columns}, ${spec.timeColumn}) SELECT ${spec.values(n)}, ${at} ${rows}`).then(() => undefined)
+  return {
+    route: spec.route,
+    url: spec.url,
+    field: spec.field,
+    id: (r) => r[spec.idField],
+    key: (r) => Date.parse(r[spec.timeField]),
+    ties: true,
+    seed: () => insert(`FROM generate_series(1, ${SEED}) n`, spread("n"), "n::text"),
+    present: async () => new Set((await db<{ id: string }>(`SELECT ${spec.idColumn}::text AS id FROM ${spec.table} WHERE ${spec.scope()}`)).map((r) => r.id)),
+    add: async (place) => insert("", await placedAt(spec.table, spec.timeColumn, spec.scope(), place), `'${randomUUID()}'`)
+  }
+}
+
+const CONTENT = `'{"type":"text","text":"hi","suggestions":[]}'`
+const ofAccount = () => `account_id = '${ids.account}'`
+
 const LISTS: ReadonlyArray<ListUnderTest> = [
-  {
+  byTime({
     route: "/api/v1/rcs/templates",
     url: () => "/api/v1/rcs/templates",
     field: "templates",
-    id: (r) => r.template_id,
-    key: (r) => Date.parse(r.created_at),
-    ties: true,
-    seed: () =>
-      db(`INSERT INTO templates (account_id, bot_id, name, type, content, status, created_at)
-          SELECT $1, $2, 'seed ' || n, 'text', '{"type":"text","text":"hi","suggestions":[]}', 'approved', ${spread("n")}
-          FROM generate_series(1, ${SEED}) n`, [ids.account, ids.bot]).then(() => undefined),
-    present: async () => new Set((await db<{ id: string }>("SELECT template_id::text AS id FROM templates WHERE account_id = $1 AND deleted_at IS NULL", [ids.account])).map((r) => r.id)),
-    add: async (place) => {
-      const at = await placedAt("templates", "created_at", `account_id = '${ids.account}'`, place)
-      await db(`INSERT INTO templates (account_id, bot_id, name, type, content, status, created_at)
-                VALUES ($1, $2, $3, 'text', '{"type":"text","text":"hi","suggestions":[]}', 'approved', ${at})`, [ids.account, ids.bot, `added ${randomUUID()}`])
-    }
-  },
-  {
+    idField: "template_id",
+    timeField: "created_at",
+    table: "templates",
+    idColumn: "template_id",
+    timeColumn: "created_at",
+    scope: () => `${ofAccount()} AND deleted_at IS NULL`,
+    columns: "account_id, bot_id, name, type, content, status",
+    values: (n) => `'${ids.account}', '${ids.bot}', 'row ' || ${n}, 'text', ${CONTENT}, 'approved'`
+  }),
+  byTime({
     route: "/api/v1/rcs/reports/messages",
     url: () => "/api/v1/rcs/reports/messages",
     field: "messages",
-    id: (r) => r.message_id,
-    key: (r) => Date.parse(r.created_at),
-    ties: true,
-    seed: () =>
-      db(`INSERT INTO messages (message_id, account_id, bot_id, recipient, content, source, status, price, created_at)
-          SELECT gen_random_uuid(), $1, $2, '+919876541234', '{"type":"text","text":"hi","suggestions":[]}', 'api', 'sent', 0.1, ${spread("n")}
-          FROM generate_series(1, ${SEED}) n`, [ids.account, ids.bot]).then(() => undefined),
-    present: async () => new Set((await db<{ id: string }>("SELECT message_id::text AS id FROM messages WHERE account_id = $1", [ids.account])).map((r) => r.id)),
-    add: async (place) => {
-      const at = await placedAt("messages", "created_at", `account_id = '${ids.account}'`, place)
-      await db(`INSERT INTO messages (message_id, account_id, bot_id, recipient, content, source, status, price, created_at)
-                VALUES (gen_random_uuid(), $1, $2, '+919876541234', '{"type":"text","text":"hi","suggestions":[]}', 'api', 'sent', 0.1, ${at})`, [ids.account, ids.bot])
-    }
-  },
-  {
+    idField: "message_id",
+    timeField: "created_at",
+    table: "messages",
+    idColumn: "message_id",
+    timeColumn: "created_at",
+    scope: ofAccount,
+    columns: "message_id, account_id, bot_id, recipient, content, source, status, price",
+    values: () => `gen_random_uuid(), '${ids.account}', '${ids.bot}', '+919876541234', ${CONTENT}, 'api', 'sent', 0.1`
+  }),
+  byTime({
     route: "/api/v1/rcs/wallet",
     url: () => "/api/v1/rcs/wallet",
     field: "transactions",
-    id: (r) => r.txn_id,
-    key: (r) => Date.parse(r.created_at),
-    ties: true,
-    seed: () =>
-      db(`INSERT INTO wallet_transactions (account_id, kind, amount, reference, created_at)
-          SELECT $1, 'charge', 0.1, 'seed-' || n, ${spread("n")} FROM generate_series(1, ${SEED}) n`, [ids.account]).then(() => undefined),
-    present: async () => new Set((await db<{ id: string }>("SELECT txn_id::text AS id FROM wallet_transactions WHERE account_id = $1", [ids.account])).map((r) => r.id)),
-    add: async (place) => {
-      const at = await placedAt("wallet_transactions", "created_at", `account_id = '${ids.account}'`, place)
-      await db(`INSERT INTO wallet_transactions (account_id, kind, amount, reference, created_at) VALUES ($1, 'charge', 0.1, $2, ${at})`, [ids.account, randomUUID()])
-    }
-  },
-  {
+    idField: "txn_id",
+    timeField: "created_at",
+    table: "wallet_transactions",
+    idColumn: "txn_id",
+    timeColumn: "created_at",
+    scope: ofAccount,
+    columns: "account_id, kind, amount, reference",
+    values: (n) => `'${ids.account}', 'charge', 0.1, 'row-' || ${n}`
+  }),
+  byTime({
     route: "/api/v1/rcs/auto-replies/{bot_id}/fires",
     url: () => `/api/v1/rcs/auto-replies/${ids.bot}/fires`,
     field: "fires",
-    id: (r) => r.fire_id,
-    key: (r) => Date.parse(r.fired_at),
-    ties: true,
-    seed: () =>
-      db(`INSERT INTO auto_reply_fires (rule_id, account_id, bot_id, recipient, inbound_text, inbound_id, message_id, fired_at)
-          SELECT gen_random_uuid(), $1, $2, '+919876541234', 'hi', 'seed-' || n, gen_random_uuid(), ${spread("n")}
-          FROM generate_series(1, ${SEED}) n`, [ids.account, ids.bot]).then(() => undefined),
-    present: async () => new Set((await db<{ id: string }>("SELECT fire_id::text AS id FROM auto_reply_fires WHERE bot_id = $1", [ids.bot])).map((r) => r.id)),
-    add: async (place) => {
-      const at = await placedAt("auto_reply_fires", "fired_at", `bot_id = '${ids.bot}'`, place)
-      await db(`INSERT INTO auto_reply_fires (rule_id, account_id, bot_id, recipient, inbound_text, inbound_id, message_id, fired_at)
-                VALUES (gen_random_uuid(), $1, $2, '+919876541234', 'hi', $3, gen_random_uuid(), ${at})`, [ids.account, ids.bot, randomUUID()])
-    }
-  },
-  {
+    idField: "fire_id",
+    timeField: "fired_at",
+    table: "auto_reply_fires",
+    idColumn: "fire_id",
+    timeColumn: "fired_at",
+    scope: () => `bot_id = '${ids.bot}'`,
+    columns: "rule_id, account_id, bot_id, recipient, inbound_text, inbound_id, message_id",
+    values: (n) => `gen_random_uuid(), '${ids.account}', '${ids.bot}', '+919876541234', 'hi', 'row-' || ${n}, gen_random_uuid()`
+  }),
+  byTime({
     route: "/api/v1/rcs/contact-lists",
     url: () => "/api/v1/rcs/contact-lists",
     field: "lists",
-    id: (r) => r.list_id,
-    key: (r) => Date.parse(r.created_at),
-    ties: true,
-    seed: () =>
-      db(`INSERT INTO contact_lists (account_id, name, created_at) SELECT $1, 'seed ' || n, ${spread("n")} FROM generate_series(1, ${SEED}) n`, [ids.account]).then(() => undefined),
-    present: async () => new Set((await db<{ id: string }>("SELECT list_id::text AS id FROM contact_lists WHERE account_id = $1 AND deleted_at IS NULL", [ids.account])).map((r) => r.id)),
-    add: async (place) => {
-      const at = await placedAt("contact_lists", "created_at", `account_id = '${ids.account}'`, place)
-      await db(`INSERT INTO contact_lists (account_id, name, created_at) VALUES ($1, $2, ${at})`, [ids.account, `added ${randomUUID()}`])
-    }
-  },
+    idField: "list_id",
+    timeField: "created_at",
+    table: "contact_lists",
+    idColumn: "list_id",
+    timeColumn: "created_at",
+    scope: () => `${ofAccount()} AND deleted_at IS NULL`,
+    columns: "account_id, name",
+    values: (n) => `'${ids.account}', 'row ' || ${n}`
+  }),
+  byTime({
+    route: "/api/v1/rcs/broadcasts",
+    url: () => "/api/v1/rcs/broadcasts",
+    field: "broadcasts",
+    idField: "id",
+    timeField: "created_at",
+    table: "broadcasts",
+    idColumn: "broadcast_id",
+    timeColumn: "created_at",
+    scope: ofAccount,
+    columns: "account_id, bot_id, template_id, list_id, name, content, price, status",
+    values: (n) => `'${ids.account}', '${ids.bot}', gen_random_uuid(), '${ids.list}', 'row ' || ${n}, ${CONTENT}, 0.1, 'completed'`
+  }),
   {
     route: "/api/v1/rcs/contact-lists/{list_id}/contacts",
     url: () => `/api/v1/rcs/contact-lists/${ids.importList}/contacts`,
@@ -173,24 +202,6 @@ const LISTS: ReadonlyArray<ListUnderTest> = [
         "INSERT INTO contacts (list_id, contact_id, phone) OVERRIDING SYSTEM VALUE VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
         [ids.importList, 1 + 2 * Math.floor(Math.random() * SEED), phone]
       )
-    }
-  },
-  {
-    route: "/api/v1/rcs/broadcasts",
-    url: () => "/api/v1/rcs/broadcasts",
-    field: "broadcasts",
-    id: (r) => r.id,
-    key: (r) => Date.parse(r.created_at),
-    ties: true,
-    seed: () =>
-      db(`INSERT INTO broadcasts (account_id, bot_id, template_id, list_id, name, content, price, status, created_at)
-          SELECT $1, $2, gen_random_uuid(), $3, 'seed ' || n, '{"type":"text","text":"hi","suggestions":[]}', 0.1, 'completed', ${spread("n")}
-          FROM generate_series(1, ${SEED}) n`, [ids.account, ids.bot, ids.list]).then(() => undefined),
-    present: async () => new Set((await db<{ id: string }>("SELECT broadcast_id::text AS id FROM broadcasts WHERE account_id = $1", [ids.account])).map((r) => r.id)),
-    add: async (place) => {
-      const at = await placedAt("broadcasts", "created_at", `account_id = '${ids.account}'`, place)
-      await db(`INSERT INTO broadcasts (account_id, bot_id, template_id, list_id, name, content, price, status, created_at)
-                VALUES ($1, $2, gen_random_uuid(), $3, 'added', '{"type":"text","text":"hi","suggestions":[]}', 0.1, 'completed', ${at})`, [ids.account, ids.bot, ids.list])
     }
   },
   {
