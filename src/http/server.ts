@@ -3,6 +3,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { AppConfig } from "../config/AppConfig.ts"
+import { answerClientErrors } from "./clientErrors.ts"
 import { HeraldApi, OpsApi, ServedApi } from "./Api.ts"
 import { HealthHttpLive } from "./health/HealthHttp.ts"
 import { MetricsRoute } from "./HttpMetrics.ts"
@@ -116,7 +117,7 @@ const FullRoutes = Layer.mergeAll(
 const OpsRoutes = Layer.mergeAll(HttpLayerRouter.addHttpApi(OpsApi).pipe(Layer.provide(HealthHttpLive)), MetricsRoute)
 
 const Listener = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) => NodeHttpServer.layer(() => createServer({ keepAliveTimeout: 5_000 }), { port: config.port }))
+  Effect.map(AppConfig, (config) => NodeHttpServer.layer(() => answerClientErrors(createServer({ keepAliveTimeout: 5_000 })), { port: config.port }))
 )
 
 /** Where this node listens, for what must call it back (the in-process gateway simulator). */

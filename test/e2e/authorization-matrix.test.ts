@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { decodeJwt, importJWK, SignJWT, UnsecuredJWT } from "jose"
 import { HeraldApi } from "../../src/http/Api.ts"
+import { putDeadLetter } from "../support/deadLetters.ts"
 import { useDb, useIsolation } from "../support/e2e.ts"
 import { type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
 import { envFor } from "../support/isolation.ts"
@@ -193,16 +194,7 @@ beforeAll(async () => {
      SELECT $1, account_id, bot_id, '+919876541234', '{"type":"text","text":"hi","suggestions":[]}', 'api', 'sent', 0.1 FROM bots WHERE bot_id = $2`,
     [fixtures.messageId, fixtures.bot]
   )
-  await db(
-    `WITH event AS (
-       INSERT INTO webhook_events (account_id, type, bot_id, data) SELECT account_id, 'message.sent', bot_id, '{}' FROM webhooks WHERE webhook_id = $2
-       RETURNING event_id, type, occurred_at)
-     INSERT INTO webhook_dead_letters (delivery_id, webhook_id, account_id, event_type, url, reason, envelope, first_attempt_at, permanent_failure_at)
-     SELECT $1, w.webhook_id, w.account_id, 'message.sent', w.url, 'HTTP 500 after 4 attempts',
-            jsonb_build_object('event_id', e.event_id, 'type', e.type, 'occurred_at', e.occurred_at, 'delivery_id', $1::text, 'data', '{}'::jsonb), now(), now()
-     FROM webhooks w, event e WHERE w.webhook_id = $2`,
-    [fixtures.deliveryId, fixtures.webhookId]
-  )
+  await putDeadLetter(db, fixtures.deliveryId, fixtures.webhookId)
   // Forged user tokens.
   const claims = decodeJwt(credentials.owner!)
   const [signing] = await db<{ kid: string; private_jwk: any }>("SELECT kid, private_jwk FROM signing_keys ORDER BY created_at DESC LIMIT 1")
