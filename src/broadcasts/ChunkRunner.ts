@@ -151,7 +151,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
           const slice = targets.slice(start, start + size)
           const status = yield* repo.status(order.broadcastId)
           if (status === undefined) return
-          if (status === "cancelled") return yield* cancelRest(order, header, slice[0]!.targetNo, resent ? slice : [])
+          if (status === "cancelled") return yield* cancelRest(order, header, slice[0]!.targetNo, resent ? targets.slice(start) : [])
           yield* repo.claim(order.broadcastId, order.chunkNo, slice[slice.length - 1]!.targetNo)
           yield* sendSlice(order, botId, header.content, header.price, slice, resent)
         }
