@@ -4,6 +4,7 @@ import { Effect, Either } from "effect"
 import { ActorClient } from "../../src/actors/runtime/ActorClient.ts"
 import { ActorRuntime } from "../../src/actors/runtime/ActorRuntime.ts"
 import { PoisonQueue } from "../../src/actors/runtime/poison.ts"
+import { Nats } from "../../src/bus/Nats.ts"
 import { partitionOf } from "../../src/actors/runtime/partitioning.ts"
 import { renderPrometheus } from "../../src/observability/Prometheus.ts"
 import { eventually, useIsolation } from "../support/e2e.ts"
@@ -143,6 +144,19 @@ describe("one node", () => {
       })
       expect(storeEffects.get(key)).toBe(1)
     }
+  })
+
+  it("a message on an actor's subject that is not JSON is parked with its bytes, and the key goes on", async () => {
+    const key = "garbage"
+    await run(Effect.flatMap(Nats, (nats) =>
+      Effect.flatMap(nats.connected, ({ js }) =>
+        Effect.promise(() => js.publish(nats.names.subject("counter", partitionOf(key, 4), key), new TextEncoder().encode("not json \u0000 at all"))))))
+    await run(Effect.flatMap(ActorClient, (c) => c.send(Counter, key, new Add({ sender: "s", n: 1, amount: 1 }))))
+    expect(await total(key)).toEqual({ total: 1, count: 1 })
+    const parked = (await run(Effect.flatMap(PoisonQueue, (q) => q.list({ kind: "counter" })))).filter((p) => p.actorKey === key)
+    expect(parked).toHaveLength(1)
+    expect(parked[0]!.command).toBe("not json \u0000 at all")
+    expect(parked[0]!.error).toContain("undecodable command: not JSON")
   })
 
   it("an ask of a parked command fails with CommandParked", async () => {

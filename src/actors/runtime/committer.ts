@@ -38,6 +38,7 @@ export interface InsertRow {
 export interface PoisonRow {
   readonly key: string
   readonly seq: number
+  /** The command as JSON; undefined when its bytes are not JSON. */
   readonly command: unknown
   /** The command's bytes as it travelled, when it came from the stream. */
   readonly raw?: Uint8Array | undefined
@@ -211,7 +212,7 @@ export const makeKindCommitter = (options: { readonly kind: string; readonly tab
         for (const { partition, w } of tagged) {
           for (const p of w.poison) {
             // Parking works for any payload: what jsonb cannot hold is kept as bytes.
-            const storable = firstUnstorable(p.command, Number.MAX_SAFE_INTEGER) === undefined
+            const storable = p.command !== undefined && firstUnstorable(p.command, Number.MAX_SAFE_INTEGER) === undefined
             const bytes = storable ? null : Buffer.from(p.raw ?? encodeJson(p.command))
             yield* sql`
               INSERT INTO actor_poison (kind, partition, actor_key, seq, command, command_bytes, error, attempts)

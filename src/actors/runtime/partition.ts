@@ -347,7 +347,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
         const decoded = Either.flatMap(raw, (json) => Either.mapLeft(decodeCommand(json), (error) => error.message))
         if (decoded._tag === "Left") {
           const why = decoded.left
-          into.write.poison.push({ key, seq, command: raw._tag === "Right" ? raw.right : null, raw: message.data, error: `undecodable command: ${why}`, attempts: 0 })
+          into.write.poison.push({ key, seq, command: Either.getOrUndefined(raw), raw: message.data, error: `undecodable command: ${why}`, attempts: 0 })
           into.write.lastSeq = into.applied = seq
           into.acks.push(message)
           if (replyTo) into.replies.push(() => publishReply(replyTo, { parked: "undecodable command" }))
@@ -406,8 +406,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
         const { message } = entry
         const seq = message.seq
         yield* Effect.logWarning(`actor command parked ${why}`, { kind: kind.name, key: into.key, seq, attempts })
-        const raw = jsonOf(message.data)
-        into.write.poison.push({ key: into.key, seq, command: raw._tag === "Right" ? raw.right : null, raw: message.data, error, attempts })
+        into.write.poison.push({ key: into.key, seq, command: Either.getOrUndefined(jsonOf(message.data)), raw: message.data, error, attempts })
         const timerId = message.headers?.get(Header.timer) || undefined
         if (timerId !== undefined) into.write.timersRemove.push(timerId)
         into.write.lastSeq = into.applied = seq
