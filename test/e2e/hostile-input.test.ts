@@ -494,37 +494,29 @@ const PATH_VARIANTS = ["$upper", "$suffixed", "$padded"]
 const variant = (value: string, fixture: string) =>
   value === "$upper" ? encodeURIComponent(fixture.toUpperCase()) : value === "$suffixed" ? `${encodeURIComponent(fixture)}x` : value === "$padded" ? `%20${encodeURIComponent(fixture)}%20` : value
 
+const FRESH_OF: Record<string, FreshKind> = { template_id: "template", list_id: "list", webhook_id: "webhook", rule_id: "rule", key_id: "key", member_id: "member", id: "broadcast" }
+
+/** The standing fixture each path parameter names (`id` is a broadcast's or a message's, by path). */
+const STANDING: Record<string, () => string> = {
+  bot_id: () => fx.bot,
+  template_id: () => fx.template,
+  list_id: () => fx.list,
+  webhook_id: () => fx.webhook,
+  rule_id: () => fx.rule,
+  key_id: () => fx.patchKey,
+  member_id: () => fx.member,
+  delivery_id: () => fx.delivery,
+  phone: () => PHONE
+}
+
 /** The fixture a path parameter names; destructive operations get a throwaway object. */
 const pathFixture = async (op: Op, name: string): Promise<string> => {
   const destroys = op.method === "DELETE" || op.template.endsWith("/cancel")
-  switch (name) {
-    case "bot_id":
-      return fx.bot
-    case "template_id":
-      return destroys ? fresh("template") : fx.template
-    case "list_id":
-      return destroys ? fresh("list") : fx.list
-    case "webhook_id":
-      return destroys ? fresh("webhook") : fx.webhook
-    case "rule_id":
-      return destroys ? fresh("rule") : fx.rule
-    case "key_id":
-      return destroys ? fresh("key") : fx.patchKey
-    case "member_id":
-      return destroys ? fresh("member") : fx.member
-    case "delivery_id":
-      return fx.delivery
-    case "phone":
-      return PHONE
-    case "id":
-      if (op.template.startsWith("/api/v1/rcs/broadcasts/")) return destroys ? fresh("broadcast") : fx.broadcast
-      return fx.message
-    default:
-      return "x"
-  }
+  if (name === "id" && !op.template.startsWith("/api/v1/rcs/broadcasts/")) return fx.message
+  const kind = FRESH_OF[name]
+  if (destroys && kind !== undefined) return fresh(kind)
+  return name === "id" ? fx.broadcast : STANDING[name]?.() ?? "x"
 }
-
-const FRESH_OF: Record<string, FreshKind> = { template_id: "template", list_id: "list", webhook_id: "webhook", rule_id: "rule", key_id: "key", member_id: "member", id: "broadcast" }
 
 interface Built {
   readonly method: string
