@@ -234,7 +234,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
         const permits = yield* permitsOf(botId, yield* rateOf(order.accountId, botId))
         yield* FiberSet.run(
           fibers,
-          Effect.scoped(runChunk(order, botId, permits)).pipe(
+          runChunk(order, botId, permits).pipe(
             Effect.tapErrorCause((cause) => Effect.logWarning("broadcast chunk failed; trying again", { broadcast_id: order.broadcastId, chunk: order.chunkNo, cause })),
             Effect.retry(Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))),
             Effect.zipRight(finished),

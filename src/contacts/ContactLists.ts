@@ -3,6 +3,7 @@ import { Chunk, Effect, Either, Stream } from "effect"
 import { requireRole } from "../domain/access.ts"
 import { Conflict, InvalidRequest, NotFound } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
+import { mediaTypeOf } from "../domain/mediaType.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { isBigintKey, keyPage, readKeyCursor } from "../storage/keyCursor.ts"
 import { pageOf, readCursor } from "../storage/pageCursor.ts"
@@ -25,9 +26,8 @@ export const LIST_LIMIT_MAX = 1000
  */
 export const importFormatOf = (contentType: string | undefined): ImportFormat | undefined => {
   if (contentType === undefined) return undefined
-  const [type = "", ...parameters] = contentType.split(";").map((part) => part.trim().toLowerCase())
-  const charset = parameters.find((p) => p.startsWith("charset="))?.slice("charset=".length).replace(/"/g, "")
-  if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") return undefined
+  const { type, utf8 } = mediaTypeOf(contentType)
+  if (!utf8) return undefined
   switch (type) {
     case "application/json":
       return "json"
@@ -57,10 +57,7 @@ export const readRows = (format: ImportFormat, pacer: ImportPacer = makeImportPa
         const rows: Array<ParsedRow> = []
         for (const piece of pieces) {
           for (let at = 0; at < piece.length; at += PIECE_CHARS) {
-            yield* pacer.turn
-            const began = performance.now()
-            const read = reader.push(at === 0 && piece.length <= PIECE_CHARS ? piece : piece.slice(at, at + PIECE_CHARS))
-            pacer.spent(performance.now() - began)
+            const read = yield* pacer.slice(() => reader.push(at === 0 && piece.length <= PIECE_CHARS ? piece : piece.slice(at, at + PIECE_CHARS)))
             if (Either.isLeft(read)) return yield* Effect.fail(read.left)
             for (const row of read.right) rows.push(row)
           }
@@ -187,14 +184,15 @@ export class ContactLists extends Effect.Service<ContactLists>()("herald/contact
       Effect.gen(function*() {
         const all = Chunk.toReadonlyArray(rows)
         const valid: Array<ValidContact> = []
-        for (let start = 0; start < all.length;) {
-          yield* pacer.turn
-          const began = performance.now()
-          do {
-            tally.sort(all.slice(start, start + 64), valid)
-            start += 64
-          } while (start < all.length && performance.now() - began < IMPORT_SLICE_MS)
-          pacer.spent(performance.now() - began)
+        let start = 0
+        while (start < all.length) {
+          yield* pacer.slice(() => {
+            const began = performance.now()
+            do {
+              tally.sort(all.slice(start, start + 64), valid)
+              start += 64
+            } while (start < all.length && performance.now() - began < IMPORT_SLICE_MS)
+          })
           if (tally.overwhelmed()) return yield* Effect.fail(tally.refusal())
         }
         return Chunk.unsafeFromArray(valid)

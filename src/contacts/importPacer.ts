@@ -10,10 +10,11 @@ import { IMPORT_CPU_SHARE } from "./importLimits.ts"
  * an API node, however many imports run and whatever they carry.
  */
 export interface ImportPacer {
-  /** Waits for the next slice: at least a turn of the event loop, longer while over the share. */
-  readonly turn: Effect.Effect<void>
-  /** Records `ms` of import work just done. */
-  readonly spent: (ms: number) => void
+  /**
+   * Runs one slice of synchronous import work in its turn (at least a turn of the event loop,
+   * longer while imports are over their share) and counts the time it took.
+   */
+  readonly slice: <A>(work: () => A) => Effect.Effect<A>
 }
 
 export const makeImportPacer = (share = IMPORT_CPU_SHARE): ImportPacer => {
@@ -29,8 +30,15 @@ export const makeImportPacer = (share = IMPORT_CPU_SHARE): ImportPacer => {
     const immediate = setImmediate(() => resume(Effect.void))
     return Effect.sync(() => clearImmediate(immediate))
   })
-  const spent = (ms: number) => {
-    nextAt = Math.max(nextAt, performance.now()) + (ms * (1 - share)) / share
-  }
-  return { turn, spent }
+  const slice = <A>(work: () => A) =>
+    Effect.zipRight(
+      turn,
+      Effect.sync(() => {
+        const began = performance.now()
+        const done = work()
+        nextAt = Math.max(nextAt, performance.now()) + ((performance.now() - began) * (1 - share)) / share
+        return done
+      })
+    )
+  return { slice }
 }

@@ -6,10 +6,10 @@ import { Schema } from "effect"
  * six-digit year (`+275760-…`) survives the trip to Postgres in ISO form, and no date a client
  * means lies outside this range.
  */
-export const EARLIEST_MS = Date.parse("0001-01-01T00:00:00.000Z")
-export const LATEST_MS = Date.parse("9999-12-31T23:59:59.999Z")
+const EARLIEST_MS = Date.parse("0001-01-01T00:00:00.000Z")
+const LATEST_MS = Date.parse("9999-12-31T23:59:59.999Z")
 
-export const inStorableRange = (ms: number): boolean => Number.isFinite(ms) && ms >= EARLIEST_MS && ms <= LATEST_MS
+const inStorableRange = (ms: number): boolean => Number.isFinite(ms) && ms >= EARLIEST_MS && ms <= LATEST_MS
 
 const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))?)?$/i
 
@@ -17,7 +17,7 @@ const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{
  * Whether `text` is an ISO 8601 date or date-time naming a real day and time: JavaScript's parser
  * takes `2025-02-30` as 2 March, and many forms that are not ISO at all.
  */
-export const isIsoDateTime = (text: string): boolean => {
+const isIsoDateTime = (text: string): boolean => {
   const m = ISO_8601.exec(text)
   if (m === null) return false
   const [year, month, day, hour = 0, minute = 0, second = 0, offsetHours = 0, offsetMinutes = 0] = m.slice(1).map((part) => (part === undefined ? undefined : Number(part)))
@@ -34,20 +34,11 @@ export const Timestamp = Schema.compose(
   Schema.filter((date) => inStorableRange(date.getTime()) || "must be a date between 0001-01-01 and 9999-12-31")
 ).annotations({ description: "ISO 8601 date-time, UTC" })
 
-const UTC_MICROS = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.\d{6}Z$/
+const UTC_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/
 
 /**
  * Whether `text` is a real instant written as Postgres prints a timestamptz to the microsecond
  * (`YYYY-MM-DDTHH:MM:SS.ffffffZ`), in the storable range: a form alone lets `2025-02-30` or
  * `0000-…` through to Postgres, which refuses them.
  */
-export const isUtcMicros = (text: string): boolean => {
-  const m = UTC_MICROS.exec(text)
-  if (m === null) return false
-  const [year, month, day, hour, minute, second] = m.slice(1).map(Number) as [number, number, number, number, number, number]
-  const date = new Date(0)
-  date.setUTCFullYear(year, month - 1, day)
-  date.setUTCHours(hour, minute, second, 0)
-  return year >= 1 && date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day &&
-    date.getUTCHours() === hour && date.getUTCMinutes() === minute && date.getUTCSeconds() === second
-}
+export const isUtcMicros = (text: string): boolean => UTC_MICROS.test(text) && isIsoDateTime(text) && inStorableRange(Date.parse(text))

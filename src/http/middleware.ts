@@ -13,7 +13,6 @@ import {
   BODY_DEADLINE_MS,
   BODY_IDLE_MS,
   hasBody,
-  incomingOf,
   isJsonContentType,
   MAX_BODY_BYTES,
   readJsonBody,
@@ -85,7 +84,7 @@ const answer = <E, R>(
     )
   if (streamsOwnBody(request) || !hasBody(request)) return run(request)
   if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return finish(tooLarge())
-  return Effect.flatMap(readWholeBody(incomingOf(request), { maxBytes: MAX_BODY_BYTES, ...timeouts }), (read) => {
+  return Effect.flatMap(readWholeBody(request, { maxBytes: MAX_BODY_BYTES, ...timeouts }), (read) => {
     switch (read._tag) {
       case "TooLarge":
         return finish(tooLarge())

@@ -2,6 +2,7 @@ import { HttpServerError, type HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect, Stream } from "effect"
 import type { IncomingMessage } from "node:http"
+import { mediaTypeOf } from "../domain/mediaType.ts"
 import { firstUnstorable, NESTING_MAX, type Unstorable } from "../domain/storable.ts"
 
 /**
@@ -34,10 +35,11 @@ export type BodyRead =
  * whole by `deadlineMs`, is given up on.
  */
 export const readWholeBody = (
-  source: IncomingMessage,
+  request: HttpServerRequest.HttpServerRequest,
   options: { readonly maxBytes: number; readonly idleMs: number; readonly deadlineMs: number }
 ) =>
   Effect.async<BodyRead>((resume) => {
+    const source = NodeHttpServerRequest.toIncomingMessage(request)
     const chunks: Array<Buffer> = []
     let size = 0
     let idle: NodeJS.Timeout
@@ -74,9 +76,6 @@ export const readWholeBody = (
     return Effect.sync(cleanup)
   })
 
-/** The Node request under an Effect request. */
-export const incomingOf = (request: HttpServerRequest.HttpServerRequest): IncomingMessage => NodeHttpServerRequest.toIncomingMessage(request)
-
 /**
  * Reads and drops the rest of a body that will not be used, so that a client still writing
  * reads the answer instead of a connection reset (closing a socket with unread data sends RST).
@@ -100,10 +99,8 @@ export const hasBody = (request: HttpServerRequest.HttpServerRequest) => {
  */
 export const isJsonContentType = (contentType: string | undefined) => {
   if (contentType === undefined || contentType.trim() === "") return true
-  const [type = "", ...parameters] = contentType.split(";").map((part) => part.trim().toLowerCase())
-  if (type !== "application/json") return false
-  const charset = parameters.find((p) => p.startsWith("charset="))?.slice("charset=".length).replace(/"/g, "")
-  return charset === undefined || charset === "utf-8" || charset === "utf8"
+  const { type, utf8 } = mediaTypeOf(contentType)
+  return type === "application/json" && utf8
 }
 
 /**

@@ -1,10 +1,5 @@
 import { parsePhoneNumberFromString } from "libphonenumber-js/max"
 
-/**
- * A recipient's number as E.164 (`+` and digits). Clients write it with or without the `+`, with
- * the country code; spaces, dashes and brackets are tolerated. The number must be a valid one for
- * its country (libphonenumber's metadata), not only the right length.
- */
 // A number written in ASCII holds only these; anything else ASCII (letters: vanity numbers and
 // extensions are not recipients) is refused before libphonenumber, which spends about 11 µs on any
 // input, and an import of garbage rows is mostly that. Other scripts' digits and dashes are left
@@ -12,6 +7,11 @@ import { parsePhoneNumberFromString } from "libphonenumber-js/max"
 const ASCII_PHONE = /^[0-9 ()+.\-/]*$/
 const ASCII = /^[\x00-\x7f]*$/
 
+/**
+ * A recipient's number as E.164 (`+` and digits). Clients write it with or without the `+`, with
+ * the country code; spaces, dashes and brackets are tolerated. The number must be a valid one for
+ * its country (libphonenumber's metadata), not only the right length.
+ */
 export const toE164 = (raw: string): { readonly e164: string } | { readonly problem: string } => {
   const trimmed = raw.trim()
   if (trimmed.length === 0 || trimmed.length > 32) return { problem: "must be a phone number with its country code" }
