@@ -4,14 +4,16 @@ import type { AddressInfo } from "node:net"
 import { Context, Effect, Layer, Schema, type Scope } from "effect"
 import { makeCallbackSender } from "./callbackSender.ts"
 import { contentProblem } from "./contentCheck.ts"
-import { notFound, parseJsonObject, readBody, sendJson } from "./httpHelpers.ts"
+import { type Answer, answer, CUT, HELD, notFound, parseJsonObject, queryParam, readBody, safeDecode, type SendAnswer, sendJson } from "./httpHelpers.ts"
 import { EventKind, Ledger } from "./ledger.ts"
 import { reachesRecipient, type RecipientRule, ruleOf, SIMULATED_FEATURES } from "./rules.ts"
+import { makeWaSimulator, type WaMessageLog, type WaTotals, type WhatsAppSimulatorOptions } from "./whatsapp/WaSimulator.ts"
 
 /**
  * The gateway simulator: an HTTP server speaking RBM's send and capability endpoints, choosing
  * each recipient's fate by the number's last four digits (rules.ts), and calling Herald back with
- * signed RBM webhook events. Plain node:http, not the platform server: it must not be the
+ * signed RBM webhook events; and, on the same server, Meta's WhatsApp Cloud API
+ * (whatsapp/WaSimulator.ts). Plain node:http, not the platform server: it must not be the
  * bottleneck of a benchmark that measures Herald.
  */
 
@@ -32,8 +34,16 @@ export interface GatewaySimulatorOptions {
   readonly deliveredMs: number
   /** READ this long after the send is accepted (not after DELIVERED). */
   readonly readMs: number
-  /** false: no delivery or read callbacks at all (a benchmark of sends alone). Default true. */
+  /**
+   * false: no delivery or read callbacks at all, RBM's or WhatsApp's statuses (a benchmark of
+   * sends alone). Default true.
+   */
   readonly callbacks?: boolean
+  /**
+   * Where WhatsApp webhooks go and how they are signed. Without it the WhatsApp and CAPI routes
+   * still answer (and count), but no webhook is posted.
+   */
+  readonly whatsapp?: WhatsAppSimulatorOptions
 }
 
 export interface MessageLog {
@@ -50,6 +60,8 @@ export interface SimulatorTotals {
   readonly held: number
   /** Callbacks Herald took, attempts that failed, callbacks given up on, and those still to go. */
   readonly callbacks: { readonly sent: number; readonly failed_attempts: number; readonly failed: number; readonly pending: number }
+  /** The WhatsApp half's own counts; the fields above are RBM's alone. */
+  readonly whatsapp: WaTotals
 }
 
 export class GatewaySimulatorError extends Schema.TaggedError<GatewaySimulatorError>()("GatewaySimulatorError", {
@@ -65,6 +77,10 @@ export class GatewaySimulator extends Context.Tag("herald/GatewaySimulator")<Gat
   readonly totals: () => SimulatorTotals
   /** The RBM endpoints called in-process (method, path with query, body). */
   readonly direct: (method: "GET" | "POST", pathAndQuery: string, body: string) => SendAnswer
+  /** The WhatsApp and CAPI routes called in-process: HTTP's answers, held and cut sends included. */
+  readonly waDirect: (method: "GET" | "POST" | "DELETE", pathAndQuery: string, body: string) => SendAnswer
+  /** How many send requests carried `heraldMessageId` as biz_opaque_callback_data. */
+  readonly waLog: (heraldMessageId: string) => WaMessageLog
 }>() {
   static readonly layer = (options: GatewaySimulatorOptions): Layer.Layer<GatewaySimulator, GatewaySimulatorError> =>
     Layer.scoped(GatewaySimulator, makeGatewaySimulator(options))
@@ -83,6 +99,12 @@ export const makeGatewaySimulator = (
     const pubsubBase = 1e15 + Math.floor(Math.random() * 1e15)
     const eventId = (seq: number) => `sim-${instance}-${seq.toString(36)}`
     const sender = yield* makeCallbackSender({ callbackUrl: options.callbackUrl, clientToken: options.clientToken, subscription: SUBSCRIPTION })
+    const wa = yield* makeWaSimulator({
+      whatsapp: options.whatsapp,
+      deliveredMs: options.deliveredMs,
+      readMs: options.readMs,
+      callbacks: options.callbacks !== false
+    })
     let held = 0
     let closed = false
     yield* Effect.addFinalizer(() => Effect.sync(() => void (closed = true)))
@@ -257,7 +279,8 @@ export const makeGatewaySimulator = (
         failed_attempts: sender.stats.failedAttempts,
         failed: sender.stats.failed,
         pending: sender.stats.pending
-      }
+      },
+      whatsapp: wa.totals()
     })
 
     const onLog = (res: ServerResponse, query: string) => {
@@ -279,6 +302,7 @@ export const makeGatewaySimulator = (
       if (path === "/simulate/inbound" && req.method === "POST") return readBody(req, res, (text) => onInbound(res, text))
       if (path === "/simulate/replay-callback" && req.method === "POST") return readBody(req, res, (text) => onReplay(res, text))
       if (path === "/simulate/log" && req.method === "GET") return onLog(res, query)
+      if (wa.handle(req, res, path, query)) return
       req.resume()
       notFound(res)
     }
@@ -287,21 +311,11 @@ export const makeGatewaySimulator = (
     const server = yield* Effect.acquireRelease(listen(handle, options.port, host), closeServer)
     const port = (server.address() as AddressInfo).port
     const shownHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host
-    return GatewaySimulator.of({ url: `http://${shownHost}:${port}`, port, log, totals, direct })
+    return GatewaySimulator.of({ url: `http://${shownHost}:${port}`, port, log, totals, direct, waDirect: wa.direct, waLog: wa.log })
   })
 
-/** An answer the simulator writes back as JSON. */
-export interface Answer {
-  readonly status: number
-  readonly body: unknown
-}
-
-/** A send's fate: an answer, no answer at all (0002), or the connection cut after accepting (0004). */
-export type SendAnswer = Answer | typeof HELD | typeof CUT
-export const HELD = "held" as const
-export const CUT = "cut" as const
-
-const answer = (status: number, body: unknown): Answer => ({ status, body })
+// Defined beside the HTTP helpers so the WhatsApp half shares them without an import cycle.
+export { type Answer, CUT, HELD, type SendAnswer } from "./httpHelpers.ts"
 
 /** Google's error envelope, as RBM answers. */
 const googleAnswer = (code: number, status: string, message: string): Answer => answer(code, { error: { code, message, status } })
@@ -313,28 +327,6 @@ const phoneOperation = (path: string): { readonly phone: string; readonly name: 
   const slash = rest.indexOf("/")
   const phone = slash > 0 ? safeDecode(rest.slice(0, slash)) : undefined
   return phone === undefined ? undefined : { phone, name: rest.slice(slash + 1) }
-}
-
-/**
- * One query parameter, decoded. Not URLSearchParams: its values are slices that keep the whole
- * request URL alive, and the ledger keeps a million of these ids as map keys; decoding copies.
- */
-const queryParam = (query: string, name: string): string | undefined => {
-  const key = `${name}=`
-  let at = query.startsWith(key) ? 0 : query.indexOf(`&${key}`)
-  if (at === -1) return undefined
-  if (at > 0 || query[0] === "&") at++
-  const from = at + key.length
-  const to = query.indexOf("&", from)
-  return safeDecode((to === -1 ? query.slice(from) : query.slice(from, to)).replace(/\+/g, " "))
-}
-
-const safeDecode = (segment: string): string | undefined => {
-  try {
-    return decodeURIComponent(segment)
-  } catch {
-    return undefined
-  }
 }
 
 const listen = (handle: (req: IncomingMessage, res: ServerResponse) => void, port: number, host: string) =>

@@ -6,8 +6,11 @@ import { type Exchange, exchange } from "../rbm/exchange.ts"
 /** Herald's RBM callback path: a callback URL given as a bare origin gets it appended. */
 export const RBM_EVENTS_PATH = "/api/v1/rcs/gateway/rbm/events"
 
-/** The URL callbacks are posted to, or undefined when `raw` is not an http(s) URL. */
-export const resolveCallbackUrl = (raw: string): string | undefined => {
+/**
+ * The URL callbacks are posted to, or undefined when `raw` is not an http(s) URL. A bare origin
+ * gets `eventsPath` (RBM's by default) appended.
+ */
+export const resolveCallbackUrl = (raw: string, eventsPath: string = RBM_EVENTS_PATH): string | undefined => {
   let url: URL
   try {
     url = new URL(raw)
@@ -15,7 +18,7 @@ export const resolveCallbackUrl = (raw: string): string | undefined => {
     return undefined
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") return undefined
-  if (url.pathname === "/" || url.pathname === "") url.pathname = RBM_EVENTS_PATH
+  if (url.pathname === "/" || url.pathname === "") url.pathname = eventsPath
   return url.toString()
 }
 
@@ -63,20 +66,29 @@ interface Pending {
   tries: number
 }
 
-/**
- * Posts signed RBM callbacks to Herald. A benchmark pushes thousands a second through here, in
- * Herald's own process when the simulator runs in-process, so this is a plain FIFO pumping into a
- * keep-alive pool with retries on timers: no fiber and no promise per callback (a fiber per
- * queued callback cost more than Herald's whole handling of it, and GC time with it).
- */
-export const makeCallbackSender = (options: {
+export interface WebhookSenderOptions {
   readonly callbackUrl: () => string | undefined
-  readonly clientToken: string
-  readonly subscription: string
-}): Effect.Effect<{
-  readonly post: (event: string, seq: number, publishTime: string, pubsubBase: number) => void
+  /** Turns the configured URL into the one posted to (undefined: unusable). */
+  readonly resolveUrl: (raw: string) => string | undefined
+  /** The header carrying each body's signature, lower-case. */
+  readonly signatureHeader: string
+  readonly userAgent: string
+}
+
+export interface WebhookSender {
+  /** Queues one body, already signed, for sending. */
+  readonly post: (body: Buffer, signature: string) => void
   readonly stats: Readonly<CallbackStats>
-}, never, Scope.Scope> =>
+}
+
+/**
+ * Posts signed webhook bodies to Herald, for any upstream the simulator plays. A benchmark pushes
+ * thousands a second through here, in Herald's own process when the simulator runs in-process, so
+ * this is a plain FIFO pumping into a keep-alive pool with retries on timers: no fiber and no
+ * promise per callback (a fiber per queued callback cost more than Herald's whole handling of it,
+ * and GC time with it).
+ */
+export const makeWebhookSender = (options: WebhookSenderOptions): Effect.Effect<WebhookSender, never, Scope.Scope> =>
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
     const delays = retryDelaysMs(callbackRetry)
@@ -102,7 +114,7 @@ export const makeCallbackSender = (options: {
       const raw = options.callbackUrl()
       if (raw === undefined || raw === "") return undefined
       if (resolved?.raw !== raw) {
-        const url = resolveCallbackUrl(raw)
+        const url = options.resolveUrl(raw)
         const parsed = url === undefined ? undefined : new URL(url)
         resolved = { raw, target: parsed === undefined ? undefined : { origin: parsed.origin, path: parsed.pathname + parsed.search } }
       }
@@ -156,7 +168,7 @@ export const makeCallbackSender = (options: {
           origin: to.origin,
           method: "POST",
           path: to.path,
-          headers: { "content-type": "application/json", [SIGNATURE_HEADER]: pending.signature, "user-agent": "Herald-RBM-Simulator/1" },
+          headers: { "content-type": "application/json", [options.signatureHeader]: pending.signature, "user-agent": options.userAgent },
           body: pending.body
         },
         ATTEMPT_TIMEOUT_MS,
@@ -183,19 +195,43 @@ export const makeCallbackSender = (options: {
       pump()
     }
 
-    /** Queues one event (its JSON) for sending, signed. */
-    const post = (event: string, seq: number, publishTime: string, pubsubBase: number) => {
+    const post = (body: Buffer, signature: string) => {
       if (closed) return
-      const { body, signature } = encodeRbmCallback({
-        event,
-        pubsubMessageId: String(pubsubBase + seq),
-        publishTime,
-        subscription: options.subscription,
-        clientToken: options.clientToken
-      })
       stats.pending++
-      enqueue({ body: Buffer.from(body), signature, tries: 0 })
+      enqueue({ body, signature, tries: 0 })
     }
 
     return { post, stats }
   })
+
+/** Posts signed RBM callbacks (Pub/Sub push envelopes) to Herald's RBM events endpoint. */
+export const makeCallbackSender = (options: {
+  readonly callbackUrl: () => string | undefined
+  readonly clientToken: string
+  readonly subscription: string
+}): Effect.Effect<{
+  readonly post: (event: string, seq: number, publishTime: string, pubsubBase: number) => void
+  readonly stats: Readonly<CallbackStats>
+}, never, Scope.Scope> =>
+  Effect.map(
+    makeWebhookSender({
+      callbackUrl: options.callbackUrl,
+      resolveUrl: (raw) => resolveCallbackUrl(raw),
+      signatureHeader: SIGNATURE_HEADER,
+      userAgent: "Herald-RBM-Simulator/1"
+    }),
+    (sender) => ({
+      /** Queues one event (its JSON) for sending, wrapped and signed. */
+      post: (event: string, seq: number, publishTime: string, pubsubBase: number) => {
+        const { body, signature } = encodeRbmCallback({
+          event,
+          pubsubMessageId: String(pubsubBase + seq),
+          publishTime,
+          subscription: options.subscription,
+          clientToken: options.clientToken
+        })
+        sender.post(Buffer.from(body), signature)
+      },
+      stats: sender.stats
+    })
+  )

@@ -43,3 +43,38 @@ export const parseJsonObject = (text: string): Record<string, unknown> | undefin
     return undefined
   }
 }
+
+/** An answer the simulator writes back as JSON. */
+export interface Answer {
+  readonly status: number
+  readonly body: unknown
+}
+
+/** A send's fate: an answer, no answer at all (0002), or the connection cut after accepting (0004). */
+export type SendAnswer = Answer | typeof HELD | typeof CUT
+export const HELD = "held" as const
+export const CUT = "cut" as const
+
+export const answer = (status: number, body: unknown): Answer => ({ status, body })
+
+/**
+ * One query parameter, decoded. Not URLSearchParams: its values are slices that keep the whole
+ * request URL alive, and the ledger keeps a million of these ids as map keys; decoding copies.
+ */
+export const queryParam = (query: string, name: string): string | undefined => {
+  const key = `${name}=`
+  let at = query.startsWith(key) ? 0 : query.indexOf(`&${key}`)
+  if (at === -1) return undefined
+  if (at > 0 || query[0] === "&") at++
+  const from = at + key.length
+  const to = query.indexOf("&", from)
+  return safeDecode((to === -1 ? query.slice(from) : query.slice(from, to)).replace(/\+/g, " "))
+}
+
+export const safeDecode = (segment: string): string | undefined => {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return undefined
+  }
+}
