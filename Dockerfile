@@ -9,6 +9,7 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 COPY bin ./bin
 COPY src ./src
+COPY vendor ./vendor
 COPY tsconfig.json ./
 # The bundle is built now, as root: at run time /app is read-only to the node user.
 RUN node bin/build.mjs

@@ -1,4 +1,4 @@
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import type { SqlClient } from "@effect/sql"
 import { ActorClient, ActorRuntime, ActorRuntimeLive, registerKind } from "./actors/runtime/index.ts"
 import { RateLimitKind } from "./ratelimit/RateLimitKind.ts"
@@ -13,7 +13,8 @@ import { SqlLive } from "./storage/Database.ts"
 import { Storage } from "./storage/Migrations.ts"
 import { GatewayCallbackUrl } from "./gateway/GatewayCallbackUrl.ts"
 import { RcsGateway } from "./gateway/RcsGateway.ts"
-import { RcsGatewayLive, UnconfiguredGateway } from "./gateway/RcsGatewayLive.ts"
+import { GatewaysLive } from "./gateway/GatewaysLive.ts"
+import { META_WEBHOOK_PATH } from "./http/public/MetaWebhookRoute.ts"
 import { RBM_CALLBACK_PATH } from "./http/rcs/GatewayCallbacksRoute.ts"
 import { SenderKind } from "./messaging/SenderKind.ts"
 import { BroadcastKind } from "./broadcasts/BroadcastKind.ts"
@@ -26,14 +27,22 @@ import { WebhooksRepo } from "./webhooks/WebhooksRepo.ts"
 import { BotsRepo } from "./storage/BotsRepo.ts"
 import { ChangeFeed } from "./storage/ChangeFeed.ts"
 import { Outbox } from "./actors/runtime/index.ts"
+import { WaSenderKind } from "./whatsapp/sender/WaSenderKind.ts"
+import { WaDispatcher } from "./whatsapp/sender/WaDispatcher.ts"
+import { WaNumbers } from "./whatsapp/numbers/WaNumbers.ts"
+import type { WaGateway } from "./gateway/WaGateway.ts"
 
 /** The actor kinds of Herald itself. Each capability adds its kind's registration here. */
-export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.SqlClient | ActorClient | AppConfig | RcsGateway | Outbox | Nats> = Layer.mergeAll(
+export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.SqlClient | ActorClient | AppConfig | RcsGateway | WaGateway | Outbox | Nats> = Layer.mergeAll(
   registerKind(RateLimitKind),
   registerKind(DeliveryKind).pipe(Layer.provide(Layer.mergeAll(Dispatcher.Default, Endpoints.Default))),
   registerKind(SenderKind).pipe(
     Layer.provide(ChunkRunner.Default),
     Layer.provide(Layer.mergeAll(SendDispatcher.Default, Webhooks.Default, Subscriptions.Default)),
+    Layer.provide(Layer.mergeAll(WebhooksRepo.Default, BotsRepo.Default, ChangeFeed.Default))
+  ),
+  registerKind(WaSenderKind).pipe(
+    Layer.provide(Layer.mergeAll(WaDispatcher.Default, WaNumbers.Default, Webhooks.Default, Subscriptions.Default)),
     Layer.provide(Layer.mergeAll(WebhooksRepo.Default, BotsRepo.Default, ChangeFeed.Default))
   ),
   registerKind(BroadcastKind).pipe(
@@ -43,18 +52,22 @@ export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.Sql
 )
 
 /**
- * The upstream gateway of this node: GATEWAY_RBM_URL when set; otherwise, on a single-process
- * node (role all), the simulator in-process, calling back this node's own HTTP port. Api and worker
- * nodes of a cluster share one `herald gateway-sim` (DESIGN.md): without GATEWAY_RBM_URL they have
- * no gateway, and sends fail with a config error rather than each node starting a simulator.
+ * The upstream gateways of this node: GATEWAY_RBM_URL and GATEWAY_WA_URL when set; otherwise, on a
+ * single-process node (role all), the simulator in-process, calling back this node's own HTTP
+ * port. Api and worker nodes of a cluster share one `herald gateway-sim` (DESIGN.md): without the
+ * URLs they have no gateway, and sends fail with a config error rather than each node simulating.
  */
-const gatewayFor = (settings: AppSettings, ownUrl: () => string | undefined) =>
-  Option.isSome(settings.gatewayRbmUrl) || settings.role === "all"
-    ? RcsGatewayLive.pipe(Layer.provide(GatewayCallbackUrl.lazy(() => {
+const gatewayFor = (ownUrl: () => string | undefined) =>
+  GatewaysLive.pipe(Layer.provide(GatewayCallbackUrl.lazy(
+    () => {
       const base = ownUrl()
       return base === undefined ? undefined : `${base}${RBM_CALLBACK_PATH}`
-    })))
-    : UnconfiguredGateway
+    },
+    () => {
+      const base = ownUrl()
+      return base === undefined ? undefined : `${base}${META_WEBHOOK_PATH}`
+    }
+  )))
 
 /**
  * One Herald node. Layers are released in reverse order of construction: the HTTP server stops
@@ -64,7 +77,7 @@ const gatewayFor = (settings: AppSettings, ownUrl: () => string | undefined) =>
 export const NodeLive = <E = never, R = never>(settings: AppSettings, kinds: Layer.Layer<never, E, R> = HeraldKinds as unknown as Layer.Layer<never, E, R>) => {
   const Infrastructure = Layer.mergeAll(SqlLive, NatsLive, Storage.Default.pipe(Layer.provide(SqlLive)))
   let ownUrl: string | undefined
-  const Gateway = gatewayFor(settings, () => ownUrl)
+  const Gateway = gatewayFor(() => ownUrl)
   const Runtime = kinds.pipe(Layer.provide(Gateway), Layer.provideMerge(ActorRuntimeLive))
   const Http = HttpServerLive(settings.role === "worker" ? "ops" : "full", (address) => {
     ownUrl = `http://127.0.0.1:${address.port}`

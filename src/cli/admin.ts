@@ -9,6 +9,8 @@ import { AccountsRepo } from "../storage/AccountsRepo.ts"
 import { UsersRepo } from "../storage/UsersRepo.ts"
 import { BotsRepo } from "../storage/BotsRepo.ts"
 import { printJson } from "./output.ts"
+import { toE164 } from "../messaging/phone.ts"
+import { WA_THROUGHPUT_DEFAULT, WaNumbers } from "../whatsapp/numbers/WaNumbers.ts"
 
 /** Decodes one CLI input with a domain Schema; a bad value names the flag or argument. */
 const parse = <A, I>(schema: Schema.Schema<A, I>, name: string, value: I) =>
@@ -142,16 +144,67 @@ const botThroughput = Command.make(
     })
 ).pipe(Command.withDescription("Set a bot's upstream throughput: N messages per second, or unlimited"))
 
+const presentNumber = (n: { phoneNumberId: string; wabaId: string; accountId: string; phone: string; displayName: string | null; throughput: number; isDefault: boolean }) => ({
+  phone_number_id: n.phoneNumberId,
+  waba_id: n.wabaId,
+  account_id: n.accountId,
+  phone: n.phone,
+  display_name: n.displayName,
+  throughput: n.throughput,
+  is_default: n.isDefault
+})
+
+const createWaNumber = Command.make(
+  "create-wa-number",
+  {
+    account: accountArg,
+    phone: Options.text("phone").pipe(Options.withDescription("the number, E.164 (+ and digits with the country code)")),
+    displayName: Options.text("display-name").pipe(Options.optional),
+    throughput: Options.integer("throughput").pipe(
+      Options.withDescription(`messages per second upstream (default ${WA_THROUGHPUT_DEFAULT}, Meta's default tier)`),
+      Options.withDefault(WA_THROUGHPUT_DEFAULT)
+    )
+  },
+  (input) =>
+    Effect.gen(function*() {
+      const id = yield* accountId(input.account)
+      const phone = toE164(input.phone)
+      if ("problem" in phone) return yield* InvalidRequest.single("--phone", phone.problem)
+      const displayName = Option.isSome(input.displayName)
+        ? yield* parse(Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(100)), "--display-name", input.displayName.value)
+        : null
+      const throughput = yield* parse(Schema.Int.pipe(Schema.between(1, 1_000_000)), "--throughput", input.throughput)
+      yield* (yield* AccountsRepo).getById(id)
+      const number = yield* (yield* WaNumbers).create({ accountId: id, phone: phone.e164, displayName, throughput })
+      yield* printJson(presentNumber(number))
+    })
+).pipe(Command.withDescription("Onboard a WhatsApp number for an account (the first one is its default sender)"))
+
+const waThroughput = Command.make(
+  "wa-throughput",
+  {
+    number: Args.text({ name: "PHONE_NUMBER_ID" }),
+    rate: Args.integer({ name: "N" }).pipe(Args.withDescription("messages per second upstream"))
+  },
+  (input) =>
+    Effect.gen(function*() {
+      const rate = yield* parse(Schema.Int.pipe(Schema.between(1, 1_000_000)), "N", input.rate)
+      const number = yield* (yield* WaNumbers).setThroughput(input.number, rate)
+      if (number === undefined) return yield* new NotFound({ message: `no WhatsApp number ${input.number}` })
+      yield* printJson(presentNumber(number))
+    })
+).pipe(Command.withDescription("Set a WhatsApp number's upstream throughput (messages per second)"))
+
 const rotateSigningKey = Command.make("rotate-signing-key", {}, () =>
   Effect.gen(function*() {
     const { kid } = yield* (yield* SigningKeys).rotate
     yield* printJson({ kid, note: "new tokens are signed with this key; earlier keys keep verifying for 7 days" })
   })).pipe(Command.withDescription("Start signing user tokens with a new key (all nodes pick it up within a minute)"))
 
-export const AdminServices = Layer.mergeAll(AccountsRepo.Default, UsersRepo.Default, Passwords.Default, SigningKeys.Default, BotsRepo.Default)
+export const AdminServices = Layer.mergeAll(AccountsRepo.Default, UsersRepo.Default, Passwords.Default, SigningKeys.Default, BotsRepo.Default, WaNumbers.Default)
 
 /** The admin subcommands, each run on the given layer (the database and its repositories). */
-export const adminCommands = <E, R>(layer: Layer.Layer<AccountsRepo | UsersRepo | Passwords | SigningKeys | BotsRepo, E, R>) =>
+export const adminCommands = <E, R>(layer: Layer.Layer<AccountsRepo | UsersRepo | Passwords | SigningKeys | BotsRepo | WaNumbers, E, R>) =>
   [
     Command.provide(createBot, layer),
     Command.provide(botStatus, layer),
@@ -160,5 +213,7 @@ export const adminCommands = <E, R>(layer: Layer.Layer<AccountsRepo | UsersRepo 
     Command.provide(setPlan, layer),
     Command.provide(walletCredit, layer),
     Command.provide(botThroughput, layer),
-    Command.provide(resetPassword, layer)
+    Command.provide(resetPassword, layer),
+    Command.provide(createWaNumber, layer),
+    Command.provide(waThroughput, layer)
   ] as const

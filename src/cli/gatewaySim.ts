@@ -4,6 +4,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { InvalidRequest } from "../domain/errors.ts"
 import { resolveCallbackUrl } from "../gateway/simulator/callbackSender.ts"
 import { makeGatewaySimulator } from "../gateway/simulator/GatewaySimulator.ts"
+import { resolveWaCallbackUrl } from "../gateway/simulator/whatsapp/WaSimulator.ts"
 import { loggingLayer } from "../observability/Logging.ts"
 
 const port = Options.integer("port").pipe(
@@ -35,9 +36,12 @@ export const gatewaySim = Command.make("gateway-sim", { port, callbackUrl, host 
   Effect.gen(function*() {
     const config = yield* AppConfig
     let target: string | undefined
+    let waTarget: string | undefined
     if (Option.isSome(input.callbackUrl)) {
       target = resolveCallbackUrl(input.callbackUrl.value)
       if (target === undefined) return yield* InvalidRequest.single("--callback-url", "must be an http or https URL")
+      // Meta's webhooks go to the same node, on its own path.
+      waTarget = resolveWaCallbackUrl(new URL(target).origin)
     }
     const simulator = yield* makeGatewaySimulator({
       port: Option.getOrElse(input.port, () => config.gatewaySimPort),
@@ -45,10 +49,15 @@ export const gatewaySim = Command.make("gateway-sim", { port, callbackUrl, host 
       callbackUrl: () => target,
       clientToken: Redacted.value(config.gatewayRbmClientToken),
       deliveredMs: config.gatewaySimDeliveredMs,
-      readMs: config.gatewaySimReadMs
+      readMs: config.gatewaySimReadMs,
+      whatsapp: {
+        callbackUrl: () => waTarget,
+        appSecret: Redacted.value(config.gatewayWaAppSecret),
+        templateReviewMs: config.gatewaySimTemplateReviewMs
+      }
     })
-    yield* Console.log(JSON.stringify({ listening: true, url: simulator.url, port: simulator.port, host: input.host, callback_url: target ?? null }))
+    yield* Console.log(JSON.stringify({ listening: true, url: simulator.url, port: simulator.port, host: input.host, callback_url: target ?? null, whatsapp_callback_url: waTarget ?? null }))
     return yield* Effect.never
   }).pipe(Effect.scoped, Effect.provide(SimulatorBase))).pipe(
-    Command.withDescription("Run the RBM gateway simulator alone (point GATEWAY_RBM_URL of every node at it)")
+    Command.withDescription("Run the gateway simulator alone: RBM and the WhatsApp Cloud API (point GATEWAY_RBM_URL and GATEWAY_WA_URL of every node at it)")
   )

@@ -58,6 +58,20 @@ export interface AppSettings {
   readonly httpBodyIdleMs: number
   /** A contact import's body that sends nothing for this long is answered 408, nothing imported. */
   readonly importIdleMs: number
+  /** The WhatsApp Cloud API's access token (Bearer), for GATEWAY_WA_URL. */
+  readonly gatewayWaToken: Redacted.Redacted<string>
+  /** What Meta's webhook verification (GET) must present as hub.verify_token. */
+  readonly gatewayWaVerifyToken: Redacted.Redacted<string>
+  /** Meta's app secret: webhooks carry X-Hub-Signature-256 = HMAC-SHA256 of the body under it. */
+  readonly gatewayWaAppSecret: Redacted.Redacted<string>
+  /** The simulator approves or rejects a submitted WhatsApp template this long after it came. */
+  readonly gatewaySimTemplateReviewMs: number
+  /** Media URLs of WhatsApp messages may be http (development only; Meta fetches them). */
+  readonly mediaAllowHttp: boolean
+  /** Price of one delivered WhatsApp template message, per category (service messages are free). */
+  readonly waPrices: { readonly MARKETING: number; readonly UTILITY: number; readonly AUTHENTICATION: number }
+  /** A WhatsApp send whose answer was lost fails after this long without a status webhook (24 h). */
+  readonly waUnconfirmedExpiryMs: number
 }
 
 const url = (name: string, protocols: ReadonlyArray<string>) =>
@@ -111,9 +125,21 @@ const logLevel = Config.string("LOG_LEVEL").pipe(
   Config.withDefault(LogLevel.Info)
 )
 
+const price = (name: string, fallback: number) =>
+  Config.number(name).pipe(
+    Config.validate({ message: "must be a number from 0 to 1000000", validation: (n) => n >= 0 && n <= 1_000_000 }),
+    Config.withDefault(fallback)
+  )
+
+// Development defaults, as the simulator uses them: a production node refuses to start with them
+// (anyone who read this file could forge Meta's webhooks).
+export const DEV_WA_TOKEN = "dev-wa-token"
+export const DEV_WA_VERIFY_TOKEN = "dev-wa-verify-token"
+export const DEV_WA_APP_SECRET = "dev-wa-app-secret"
+
 const optionalUrl = (name: string) => Config.option(url(name, ["http", "https"]))
 
-export const settingsConfig: Config.Config<AppSettings> = Config.all({
+const allSettings: Config.Config<AppSettings> = Config.all({
   port: integerIn("PORT", 0, 65535).pipe(Config.withDefault(8080)),
   // Validated as a plain string (so the error can say what is wrong), then kept redacted: it may
   // carry a password, and a Redacted value never prints.
@@ -158,11 +184,44 @@ export const settingsConfig: Config.Config<AppSettings> = Config.all({
   broadcastReportWindowMs: integerIn("HERALD_BROADCAST_REPORT_WINDOW_MS", 0, 86_400_000).pipe(Config.withDefault(60_000)),
   httpBodyIdleMs: integerIn("HERALD_HTTP_BODY_IDLE_MS", 100, 600_000).pipe(Config.withDefault(10_000)),
   importIdleMs: integerIn("HERALD_IMPORT_IDLE_MS", 100, 3_600_000).pipe(Config.withDefault(30_000)),
+  gatewayWaToken: Config.string("GATEWAY_WA_TOKEN").pipe(Config.withDefault(DEV_WA_TOKEN), Config.map(Redacted.make)),
+  gatewayWaVerifyToken: Config.string("GATEWAY_WA_VERIFY_TOKEN").pipe(Config.withDefault(DEV_WA_VERIFY_TOKEN), Config.map(Redacted.make)),
+  gatewayWaAppSecret: Config.string("GATEWAY_WA_APP_SECRET").pipe(Config.withDefault(DEV_WA_APP_SECRET), Config.map(Redacted.make)),
+  gatewaySimTemplateReviewMs: integerIn("GATEWAY_SIM_TEMPLATE_REVIEW_MS", 0, 600_000).pipe(Config.withDefault(1_000)),
+  mediaAllowHttp: Config.boolean("HERALD_MEDIA_ALLOW_HTTP").pipe(Config.withDefault(false)),
+  waPrices: Config.all({
+    MARKETING: price("HERALD_WA_PRICE_MARKETING", 0.8),
+    UTILITY: price("HERALD_WA_PRICE_UTILITY", 0.12),
+    AUTHENTICATION: price("HERALD_WA_PRICE_AUTHENTICATION", 0.12)
+  }),
+  waUnconfirmedExpiryMs: integerIn("HERALD_WA_UNCONFIRMED_EXPIRY_MS", 1_000, 7 * 86_400_000).pipe(Config.withDefault(86_400_000)),
   logFormat: Config.literal("json", "pretty")("LOG_FORMAT").pipe(
     Config.option,
     Config.map(Option.getOrElse((): LogFormat => (process.stdout.isTTY ? "pretty" : "json")))
   )
 })
+
+/** Development-only defaults a production node must not run with: Meta's webhooks would be forgeable. */
+const productionProblems = (settings: AppSettings): ReadonlyArray<string> =>
+  [
+    ["GATEWAY_WA_APP_SECRET", settings.gatewayWaAppSecret, DEV_WA_APP_SECRET],
+    ["GATEWAY_WA_VERIFY_TOKEN", settings.gatewayWaVerifyToken, DEV_WA_VERIFY_TOKEN]
+  ].filter(([, value, dev]) => Redacted.value(value as Redacted.Redacted<string>) === dev).map(([name]) => name as string)
+
+export const settingsConfig: Config.Config<AppSettings> = Config.all([
+  allSettings,
+  Config.string("NODE_ENV").pipe(Config.withDefault("development"))
+]).pipe(
+  Config.mapOrFail(([settings, env]) => {
+    const problems = env === "production" ? productionProblems(settings) : []
+    return problems.length === 0
+      ? Either.right(settings)
+      : Either.left(
+        problems.map((name) => ConfigError.InvalidData([name], "must be set to a real value when NODE_ENV=production (the default is for development)"))
+          .reduce((all, one) => ConfigError.And(all, one))
+      )
+  })
+)
 
 export class AppConfig extends Context.Tag("herald/AppConfig")<AppConfig, AppSettings>() {
   static readonly layer = Layer.effect(AppConfig, settingsConfig)

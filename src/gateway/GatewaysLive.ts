@@ -1,47 +1,27 @@
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Context, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
+import { CUT, type GatewaySimulator, HELD } from "./simulator/GatewaySimulator.ts"
 import { GatewayCallbackUrl } from "./GatewayCallbackUrl.ts"
 import { GatewayUnavailable, RcsGateway } from "./RcsGateway.ts"
 import { makeRbmGateway } from "./rbm/RbmGateway.ts"
 import { directTransport } from "./simulator/directTransport.ts"
 import { type GatewaySimulatorError, makeGatewaySimulator } from "./simulator/GatewaySimulator.ts"
+import { WaGateway } from "./WaGateway.ts"
+import { type CloudTransport, makeCloudApiGateway } from "./cloud/CloudApiGateway.ts"
 
-/**
- * The gateway Herald sends through (DESIGN.md, "Simulator processes"): GATEWAY_RBM_URL when set
- * (a real RBM host or a separate `herald gateway-sim`); otherwise the simulator, started here
- * in-process on GATEWAY_SIM_PORT and living as long as this layer. Either way the same RBM
- * adapter talks to it over HTTP, so the simulator exercises the real wire path.
- */
-export const RcsGatewayLive: Layer.Layer<RcsGateway, GatewaySimulatorError, AppConfig | GatewayCallbackUrl> = Layer.scoped(
-  RcsGateway,
-  Effect.gen(function*() {
-    const config = yield* AppConfig
-    if (Option.isSome(config.gatewayRbmUrl)) return yield* makeRbmGateway({ baseUrl: config.gatewayRbmUrl.value, timeoutMs: config.gatewayTimeoutMs })
-    const callback = yield* GatewayCallbackUrl
-    const simulator = yield* makeGatewaySimulator({
-      port: config.gatewaySimPort,
-      callbackUrl: callback.get,
-      clientToken: Redacted.value(config.gatewayRbmClientToken),
-      deliveredMs: config.gatewaySimDeliveredMs,
-      readMs: config.gatewaySimReadMs,
-      callbacks: config.gatewaySimCallbacks
-    })
-    yield* Effect.logInfo("gateway simulator started in-process").pipe(
-      Effect.annotateLogs({ url: simulator.url, transport: config.gatewaySimTransport, callbacks: config.gatewaySimCallbacks })
-    )
-    return yield* makeRbmGateway({
-      baseUrl: simulator.url,
-      timeoutMs: config.gatewayTimeoutMs,
-      ...(config.gatewaySimTransport === "direct" ? { transport: directTransport(simulator, config.gatewayTimeoutMs) } : {})
-    })
-  })
-)
+/** The Cloud API adapter's exchanges handed to the in-process simulator as calls (GATEWAY_SIM_TRANSPORT=direct). */
+const cloudDirectTransport = (simulator: Context.Tag.Service<GatewaySimulator>, timeoutMs: number): CloudTransport => (method, path, body) => {
+  const result = simulator.waDirect(method, path, body === undefined ? "" : body.toString("utf8"))
+  if (result === HELD) return Effect.as(Effect.sleep(Duration.millis(timeoutMs)), { _tag: "Lost", cause: "timeout", detail: `no answer within ${timeoutMs} ms` } as const)
+  if (result === CUT) return Effect.succeed({ _tag: "Lost", cause: "connection", detail: "the connection closed after the request was sent" } as const)
+  return Effect.succeed({ _tag: "Answered", status: result.status, body: JSON.stringify(result.body) } as const)
+}
 
 /**
  * A node of a cluster without GATEWAY_RBM_URL: nothing to send to. Sends fail as a config error
  * (the operator's to fix), capability checks as unavailable.
  */
-export const UnconfiguredGateway: Layer.Layer<RcsGateway> = Layer.succeed(RcsGateway, {
+const unconfiguredRcs: Context.Tag.Service<RcsGateway> = {
   send: () =>
     Effect.succeed({
       _tag: "Rejected",
@@ -54,4 +34,73 @@ export const UnconfiguredGateway: Layer.Layer<RcsGateway> = Layer.succeed(RcsGat
       }
     } as const),
   capability: () => Effect.fail(new GatewayUnavailable({ message: "no gateway configured (GATEWAY_RBM_URL)" }))
-})
+}
+
+/** The WhatsApp half of a node of a cluster without GATEWAY_WA_URL: sends fail as a config error. */
+const unconfiguredWa: Context.Tag.Service<WaGateway> = {
+  send: () =>
+    Effect.succeed({
+      _tag: "Rejected",
+      error: {
+        success: false,
+        message: "no gateway configured",
+        detail: "Set GATEWAY_WA_URL on every node (Meta's Graph API or a shared `herald gateway-sim`).",
+        category: "config",
+        retryable: false
+      }
+    } as const),
+  submitTemplate: () => Effect.succeed({ _tag: "Refused", reason: "no WhatsApp gateway configured (GATEWAY_WA_URL)", unavailable: true } as const),
+  deleteTemplate: () => Effect.succeed(false)
+}
+
+/**
+ * The gateways Herald sends through (DESIGN.md, "Simulator processes"): GATEWAY_RBM_URL and
+ * GATEWAY_WA_URL when set (the real upstreams or a separate `herald gateway-sim`); for either one
+ * unset, the simulator, started here in-process on GATEWAY_SIM_PORT and living as long as this
+ * layer. Either way the real adapters talk to it over HTTP, so the simulator exercises the wire.
+ */
+export const GatewaysLive: Layer.Layer<RcsGateway | WaGateway, GatewaySimulatorError, AppConfig | GatewayCallbackUrl> = Layer.scopedContext(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const callback = yield* GatewayCallbackUrl
+    // Only a single-process node (role all) starts one: nodes of a cluster share a `herald
+    // gateway-sim` (DESIGN.md), and one without a URL sends nothing rather than simulating alone.
+    const needsSimulator = config.role === "all" && (Option.isNone(config.gatewayRbmUrl) || Option.isNone(config.gatewayWaUrl))
+    const simulator = needsSimulator
+      ? yield* makeGatewaySimulator({
+        port: config.gatewaySimPort,
+        callbackUrl: callback.get,
+        clientToken: Redacted.value(config.gatewayRbmClientToken),
+        deliveredMs: config.gatewaySimDeliveredMs,
+        readMs: config.gatewaySimReadMs,
+        callbacks: config.gatewaySimCallbacks,
+        whatsapp: {
+          callbackUrl: callback.whatsapp,
+          appSecret: Redacted.value(config.gatewayWaAppSecret),
+          templateReviewMs: config.gatewaySimTemplateReviewMs
+        }
+      })
+      : undefined
+    if (simulator !== undefined) {
+      yield* Effect.logInfo("gateway simulator started in-process").pipe(
+        Effect.annotateLogs({ url: simulator.url, transport: config.gatewaySimTransport, callbacks: config.gatewaySimCallbacks })
+      )
+    }
+    const direct = simulator !== undefined && config.gatewaySimTransport === "direct"
+    const rbmUrl = Option.getOrUndefined(config.gatewayRbmUrl) ?? simulator?.url
+    const waUrl = Option.getOrUndefined(config.gatewayWaUrl) ?? simulator?.url
+    const rcs = rbmUrl === undefined ? unconfiguredRcs : yield* makeRbmGateway({
+      baseUrl: rbmUrl,
+      timeoutMs: config.gatewayTimeoutMs,
+      ...(direct && Option.isNone(config.gatewayRbmUrl) ? { transport: directTransport(simulator, config.gatewayTimeoutMs) } : {})
+    })
+    const wa = waUrl === undefined ? unconfiguredWa : yield* makeCloudApiGateway({
+      baseUrl: waUrl,
+      accessToken: () => Redacted.value(config.gatewayWaToken),
+      timeoutMs: config.gatewayTimeoutMs,
+      ...(direct && Option.isNone(config.gatewayWaUrl) ? { transport: cloudDirectTransport(simulator, config.gatewayTimeoutMs) } : {})
+    })
+    return Context.make(RcsGateway, rcs).pipe(Context.add(WaGateway, wa))
+  })
+)
+

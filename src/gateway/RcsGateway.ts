@@ -17,7 +17,9 @@ export const GatewayErrorRecord = Schema.Struct({
   detail: Schema.String,
   category: GatewayErrorCategory,
   retryable: Schema.Boolean,
-  message_id: Schema.optional(Schema.String)
+  message_id: Schema.optional(Schema.String),
+  /** The upstream's own error code (Meta's for WhatsApp), kept for support and debugging. */
+  upstream_code: Schema.optional(Schema.Int)
 })
 export type GatewayErrorRecord = typeof GatewayErrorRecord.Type
 

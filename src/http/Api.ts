@@ -16,6 +16,7 @@ import { BroadcastsApi } from "./rcs/BroadcastsApi.ts"
 import { WebhooksApi } from "./rcs/WebhooksApi.ts"
 import { DeveloperApi } from "./app/DeveloperApi.ts"
 import { AccountApi } from "./app/AccountApi.ts"
+import { PublicApi } from "./public/PublicApi.ts"
 
 // HttpApi answers a request that fails its schemas with its own `HttpApiDecodeError` body; the
 // contract wants the common envelope (`invalid_request` with `errors[{path, message}]`). The
@@ -61,6 +62,7 @@ export const ServedApi = withStrictPayloads(withEnvelopeErrors(
     .add(BroadcastsApi)
     .add(DeveloperApi)
     .add(AccountApi)
+    .add(PublicApi)
 ))
 
 /**
@@ -73,7 +75,7 @@ export const HeraldApi = withEnvelopeErrors(
     .add(ContactImportApi)
     .annotate(OpenApi.Title, "Herald")
     .annotate(OpenApi.Version, "1")
-    .annotate(OpenApi.Description, "Herald messaging engine: RCS business messaging, webhooks, broadcasts.")
+    .annotate(OpenApi.Description, "Herald messaging engine: RCS business messaging, WhatsApp (public messaging API), webhooks, broadcasts.")
 )
 
 /**

@@ -54,6 +54,24 @@ export const requestMiddleware = (timeouts: BodyTimeouts = DEFAULT_BODY_TIMEOUTS
     { global: true }
   )
 
+const PUBLIC_PREFIX = "/api/v1/public/"
+
+/**
+ * Answers of the public messaging API carry Interakt's `result` beside Herald's `success`
+ * (docs/whatsapp.md): its own handlers say it, and this adds it to the envelopes built before or
+ * around them (credentials, plan, decoding, 404, 503), so no error shape is written twice.
+ */
+const withResultField = (request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse) => {
+  if (!request.url.startsWith(PUBLIC_PREFIX) || response.body._tag !== "Uint8Array" || response.status < 400) return response
+  try {
+    const parsed = JSON.parse(new TextDecoder().decode(response.body.body)) as Record<string, unknown>
+    if (typeof parsed !== "object" || parsed === null || "result" in parsed || typeof parsed.success !== "boolean") return response
+    return HttpServerResponse.unsafeJson({ result: parsed.success, ...parsed }, { status: response.status, headers: response.headers })
+  } catch {
+    return response
+  }
+}
+
 const answer = <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
   request: HttpServerRequest.HttpServerRequest,
@@ -65,7 +83,7 @@ const answer = <E, R>(
   const finish = (response: HttpServerResponse.HttpServerResponse) => {
     const seconds = (performance.now() - started) / 1000
     recordRequest(request.method, state.route, response.status, seconds)
-    let answered = HttpServerResponse.setHeader(response, "x-request-id", requestId)
+    let answered = HttpServerResponse.setHeader(withResultField(request, response), "x-request-id", requestId)
     if (state.retryAfter !== undefined) answered = HttpServerResponse.setHeader(answered, "retry-after", String(state.retryAfter))
     const line = { method: request.method, route: state.route, status: response.status, ms: Math.round(seconds * 1000) }
     return Effect.as(response.status >= 500 ? Effect.logWarning("request answered", line) : Effect.logDebug("request answered", line), answered)

@@ -176,7 +176,8 @@ const STREAMED_BODY_ROUTES: ReadonlyArray<{ readonly method: string; readonly pa
  * signed callbacks (the signature covers the raw body; nothing in it is stored unverified).
  */
 const RAW_BODY_ROUTES: ReadonlyArray<{ readonly method: string; readonly path: RegExp }> = [
-  { method: "POST", path: /^\/api\/v1\/rcs\/gateway\/rbm\/events(?:\?|$)/ }
+  { method: "POST", path: /^\/api\/v1\/rcs\/gateway\/rbm\/events(?:\?|$)/ },
+  { method: "POST", path: /^\/api\/v1\/public\/gateway\/whatsapp(?:\?|$)/ }
 ]
 
 const matches = (routes: typeof STREAMED_BODY_ROUTES, request: HttpServerRequest.HttpServerRequest) =>

@@ -50,6 +50,13 @@ import { ApiRateLimits } from "../ratelimit/ApiRateLimits.ts"
 import { SecretKeys } from "../security/SecretKeys.ts"
 import { Team } from "../team/Team.ts"
 import { TeamRepo } from "../storage/TeamRepo.ts"
+import { PublicHttpLive } from "./public/PublicHttp.ts"
+import { PublicAuthenticationLive } from "./public/PublicAuthentication.ts"
+import { MetaWebhookRoute } from "./public/MetaWebhookRoute.ts"
+import { PublicMessages } from "../whatsapp/PublicMessages.ts"
+import { WaTemplates } from "../whatsapp/templates/WaTemplates.ts"
+import { WaReports } from "../whatsapp/inbound/WaReports.ts"
+import { WaNumbers } from "../whatsapp/numbers/WaNumbers.ts"
 
 /** Handlers of every HttpApi group. Each capability adds its group's layer here. */
 export const ApiHandlers = Layer.mergeAll(
@@ -67,11 +74,12 @@ export const ApiHandlers = Layer.mergeAll(
   WalletHttpLive,
   AutoRepliesHttpLive,
   ContactListsHttpLive,
-  BroadcastsHttpLive
+  BroadcastsHttpLive,
+  PublicHttpLive
 ).pipe(
   Layer.provideMerge(AuthenticationLive),
   Layer.provideMerge(RcsCredentials.Default),
-  Layer.provideMerge(AppAuthenticationLive),
+  Layer.provideMerge(Layer.merge(AppAuthenticationLive, PublicAuthenticationLive)),
   Layer.provideMerge(SignIn.Default),
   Layer.provideMerge(ApiKeys.Default),
   Layer.provideMerge(Team.Default),
@@ -80,6 +88,7 @@ export const ApiHandlers = Layer.mergeAll(
   Layer.provideMerge(ApiRateLimits.Default),
   Layer.provideMerge(Layer.mergeAll(Messages.Default, MessageReports.Default, GatewayReports.Default)),
   Layer.provideMerge(Layer.mergeAll(MessagesRepo.Default, Wallet.Default)),
+  Layer.provideMerge(Layer.mergeAll(PublicMessages.Default, WaTemplates.Default, WaReports.Default).pipe(Layer.provideMerge(WaNumbers.Default))),
   Layer.provideMerge(Webhooks.Default),
   Layer.provideMerge(BotApplications.Default),
   Layer.provideMerge(Templates.Default),
@@ -108,6 +117,7 @@ const FullRoutes = Layer.mergeAll(
   OpenApiRoute,
   BotsRoutes,
   GatewayCallbacksRoute,
+  MetaWebhookRoute,
   ContactImportRoute,
   HttpApiSwagger.layerHttpLayerRouter({ api: HeraldApi, path: "/docs" }),
   MetricsRoute,

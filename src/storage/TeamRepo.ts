@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Email, Role } from "../domain/identity.ts"
+import { isUniqueViolation } from "./sqlState.ts"
 
 export interface MemberRow {
   readonly memberId: string
@@ -11,7 +12,6 @@ export interface MemberRow {
   readonly createdAt: Date
 }
 
-const isUniqueViolation = (error: { readonly cause?: unknown }) => (error.cause as { code?: string } | undefined)?.code === "23505"
 
 export class TeamRepo extends Effect.Service<TeamRepo>()("herald/TeamRepo", {
   effect: Effect.gen(function*() {

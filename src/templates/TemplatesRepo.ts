@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import type { MessageContent } from "../domain/content.ts"
 import type { PagePosition } from "../storage/pageCursor.ts"
 import type { TemplateType } from "./templateInput.ts"
+import { isUniqueViolation } from "../storage/sqlState.ts"
 
 export type TemplateStatus = "pending" | "approved" | "rejected"
 export const TEMPLATE_STATUSES = ["pending", "approved", "rejected"] as const
@@ -31,7 +32,6 @@ export interface UsableTemplate {
 const COLUMNS = `template_id, account_id, bot_id, name, type, content, status, warnings, created_at,
   to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position`
 
-const isUniqueViolation = (error: { readonly cause?: unknown }) => (error.cause as { code?: string } | undefined)?.code === "23505"
 
 export class TemplatesRepo extends Effect.Service<TemplatesRepo>()("herald/templates/TemplatesRepo", {
   effect: Effect.gen(function*() {

@@ -6,6 +6,7 @@ import { makeReadCache } from "../storage/ReadCache.ts"
 interface Subscription {
   readonly events: ReadonlyArray<string>
   readonly botId: string | null
+  readonly channel: string
 }
 
 /**
@@ -24,15 +25,16 @@ export class Subscriptions extends Effect.Service<Subscriptions>()("herald/webho
         accountId,
         () => Effect.map(
           sql<Subscription>`
-            SELECT events, bot_id::text FROM webhooks
+            SELECT events, bot_id::text, channel FROM webhooks
             WHERE account_id = ${accountId}::uuid AND deleted_at IS NULL AND active`,
           (rows) => ({ accountId, value: rows })
         )
       )
 
-    const wants = (accountId: string, type: string, botId: string | null) =>
+    /** Whether an endpoint of the account's channel (RCS endpoints, or the WhatsApp developer webhook) wants the event. */
+    const wants = (accountId: string, type: string, botId: string | null, channel: "rcs" | "whatsapp" = "rcs") =>
       Effect.map(of(accountId), (subscriptions) =>
-        (subscriptions ?? []).some((s) => s.events.includes(type) && (s.botId === null || s.botId === botId)))
+        (subscriptions ?? []).some((s) => s.channel === channel && s.events.includes(type) && (s.botId === null || s.botId === botId)))
 
     return { wants } as const
   }),

@@ -3,17 +3,19 @@ import { Effect } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import { Outbox } from "../actors/runtime/index.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { botInScope, requireRole, seesAllBots } from "../domain/access.ts"
+import { botInScope, requireOwnerSession, requireRole, seesAllBots } from "../domain/access.ts"
 import { BotNotInScope, InvalidRequest, NotFound } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { BotsRepo } from "../storage/BotsRepo.ts"
 import { DeliveryKind, Start } from "./DeliveryKind.ts"
 import { urlProblem } from "./urlPolicy.ts"
-import { type AttemptRow, type DeadLetterRow, type WebhookRow, WebhooksRepo } from "./WebhooksRepo.ts"
+import { type AttemptRow, type DeadLetterRow, type WebhookChannel, type WebhookRow, WebhooksRepo } from "./WebhooksRepo.ts"
 
 /** Event types a subscription may ask for (contract, Events). `webhook.test` goes to one endpoint on request. */
 export const EVENT_TYPES = ["message.sent", "message.delivered", "message.read", "message.failed", "broadcast.completed"] as const
-export type EventType = (typeof EVENT_TYPES)[number] | "webhook.test"
+/** What the developer webhook (channel whatsapp) receives: the public API's messages and inbound ones. */
+export const WA_EVENT_TYPES = ["message.sent", "message.delivered", "message.read", "message.failed", "message.received"] as const
+export type EventType = (typeof EVENT_TYPES)[number] | (typeof WA_EVENT_TYPES)[number] | "webhook.test"
 
 export const DELIVERIES_LIMIT_DEFAULT = 100
 export const DELIVERIES_LIMIT_MAX = 500
@@ -24,6 +26,7 @@ const presentWebhook = (row: WebhookRow) => ({
   active: row.active,
   events: [...row.events],
   bot_id: row.botId,
+  channel: row.channel,
   created_at: new Date(row.createdAt).toISOString()
 })
 
@@ -117,7 +120,10 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
     const update = (principal: Principal, webhookId: string, changes: { url?: string; events?: ReadonlyArray<string>; botId?: string | null; active?: boolean }) =>
       Effect.gen(function*() {
         yield* requireRole(principal, "operator", "manage webhooks")
-        yield* visibleEndpoint(principal, webhookId)
+        const endpoint = yield* visibleEndpoint(principal, webhookId)
+        if (endpoint.channel === "whatsapp" && (changes.events !== undefined || changes.botId !== undefined)) {
+          return yield* InvalidRequest.single("", "the developer webhook receives every WhatsApp event; change its URL under PUT /api/v1/app/developer/webhook")
+        }
         if (changes.url !== undefined) yield* checkUrl(changes.url)
         if (changes.botId !== undefined) yield* checkBot(principal, changes.botId)
         const row = yield* repo.update(webhookId, { ...changes, events: changes.events && [...new Set(changes.events)] })
@@ -138,7 +144,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
      * asked for the type and covers the bot (or, with `only`, to that endpoint alone). Runs in the
      * caller's transaction when there is one; the relay is woken after the commit.
      */
-    const emit = (event: { accountId: string; type: EventType; botId: string | null; data: unknown; only?: string }) =>
+    const emit = (event: { accountId: string; type: EventType; botId: string | null; data: unknown; only?: string; channel?: WebhookChannel }) =>
       Effect.gen(function*() {
         const targets = event.only !== undefined
           ? yield* sql<{ webhookId: string }>`
@@ -146,7 +152,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
               WHERE webhook_id = ${event.only}::uuid AND account_id = ${event.accountId} AND deleted_at IS NULL`
           : yield* sql<{ webhookId: string }>`
               SELECT webhook_id FROM webhooks
-              WHERE account_id = ${event.accountId} AND deleted_at IS NULL AND active
+              WHERE account_id = ${event.accountId} AND deleted_at IS NULL AND active AND channel = ${event.channel ?? "rcs"}
                 AND ${event.type} = ANY(events) AND (bot_id IS NULL OR bot_id = ${event.botId}::uuid)`
         // Nobody listens: nothing to archive (most messages of most accounts).
         if (targets.length === 0) return []
@@ -244,7 +250,44 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         return { success: true as const, new_delivery_id: newId }
       })
 
-    return { create, list, update, remove, test, deliveries, deadLetters, replay, emit, committed } as const
+    const presentDeveloper = (row: WebhookRow) => ({ webhook_id: row.webhookId, url: row.url, events: [...row.events], created_at: new Date(row.createdAt).toISOString() })
+
+    /**
+     * PUT /api/v1/app/developer/webhook: creates the account's developer webhook (its secret shown
+     * this once), or points the existing one at a new URL, keeping its id and secret.
+     */
+    const setDeveloper = (principal: Principal, url: string) =>
+      Effect.gen(function*() {
+        yield* requireOwnerSession(principal, "configure the developer webhook")
+        yield* checkUrl(url)
+        const existing = yield* repo.developer(principal.accountId)
+        if (existing !== undefined) {
+          const row = yield* repo.update(existing.webhookId, { url })
+          if (row !== undefined) return { success: true as const, created: false, ...presentDeveloper(row) }
+        }
+        const secret = newSecret()
+        const row = yield* repo.insert({ accountId: principal.accountId, url, events: WA_EVENT_TYPES, botId: null, secret, channel: "whatsapp" })
+        return { success: true as const, created: true, ...presentDeveloper(row), secret }
+      })
+
+    const getDeveloper = (principal: Principal) =>
+      Effect.gen(function*() {
+        yield* requireOwnerSession(principal, "read the developer webhook")
+        const row = yield* repo.developer(principal.accountId)
+        if (row === undefined) return yield* new NotFound({ message: "no developer webhook is configured; PUT /api/v1/app/developer/webhook sets one" })
+        return { success: true as const, ...presentDeveloper(row) }
+      })
+
+    const removeDeveloper = (principal: Principal) =>
+      Effect.gen(function*() {
+        yield* requireOwnerSession(principal, "remove the developer webhook")
+        const row = yield* repo.developer(principal.accountId)
+        if (row === undefined) return yield* new NotFound({ message: "no developer webhook is configured" })
+        yield* repo.remove(row.webhookId)
+        return { success: true as const }
+      })
+
+    return { create, list, update, remove, test, deliveries, deadLetters, replay, emit, committed, setDeveloper, getDeveloper, removeDeveloper } as const
   }),
   dependencies: [WebhooksRepo.Default, BotsRepo.Default]
 }) {}

@@ -8,9 +8,13 @@ export interface WebhookRow {
   readonly events: ReadonlyArray<string>
   readonly botId: string | null
   readonly active: boolean
+  /** `rcs`, or `whatsapp` for the account's developer webhook (Settings, Developer). */
+  readonly channel: WebhookChannel
   readonly createdAt: Date
   readonly deletedAt: Date | null
 }
+
+export type WebhookChannel = "rcs" | "whatsapp"
 
 export interface AttemptRow {
   readonly attemptId: string
@@ -38,16 +42,16 @@ export interface DeadLetterRow {
   readonly endpointDeleted: boolean
 }
 
-const COLUMNS = "webhook_id, account_id, url, events, bot_id, active, created_at, deleted_at"
+const COLUMNS = "webhook_id, account_id, url, events, bot_id, active, channel, created_at, deleted_at"
 
 export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/WebhooksRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insert = (input: { accountId: string; url: string; events: ReadonlyArray<string>; botId: string | null; secret: string }) =>
+    const insert = (input: { accountId: string; url: string; events: ReadonlyArray<string>; botId: string | null; secret: string; channel?: WebhookChannel }) =>
       sql<WebhookRow>`
-        INSERT INTO webhooks (account_id, url, events, bot_id, secret)
-        VALUES (${input.accountId}, ${input.url}, ${input.events}::text[], ${input.botId}, ${input.secret})
+        INSERT INTO webhooks (account_id, url, events, bot_id, secret, channel)
+        VALUES (${input.accountId}, ${input.url}, ${input.events}::text[], ${input.botId}, ${input.secret}, ${input.channel ?? "rcs"})
         RETURNING ${sql.literal(COLUMNS)}`.pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
 
     const list = (accountId: string) =>
@@ -95,6 +99,12 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/Webhook
     /** One dead-letter item of the account. */
     const deadLetter = (accountId: string, deliveryId: string) => Effect.map(deadLetterRows(accountId, deliveryId), (rows) => rows[0])
 
-    return { insert, list, find, update, remove, attempts, deadLetters, deadLetter } as const
+    /** The account's developer webhook (channel whatsapp), if it has one. */
+    const developer = (accountId: string) =>
+      sql<WebhookRow>`
+        SELECT ${sql.literal(COLUMNS)} FROM webhooks
+        WHERE account_id = ${accountId} AND channel = 'whatsapp' AND deleted_at IS NULL`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+
+    return { insert, list, find, update, remove, attempts, deadLetters, deadLetter, developer } as const
   })
 }) {}

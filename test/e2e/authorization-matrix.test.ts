@@ -51,6 +51,9 @@ const ROUTES: ReadonlyArray<Rule> = [
   { method: "PATCH", route: "/api/v1/rcs/team/:member_id", role: "owner", key: false, owned: true, body: () => ({ assigned_bots: ["*"] }) },
   { method: "DELETE", route: "/api/v1/rcs/team/:member_id", role: "owner", key: false, owned: true },
   { method: "POST", route: "/api/v1/app/developer/secret-key", role: "owner", key: false },
+  { method: "PUT", route: "/api/v1/app/developer/webhook", role: "owner", key: false, body: () => ({ url: "https://example.com/developer" }) },
+  { method: "GET", route: "/api/v1/app/developer/webhook", role: "owner", key: false },
+  { method: "DELETE", route: "/api/v1/app/developer/webhook", role: "owner", key: false },
   { method: "GET", route: "/api/v1/rcs/webhooks", role: "viewer", key: "webhooks:read" },
   { method: "POST", route: "/api/v1/rcs/webhooks", role: "operator", key: false, bot: true, body: () => ({ url: "https://example.com/hook", events: ["message.sent"], bot_id: fixtures.bot }) },
   { method: "PATCH", route: "/api/v1/rcs/webhooks/:webhook_id", role: "operator", key: false, bot: true, owned: true, body: () => ({ active: true }) },
@@ -95,9 +98,16 @@ const ROUTES: ReadonlyArray<Rule> = [
   { method: "POST", route: "/api/v1/rcs/broadcasts/:id/cancel", role: "operator", key: false, bot: true, owned: true, fresh: () => newBroadcast() }
 ]
 
-// Routes of the secret-key surfaces (/api/v1/app/* but key management): `sk_live_` only, plan-gated.
-const SECRET_KEY_ROUTES: ReadonlyArray<{ readonly method: string; readonly route: string }> = [
-  { method: "GET", route: "/api/v1/app/me" }
+// Routes of the secret-key surfaces (/api/v1/app/* but key management, /api/v1/public/*):
+// `sk_live_` only, plan-gated; the public API takes it as Basic. None of this account's WhatsApp
+// answers (no number, unknown template) is an authorization answer.
+const SECRET_KEY_ROUTES: ReadonlyArray<{ readonly method: string; readonly route: string; readonly scheme?: "Basic"; readonly body?: unknown }> = [
+  { method: "GET", route: "/api/v1/app/me" },
+  { method: "POST", route: "/api/v1/public/message", scheme: "Basic", body: { fullPhoneNumber: "919876541234", type: "Text", data: { message: "hi" } } },
+  { method: "POST", route: "/api/v1/public/templates", scheme: "Basic", body: { name: "matrix", language: "en", category: "UTILITY", components: [{ type: "BODY", text: "Hello there, this is the matrix" }] } },
+  { method: "GET", route: "/api/v1/public/templates", scheme: "Basic" },
+  { method: "GET", route: "/api/v1/public/templates/:id", scheme: "Basic" },
+  { method: "DELETE", route: "/api/v1/public/templates/:id", scheme: "Basic" }
 ]
 const SECRET_KEY_EXPECTED: Record<string, string> = {
   "no credential": "invalid_api_key",
@@ -294,8 +304,10 @@ describe("authorization matrix", () => {
       credentials["Starter plan's secret key"] = await secretKey(credentials["other account's JWT"])
       const failures: Array<string> = []
       for (const [credential, want] of Object.entries(SECRET_KEY_EXPECTED)) {
-        const res = await call(rule.method, rule.route, credentials[credential])
-        const got = AUTH_CODES.has(res.body.code) ? res.body.code : res.status < 400 ? "allowed" : `status ${res.status}`
+        const raw = credentials[credential]
+        const path = rule.route.replace(":id", "00000000-0000-4000-8000-0000000000ab")
+        const res = await call(rule.method, path, raw !== undefined && rule.scheme === "Basic" ? `Basic ${raw}` : raw, rule.body)
+        const got = AUTH_CODES.has(res.body.code) ? res.body.code : res.status < 500 ? "allowed" : `status ${res.status}`
         const status = { invalid_api_key: 401, feature_locked: 403 }[want]
         if (got !== want || (status !== undefined && res.status !== status)) {
           failures.push(`${credential}: expected ${want}, got ${got} (${res.status} ${JSON.stringify(res.body).slice(0, 120)})`)

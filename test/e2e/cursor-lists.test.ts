@@ -25,7 +25,7 @@ const env = envFor(iso)
 const cli = cliFor(env)
 let node: HeraldProcess
 let token = ""
-const ids = { account: "", bot: "", list: "", broadcast: "", importList: "" }
+const ids = { account: "", bot: "", list: "", broadcast: "", importList: "", secretKey: "" }
 
 /** Where a new row goes in its list: on top, tied on the sort key with an existing row, or among older rows. */
 type Place = "top" | "tie" | "middle"
@@ -44,6 +44,8 @@ interface ListUnderTest {
   readonly seed: () => Promise<void>
   readonly present: () => Promise<Set<string>>
   readonly add: (place: Place) => Promise<void>
+  /** The credential, when the list is not an RCS one (the public API's Basic secret key). */
+  readonly auth?: () => string
 }
 
 /** A timestamp column's value for a new row: now, an existing row's (a tie), or one among the older rows. */
@@ -77,6 +79,7 @@ const byTime = (spec: {
   readonly scope: () => string
   readonly columns: string
   readonly values: (n: string) => string
+  readonly auth?: () => string
 }): ListUnderTest => {
   const insert = (rows: string, at: string, n: string) =>
     db(`INSERT INTO ${spec.table} (${spec.columns}, ${spec.timeColumn}) SELECT ${spec.values(n)}, ${at} ${rows}`).then(() => undefined)
@@ -89,7 +92,8 @@ const byTime = (spec: {
     ties: true,
     seed: () => insert(`FROM generate_series(1, ${SEED}) n`, spread("n"), "n::text"),
     present: async () => new Set((await db<{ id: string }>(`SELECT ${spec.idColumn}::text AS id FROM ${spec.table} WHERE ${spec.scope()}`)).map((r) => r.id)),
-    add: async (place) => insert("", await placedAt(spec.table, spec.timeColumn, spec.scope(), place), `'${randomUUID()}'`)
+    add: async (place) => insert("", await placedAt(spec.table, spec.timeColumn, spec.scope(), place), `'${randomUUID()}'`),
+    ...(spec.auth ? { auth: spec.auth } : {})
   }
 }
 
@@ -97,6 +101,20 @@ const CONTENT = `'{"type":"text","text":"hi","suggestions":[]}'`
 const ofAccount = () => `account_id = '${ids.account}'`
 
 const LISTS: ReadonlyArray<ListUnderTest> = [
+  byTime({
+    route: "/api/v1/public/templates",
+    url: () => "/api/v1/public/templates",
+    field: "templates",
+    idField: "id",
+    timeField: "created_at",
+    table: "wa_templates",
+    idColumn: "template_id",
+    timeColumn: "created_at",
+    scope: () => `${ofAccount()} AND deleted_at IS NULL`,
+    columns: "account_id, waba_id, name, language, category, kind, components, status",
+    values: (n) => `'${ids.account}', 'waba', 'row_' || md5(${n}), 'en', 'UTILITY', 'text', '[{"type":"BODY","text":"Hello"}]', 'APPROVED'`,
+    auth: () => `Basic ${ids.secretKey}`
+  }),
   byTime({
     route: "/api/v1/rcs/templates",
     url: () => "/api/v1/rcs/templates",
@@ -229,7 +247,7 @@ const walk = async (list: ListUnderTest, limits: ReadonlyArray<number>, addition
   let cursor = ""
   for (let page = 0;; page++) {
     const limit = limits[page % limits.length]!
-    const r = await callJson(node.url, "GET", `${list.url()}?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, token)
+    const r = await callJson(node.url, "GET", `${list.url()}?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, list.auth?.() ?? token)
     if (r.status !== 200) throw new Error(`${list.route} page ${page}: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`)
     const got = r.body[list.field] as Array<any>
     if (got.length > limit) throw new Error(`${list.route}: ${got.length} rows for limit ${limit}`)
@@ -246,6 +264,9 @@ beforeAll(async () => {
   ids.account = (await cli("admin", "create-account", "--email", "pages@example.com", "--password", "pages password", "--label", "Pages")).account_id
   ids.bot = (await cli("admin", "create-bot", ids.account, "--name", "Pages", "--status", "active")).bot_id
   token = (await callJson(node.url, "POST", "/api/v1/rcs/auth/login", undefined, { email: "pages@example.com", password: "pages password" })).body.token
+  // The public API's lists take the secret key, on a plan whose bucket a walk does not empty.
+  await cli("admin", "set-plan", ids.account, "enterprise", "--rate", "1000000")
+  ids.secretKey = (await callJson(node.url, "POST", "/api/v1/app/developer/secret-key", token)).body.secret_key
   ids.importList = (await callJson(node.url, "POST", "/api/v1/rcs/contact-lists", token, { name: "imported" })).body.list.list_id
   ids.list = ids.importList
   const [b] = await db<{ id: string }>(

@@ -4,7 +4,7 @@ import { ConfigProvider, Effect, Layer } from "effect"
 import { AppConfig } from "../../src/config/AppConfig.ts"
 import { GatewayCallbackUrl } from "../../src/gateway/GatewayCallbackUrl.ts"
 import { RcsGateway } from "../../src/gateway/RcsGateway.ts"
-import { RcsGatewayLive } from "../../src/gateway/RcsGatewayLive.ts"
+import { GatewaysLive as RcsGatewayLive } from "../../src/gateway/GatewaysLive.ts"
 import { makeGatewaySimulator } from "../../src/gateway/simulator/GatewaySimulator.ts"
 import { eventually, makeReceiver } from "./receiver.ts"
 

@@ -1,10 +1,10 @@
 import { heraldCommand } from "./HeraldProcess.ts"
 
-/** A JSON call to a node; the body is parsed when there is one. */
+/** A JSON call to a node; the body is parsed when there is one. A token is a Bearer unless it names its scheme (`Basic …`). */
 export const callJson = async (base: string, method: string, path: string, token?: string, body?: unknown) => {
   const res = await fetch(`${base}${path}`, {
     method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+    headers: { ...(token ? { authorization: /^(Basic|Bearer) /.test(token) ? token : `Bearer ${token}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
     body: body !== undefined ? JSON.stringify(body) : undefined
   })
   const text = await res.text()

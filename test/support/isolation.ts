@@ -93,6 +93,13 @@ export const settingsFor = (iso: Isolation, overrides: Partial<AppSettings> = {}
   broadcastReportWindowMs: 60_000,
   httpBodyIdleMs: 10_000,
   importIdleMs: 30_000,
+  gatewayWaToken: Redacted.make("test-wa-token"),
+  gatewayWaVerifyToken: Redacted.make("test-wa-verify-token"),
+  gatewayWaAppSecret: Redacted.make("test-wa-app-secret"),
+  gatewaySimTemplateReviewMs: 300,
+  mediaAllowHttp: false,
+  waPrices: { MARKETING: 0.8, UTILITY: 0.12, AUTHENTICATION: 0.12 },
+  waUnconfirmedExpiryMs: 86_400_000,
   ...overrides
 })
 

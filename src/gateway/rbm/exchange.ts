@@ -17,7 +17,7 @@ export type Exchange =
 export interface ExchangeRequest {
   /** Needed when the dispatcher is an Agent (many origins); a Pool has its own. */
   readonly origin?: string
-  readonly method: "GET" | "POST"
+  readonly method: "GET" | "POST" | "DELETE"
   readonly path: string
   readonly headers: Record<string, string>
   readonly body?: Buffer

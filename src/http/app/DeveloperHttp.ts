@@ -1,8 +1,17 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { SecretKeys } from "../../security/SecretKeys.ts"
+import { Webhooks } from "../../webhooks/Webhooks.ts"
 import { HeraldApi } from "../Api.ts"
 import { CurrentPrincipal } from "../Authentication.ts"
 
 export const DeveloperHttpLive = HttpApiBuilder.group(HeraldApi, "developer", (handlers) =>
-  Effect.map(SecretKeys, (keys) => handlers.handle("generateSecretKey", () => Effect.flatMap(CurrentPrincipal, keys.generate))))
+  Effect.gen(function*() {
+    const keys = yield* SecretKeys
+    const webhooks = yield* Webhooks
+    return handlers
+      .handle("generateSecretKey", () => Effect.flatMap(CurrentPrincipal, keys.generate))
+      .handle("setDeveloperWebhook", ({ payload }) => Effect.flatMap(CurrentPrincipal, (principal) => webhooks.setDeveloper(principal, payload.url)))
+      .handle("getDeveloperWebhook", () => Effect.flatMap(CurrentPrincipal, webhooks.getDeveloper))
+      .handle("deleteDeveloperWebhook", () => Effect.flatMap(CurrentPrincipal, webhooks.removeDeveloper))
+  }))

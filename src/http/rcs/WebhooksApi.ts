@@ -12,6 +12,7 @@ const Webhook = Schema.Struct({
   active: Schema.Boolean,
   events: Schema.Array(Schema.String),
   bot_id: Schema.NullOr(Schema.String),
+  channel: Schema.Literal("rcs", "whatsapp").annotations({ description: "whatsapp: the developer webhook of Settings, Developer (WhatsApp events only)" }),
   created_at: Schema.String
 })
 

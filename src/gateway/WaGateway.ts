@@ -1,0 +1,30 @@
+import { Context, type Effect } from "effect"
+import type { GatewayErrorRecord } from "./RcsGateway.ts"
+
+/**
+ * The WhatsApp Cloud API as Herald sees it, whatever speaks it (Meta's Graph API or the built-in
+ * simulator). Sends never fail the Effect: every answer, including none, is an outcome the
+ * `wa_sender` actor records.
+ */
+
+export type WaSendOutcome =
+  /** Meta took the message and named it (`wamid.…`). */
+  | { readonly _tag: "Accepted"; readonly wamid: string; readonly at: number }
+  /** Meta answered with an error, or the request never left; `retryable` only for what is safe to send again. */
+  | { readonly _tag: "Rejected"; readonly error: GatewayErrorRecord }
+  /** The request left and no answer came back: it may have reached the customer. Never resent. */
+  | { readonly _tag: "Unconfirmed"; readonly error: GatewayErrorRecord }
+
+export type TemplateSubmission =
+  | { readonly _tag: "Submitted"; readonly upstreamId: string; readonly status: string }
+  /** Meta refused it (`unavailable`: no answer, or a server error: try again later). */
+  | { readonly _tag: "Refused"; readonly reason: string; readonly unavailable: boolean }
+
+export class WaGateway extends Context.Tag("herald/WaGateway")<WaGateway, {
+  /** POST /{version}/{phone_number_id}/messages with Meta's body; `messageId` is Herald's (for the record). */
+  readonly send: (phoneNumberId: string, body: Record<string, unknown>, messageId: string) => Effect.Effect<WaSendOutcome>
+  /** POST /{version}/{waba_id}/message_templates: Meta reviews it and answers by webhook. */
+  readonly submitTemplate: (wabaId: string, definition: Record<string, unknown>) => Effect.Effect<TemplateSubmission>
+  /** DELETE /{version}/{waba_id}/message_templates?name=…; best effort (false when Meta did not confirm). */
+  readonly deleteTemplate: (wabaId: string, name: string) => Effect.Effect<boolean>
+}>() {}

@@ -1,0 +1,166 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect } from "effect"
+import { randomUUID } from "node:crypto"
+import { ActorClient } from "../actors/runtime/index.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { describeIssues, FieldIssue, InvalidRequest } from "../domain/errors.ts"
+import { InsufficientBalance } from "../messaging/errors.ts"
+import { toE164 } from "../messaging/phone.ts"
+import type { SecretKeyAccount } from "../security/SecretKeys.ts"
+import { Wallet } from "../wallet/Wallet.ts"
+import { NoWaNumber, OutsideServiceWindow, TemplateNotUsable } from "./errors.ts"
+import { checkMessageData, type CloudContent, isFreeFormType, type PublicMessageType } from "./message/publicMessage.ts"
+import { WaNumbers } from "./numbers/WaNumbers.ts"
+import { WaSend, WaSenderKind } from "./sender/WaSenderKind.ts"
+import { buildTemplateSend } from "./templates/templateValues.ts"
+import { WaTemplatesRepo } from "./templates/WaTemplatesRepo.ts"
+
+/** The customer service window (contract, Limits): free-form messages only this long after the customer wrote. */
+export const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000
+
+/** Whether a window opened by the customer's last message at `lastInboundAt` is open at `now`. */
+export const windowOpen = (lastInboundAt: Date | null | undefined, now: number) =>
+  lastInboundAt != null && now - lastInboundAt.getTime() < SERVICE_WINDOW_MS
+
+export interface PublicMessageInput {
+  readonly fullPhoneNumber: string
+  readonly callbackData?: string | undefined
+  readonly type: PublicMessageType
+  readonly data: unknown
+  readonly fromPhoneNumberId?: string | undefined
+}
+
+interface Prepared {
+  readonly content: CloudContent
+  readonly templateId: string | null
+  readonly category: string | null
+  readonly price: number
+}
+
+/**
+ * POST /api/v1/public/message. Everything a client can get wrong is checked here on the API node
+ * (number, recipient, content against Meta's limits, the 24-hour window, the template and its
+ * values, the balance) and answered before anything is written; the send then goes to its
+ * number's `wa_sender` actor and is answered 202 once JetStream has it.
+ */
+export class PublicMessages extends Effect.Service<PublicMessages>()("herald/whatsapp/PublicMessages", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const numbers = yield* WaNumbers
+    const templates = yield* WaTemplatesRepo
+    const wallet = yield* Wallet
+    const client = yield* ActorClient
+    const config = yield* AppConfig
+    const allowHttpMedia = config.mediaAllowHttp
+
+    const windowOf = (phoneNumberId: string, phone: string) =>
+      Effect.map(
+        sql<{ lastInboundAt: Date | null }>`
+          SELECT last_inbound_at FROM conversations WHERE phone_number_id = ${phoneNumberId} AND customer_phone = ${phone}`,
+        (rows) => rows[0]?.lastInboundAt ?? null
+      ).pipe(Effect.orDie)
+
+    const template = (accountId: string, data: unknown, issues: Array<FieldIssue>) =>
+      Effect.gen(function*() {
+        const named = data as { name?: unknown; languageCode?: unknown } | null
+        if (typeof named !== "object" || named === null || Array.isArray(named)) {
+          issues.push(new FieldIssue({ path: "data", message: "must be an object with name and languageCode" }))
+          return undefined
+        }
+        if (typeof named.name !== "string" || named.name === "") issues.push(new FieldIssue({ path: "data.name", message: "must be the template's name" }))
+        if (typeof named.languageCode !== "string" || named.languageCode === "") {
+          issues.push(new FieldIssue({ path: "data.languageCode", message: "must be the template's language code, e.g. en or en_US" }))
+        }
+        if (issues.length > 0) return undefined
+        const found = yield* templates.byName(accountId, named.name as string)
+        const exact = found.find((t) => t.language === named.languageCode)
+        if (exact === undefined) {
+          return yield* new TemplateNotUsable({
+            message: found.length === 0
+              ? `no template named ${named.name}`
+              : `template ${named.name} has no ${named.languageCode} version (it has ${found.map((t) => t.language).join(", ")})`
+          })
+        }
+        if (exact.status !== "APPROVED") {
+          return yield* new TemplateNotUsable({
+            message: exact.status === "PENDING"
+              ? `template ${named.name} (${named.languageCode}) is still pending Meta's review`
+              : `template ${named.name} (${named.languageCode}) was rejected${exact.rejectedReason ? ` (${exact.rejectedReason})` : ""}`
+          })
+        }
+        const built = buildTemplateSend(exact.definition, data, { allowHttpMedia })
+        if ("issues" in built) {
+          issues.push(...built.issues)
+          return undefined
+        }
+        return {
+          content: { type: "template", object: built.object },
+          templateId: exact.templateId,
+          category: exact.category,
+          price: config.waPrices[exact.category]
+        } satisfies Prepared
+      })
+
+    const send = (account: SecretKeyAccount, input: PublicMessageInput) =>
+      Effect.gen(function*() {
+        const number = yield* numbers.sender(account.accountId, input.fromPhoneNumberId)
+        if (number === undefined) {
+          if (input.fromPhoneNumberId !== undefined) return yield* InvalidRequest.single("fromPhoneNumberId", "is not a WhatsApp number of this account")
+          return yield* new NoWaNumber({ message: "this account has no WhatsApp number to send from; ask the platform operator to onboard one" })
+        }
+        const issues: Array<FieldIssue> = []
+        const to = toE164(input.fullPhoneNumber)
+        if ("problem" in to) issues.push(new FieldIssue({ path: "fullPhoneNumber", message: to.problem }))
+        let prepared: Prepared | undefined
+        if (isFreeFormType(input.type)) {
+          const checked = checkMessageData(input.type, input.data, { allowHttpMedia })
+          if ("issues" in checked) issues.push(...checked.issues)
+          else prepared = { content: checked.content, templateId: null, category: null, price: 0 }
+        } else {
+          prepared = yield* template(account.accountId, input.data, issues)
+        }
+        if (issues.length > 0 || prepared === undefined || "problem" in to) {
+          return yield* new InvalidRequest({ message: describeIssues(issues), errors: issues })
+        }
+        if (isFreeFormType(input.type)) {
+          const now = yield* Clock.currentTimeMillis
+          if (!windowOpen(yield* windowOf(number.phoneNumberId, to.e164), now)) {
+            return yield* new OutsideServiceWindow({
+              message: `${to.e164} has not written to this number in the last 24 hours: a free-form message cannot be sent; send an approved template (type Template) instead`
+            })
+          }
+        }
+        if (prepared.price > 0) {
+          const balance = yield* wallet.balanceOf(account.accountId)
+          if (balance < prepared.price) {
+            return yield* new InsufficientBalance({
+              message: `the wallet balance ${balance.toFixed(2)} does not cover the template's price ${prepared.price.toFixed(2)}`,
+              balance,
+              price: prepared.price
+            })
+          }
+        }
+        const messageId = randomUUID()
+        yield* client.send(
+          WaSenderKind,
+          number.phoneNumberId,
+          new WaSend({
+            messageId,
+            accountId: account.accountId,
+            to: to.e164,
+            type: input.type,
+            content: prepared.content as WaSend["content"],
+            templateId: prepared.templateId,
+            category: prepared.category,
+            callbackData: input.callbackData ?? null,
+            price: prepared.price
+          }),
+          { msgId: `wa-send-${messageId}` }
+        ).pipe(Effect.orDie)
+        return { result: true as const, success: true as const, message: "Message queued", id: messageId }
+      })
+
+    return { send } as const
+  }),
+  dependencies: [WaNumbers.Default, WaTemplatesRepo.Default, Wallet.Default]
+}) {}

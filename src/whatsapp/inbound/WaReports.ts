@@ -1,0 +1,233 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { isUuid } from "../../domain/ids.ts"
+import { Webhooks } from "../../webhooks/Webhooks.ts"
+import { fromMetaStatusError } from "../cloud/errors.ts"
+import { digitsOf, statusEventData, type WaStatus } from "../events.ts"
+import { type WaNumber, WaNumbers } from "../numbers/WaNumbers.ts"
+import { WaTemplatesRepo } from "../templates/WaTemplatesRepo.ts"
+import { arrayOf, type MetaChange, objectOf, publicTypeOf, stringOf, textOf, timeOf } from "./metaWebhook.ts"
+
+interface Moved {
+  readonly messageId: string
+  readonly before: string
+  readonly after: string
+  readonly accountId: string
+  readonly recipient: string
+  readonly type: string
+  readonly callbackData: string | null
+  readonly price: string
+}
+
+const STATUSES: ReadonlySet<string> = new Set(["sent", "delivered", "read", "failed"])
+
+/**
+ * Applies what Meta's webhooks report. Everything is idempotent on Meta's ids, since Meta retries a
+ * webhook for days and may repeat or reorder it: a status moves a message forward only (the
+ * table's trigger refuses a step back) and emits its event only when it moved it; a template
+ * message is charged once (a unique charge per message) on its first delivered or read; an
+ * inbound message, call or payment is stored once under Meta's id.
+ */
+export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaReports", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const webhooks = yield* Webhooks
+    const numbers = yield* WaNumbers
+    const templates = yield* WaTemplatesRepo
+
+    const move = (messageId: string | undefined, wamid: string, status: WaStatus, at: Date, error: unknown) => {
+      const iso = at.toISOString()
+      const target = messageId !== undefined ? sql`message_id = ${messageId}::uuid` : sql`upstream_id = ${wamid}`
+      return sql<Moved>`
+        WITH prev AS (SELECT message_id, status FROM wa_messages WHERE ${target} FOR UPDATE)
+        UPDATE wa_messages m SET
+          status = ${status},
+          upstream_id = coalesce(m.upstream_id, ${wamid}),
+          sent_at = CASE WHEN ${status} IN ('sent', 'delivered', 'read') THEN ${iso}::timestamptz END,
+          delivered_at = CASE WHEN ${status} IN ('delivered', 'read') THEN ${iso}::timestamptz END,
+          read_at = CASE WHEN ${status} = 'read' THEN ${iso}::timestamptz END,
+          failed_at = CASE WHEN ${status} = 'failed' THEN ${iso}::timestamptz END,
+          error = ${error === undefined ? null : JSON.stringify(error)}::jsonb
+        FROM prev WHERE m.message_id = prev.message_id
+        RETURNING m.message_id::text, prev.status AS before, m.status AS after, m.account_id::text, m.recipient, m.type, m.callback_data, m.price::text`
+    }
+
+    const applyStatus = (status: Record<string, unknown>) =>
+      Effect.gen(function*() {
+        const wamid = stringOf(status.id)
+        const reported = stringOf(status.status)
+        if (wamid === undefined || reported === undefined || !STATUSES.has(reported)) return "ignored" as const
+        const callback = stringOf(status.biz_opaque_callback_data)
+        const messageId = callback !== undefined && isUuid(callback) ? callback : undefined
+        // Reached Meta, so never retryable: a resend might reach the customer twice.
+        const error = reported === "failed" ? fromMetaStatusError(status.errors, messageId ?? wamid) : undefined
+        return yield* webhooks.committed(Effect.gen(function*() {
+          const [moved] = yield* move(messageId, wamid, reported as WaStatus, timeOf(status.timestamp), error)
+          if (moved === undefined) return "unknown_message" as const
+          const reached = moved.after === "delivered" || moved.after === "read"
+          if (reached && Number(moved.price) > 0) {
+            yield* sql`
+              INSERT INTO wallet_transactions (account_id, kind, amount, reference)
+              VALUES (${moved.accountId}::uuid, 'charge', ${moved.price}::numeric, ${moved.messageId})
+              ON CONFLICT DO NOTHING`
+          }
+          if (moved.after === moved.before || moved.after !== reported) return "unchanged" as const
+          yield* webhooks.emit({
+            accountId: moved.accountId,
+            type: `message.${reported as WaStatus}`,
+            botId: null,
+            channel: "whatsapp",
+            data: statusEventData(moved, reported as WaStatus, error)
+          })
+          return "applied" as const
+        })).pipe(Effect.orDie)
+      })
+
+    /** The customer and their conversation with the number, created on first contact. */
+    const conversationOf = (number: WaNumber, phone: string, name: string | undefined, inboundAt: Date | undefined, lastMessage: unknown) =>
+      Effect.gen(function*() {
+        const seen = (inboundAt ?? new Date()).toISOString()
+        const [customer] = yield* sql<{ customerId: string }>`
+          INSERT INTO customers (account_id, phone, name, last_seen_at)
+          VALUES (${number.accountId}::uuid, ${phone}, ${name ?? null}, ${seen}::timestamptz)
+          ON CONFLICT (account_id, phone) DO UPDATE SET
+            name = coalesce(excluded.name, customers.name),
+            last_seen_at = greatest(customers.last_seen_at, excluded.last_seen_at)
+          RETURNING customer_id::text`
+        const inbound = inboundAt === undefined ? null : inboundAt.toISOString()
+        const [conversation] = yield* sql<{ conversationId: string }>`
+          INSERT INTO conversations (account_id, phone_number_id, customer_id, customer_phone, last_inbound_at, last_message)
+          VALUES (${number.accountId}::uuid, ${number.phoneNumberId}, ${customer!.customerId}::uuid, ${phone}, ${inbound}::timestamptz,
+                  ${lastMessage === undefined ? null : JSON.stringify(lastMessage)}::jsonb)
+          ON CONFLICT (phone_number_id, customer_phone) DO UPDATE SET
+            -- A customer who writes reopens a resolved conversation (and opens the 24-hour window).
+            status = CASE WHEN excluded.last_inbound_at IS NULL THEN conversations.status ELSE 'open' END,
+            last_inbound_at = greatest(conversations.last_inbound_at, excluded.last_inbound_at),
+            last_message = CASE WHEN excluded.last_message IS NOT NULL AND excluded.last_inbound_at >= coalesce(conversations.last_inbound_at, '-infinity')
+              THEN excluded.last_message ELSE conversations.last_message END,
+            updated_at = now()
+          RETURNING conversation_id::text`
+        return { customerId: customer!.customerId, conversationId: conversation!.conversationId }
+      })
+
+    const recordInbound = (number: WaNumber, message: Record<string, unknown>, contacts: ReadonlyArray<Record<string, unknown>>) =>
+      Effect.gen(function*() {
+        const wamid = stringOf(message.id)
+        const from = stringOf(message.from)
+        if (wamid === undefined || from === undefined) return "ignored" as const
+        const [known] = yield* sql`SELECT 1 FROM wa_inbound WHERE upstream_id = ${wamid}`
+        if (known !== undefined) return "unchanged" as const
+        const phone = `+${digitsOf(from)}`
+        const name = stringOf(objectOf(contacts.find((c) => c.wa_id === from)?.profile)?.name)
+        const receivedAt = timeOf(message.timestamp)
+        const type = publicTypeOf(message)
+        const text = textOf(message)
+        return yield* webhooks.committed(Effect.gen(function*() {
+          const { conversationId, customerId } = yield* conversationOf(number, phone, name, receivedAt, {
+            direction: "inbound",
+            id: wamid,
+            type,
+            text: text ?? null,
+            at: receivedAt.toISOString()
+          })
+          const inserted = yield* sql`
+            INSERT INTO wa_inbound (upstream_id, account_id, phone_number_id, conversation_id, customer_id, sender, type, text, payload, received_at)
+            VALUES (${wamid}, ${number.accountId}::uuid, ${number.phoneNumberId}, ${conversationId}::uuid, ${customerId}::uuid, ${phone}, ${type},
+                    ${text ?? null}, ${JSON.stringify(message)}::jsonb, ${receivedAt.toISOString()}::timestamptz)
+            ON CONFLICT DO NOTHING RETURNING upstream_id`
+          if (inserted.length === 0) return "unchanged" as const
+          yield* webhooks.emit({
+            accountId: number.accountId,
+            type: "message.received",
+            botId: null,
+            channel: "whatsapp",
+            data: {
+              id: wamid,
+              channel: "whatsapp",
+              fullPhoneNumber: digitsOf(phone),
+              name: name ?? null,
+              type,
+              ...(text !== undefined ? { text } : {}),
+              conversation_id: conversationId,
+              received_at: receivedAt.toISOString()
+            }
+          })
+          return "applied" as const
+        })).pipe(Effect.orDie)
+      })
+
+    const recordCall = (number: WaNumber, call: Record<string, unknown>) =>
+      Effect.gen(function*() {
+        const id = stringOf(call.id)
+        const from = stringOf(call.from)
+        if (id === undefined || from === undefined) return
+        const duration = Number(call.duration ?? 0)
+        yield* sql.withTransaction(Effect.gen(function*() {
+          const { conversationId } = yield* conversationOf(number, `+${digitsOf(from)}`, undefined, undefined, undefined)
+          yield* sql`
+            INSERT INTO wa_calls (call_id, account_id, conversation_id, direction, status, duration_sec, recording_url, occurred_at)
+            VALUES (${id}, ${number.accountId}::uuid, ${conversationId}::uuid, ${stringOf(call.direction) ?? "USER_INITIATED"},
+                    ${stringOf(call.status) ?? "unknown"}, ${Number.isFinite(duration) && duration >= 0 ? Math.round(duration) : 0},
+                    ${stringOf(call.recording_url) ?? null}, ${timeOf(call.timestamp).toISOString()}::timestamptz)
+            ON CONFLICT DO NOTHING`
+        })).pipe(Effect.orDie)
+      })
+
+    const recordPayment = (number: WaNumber, status: Record<string, unknown>) =>
+      Effect.gen(function*() {
+        const id = stringOf(status.id)
+        const recipient = stringOf(status.recipient_id)
+        const payment = objectOf(status.payment)
+        const reference = stringOf(payment?.reference_id)
+        if (id === undefined || recipient === undefined || payment === undefined || reference === undefined) return
+        const amount = objectOf(payment.amount)
+        const value = Number(amount?.value ?? NaN) / Number(amount?.offset ?? 100)
+        if (!Number.isFinite(value)) return
+        yield* sql.withTransaction(Effect.gen(function*() {
+          const { conversationId } = yield* conversationOf(number, `+${digitsOf(recipient)}`, undefined, undefined, undefined)
+          yield* sql`
+            INSERT INTO wa_payments (payment_id, account_id, conversation_id, reference_id, amount, currency, status, occurred_at)
+            VALUES (${`${id}:${stringOf(status.status) ?? "unknown"}`}, ${number.accountId}::uuid, ${conversationId}::uuid, ${reference}, ${value},
+                    ${stringOf(payment.currency) ?? "INR"}, ${stringOf(status.status) ?? "unknown"}, ${timeOf(status.timestamp).toISOString()}::timestamptz)
+            ON CONFLICT DO NOTHING`
+        })).pipe(Effect.orDie)
+      })
+
+    const reviewTemplate = (change: MetaChange) =>
+      Effect.gen(function*() {
+        const event = stringOf(change.value.event)
+        const upstreamId = change.value.message_template_id
+        if ((event !== "APPROVED" && event !== "REJECTED") || (typeof upstreamId !== "string" && typeof upstreamId !== "number")) return
+        const reason = stringOf(change.value.reason)
+        yield* templates.review({
+          upstreamId: String(upstreamId),
+          status: event,
+          reason: event === "REJECTED" ? (reason ?? "REJECTED") : null
+        })
+      })
+
+    /** Every change of one webhook; a change about a number Herald does not know is skipped. */
+    const apply = (changes: ReadonlyArray<MetaChange>) =>
+      Effect.forEach(changes, (change) =>
+        Effect.gen(function*() {
+          if (change.field === "message_template_status_update") return yield* reviewTemplate(change)
+          const phoneNumberId = stringOf(objectOf(change.value.metadata)?.phone_number_id)
+          const number = phoneNumberId === undefined ? undefined : yield* numbers.find(phoneNumberId)
+          if (number === undefined) return
+          if (change.field === "calls") {
+            for (const call of arrayOf(change.value.calls)) yield* recordCall(number, call)
+            return
+          }
+          if (change.field !== "messages") return
+          const contacts = arrayOf(change.value.contacts)
+          for (const message of arrayOf(change.value.messages)) yield* recordInbound(number, message, contacts)
+          for (const status of arrayOf(change.value.statuses)) {
+            if (status.type === "payment") yield* recordPayment(number, status)
+            else yield* applyStatus(status)
+          }
+        }), { discard: true })
+
+    return { apply, applyStatus } as const
+  }),
+  dependencies: [WaNumbers.Default, WaTemplatesRepo.Default]
+}) {}

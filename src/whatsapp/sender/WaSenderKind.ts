@@ -1,0 +1,308 @@
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect, Schedule, Schema } from "effect"
+import { ActorClient, ActorKind } from "../../actors/runtime/index.ts"
+import { AppConfig } from "../../config/AppConfig.ts"
+import { GatewayErrorRecord } from "../../gateway/RcsGateway.ts"
+import type { WaSendOutcome } from "../../gateway/WaGateway.ts"
+import { MAX_SEND_ATTEMPTS, retryDelay } from "../../messaging/sendRetries.ts"
+import { Subscriptions } from "../../webhooks/Subscriptions.ts"
+import { Webhooks } from "../../webhooks/Webhooks.ts"
+import { statusEventData } from "../events.ts"
+import type { CloudContent } from "../message/publicMessage.ts"
+import { WaNumbers } from "../numbers/WaNumbers.ts"
+import { WaDispatcher, type WaPayload } from "./WaDispatcher.ts"
+
+const Content = Schema.Struct({
+  type: Schema.Literal("text", "image", "video", "audio", "sticker", "document", "interactive", "template"),
+  object: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+})
+
+/** A send accepted by POST /api/v1/public/message (validated, window checked, balance checked). */
+export class WaSend extends Schema.TaggedClass<WaSend>()("WaSend", {
+  messageId: Schema.String,
+  accountId: Schema.String,
+  /** E.164. */
+  to: Schema.String,
+  /** The public type name, for events. */
+  type: Schema.String,
+  content: Content,
+  templateId: Schema.NullOr(Schema.String),
+  category: Schema.NullOr(Schema.String),
+  callbackData: Schema.NullOr(Schema.String),
+  price: Schema.Number
+}) {}
+
+/** Tokens may have come back: send what waits (a durable timer). */
+export class WaPump extends Schema.TaggedClass<WaPump>()("WaPump", {}) {}
+
+const Outcome = Schema.Union(
+  Schema.TaggedStruct("Accepted", { wamid: Schema.String, at: Schema.Number }),
+  Schema.TaggedStruct("Rejected", { error: GatewayErrorRecord }),
+  Schema.TaggedStruct("Unconfirmed", { error: GatewayErrorRecord })
+)
+
+/** Meta's answer to attempt `attempt`, reported by the node that made it. */
+export class WaAnswered extends Schema.TaggedClass<WaAnswered>()("WaAnswered", {
+  messageId: Schema.String,
+  attempt: Schema.Int,
+  outcome: Outcome,
+  at: Schema.Number
+}) {}
+
+/** A retryable failure's backoff is over: send again. */
+export class WaRetry extends Schema.TaggedClass<WaRetry>()("WaRetry", { messageId: Schema.String, attempt: Schema.Int }) {}
+
+/** Finds requests whose answer was lost with their node (a durable timer). */
+export class WaSweep extends Schema.TaggedClass<WaSweep>()("WaSweep", {}) {}
+
+/** An unconfirmed send heard nothing for 24 hours: it failed. */
+export class WaExpire extends Schema.TaggedClass<WaExpire>()("WaExpire", { messageId: Schema.String }) {}
+
+export const WaSenderCommand = Schema.Union(WaSend, WaPump, WaAnswered, WaRetry, WaSweep, WaExpire)
+
+const InFlight = Schema.Struct({
+  attempt: Schema.Int,
+  /** When the current request went out (or is due, while a retry waits). */
+  since: Schema.Number,
+  /** A retry's timer is set: the request is not out, so a takeover must not call it lost. */
+  retrying: Schema.Boolean
+})
+
+const WaSenderState = Schema.Struct({
+  /** Accepted and not yet handed to Meta, in order: safe to send after any crash. */
+  waiting: Schema.Array(Schema.String),
+  /** Handed to Meta (or about to be, once the command that moved them here commits). */
+  inFlight: Schema.Record({ key: Schema.String, value: InFlight }),
+  /** The number's token bucket: pacing survives a takeover. */
+  tokens: Schema.Number,
+  refilledAt: Schema.Number,
+  pumpAt: Schema.NullOr(Schema.Number),
+  sweepAt: Schema.NullOr(Schema.Number)
+})
+type WaSenderState = typeof WaSenderState.Type
+
+/** Requests to Meta in flight per number: bounds memory and sockets whatever the throughput. */
+export const WA_MAX_IN_FLIGHT = 256
+
+/**
+ * `wa_sender`: one actor per WhatsApp number (key = phone_number_id). Sends leave in the order
+ * they were accepted, paced by the number's throughput. A message moves from `waiting` to
+ * `inFlight` in a committed command before its request starts, so after any crash the actor
+ * knows what may have reached Meta: waiting messages are sent, in-flight ones whose answer was
+ * lost are never sent again (the Cloud API has no idempotency key) but become `unconfirmed`,
+ * moved on by a later status webhook or failed after 24 hours. Failures Meta answers are
+ * recorded with the Gateway error record; a request that never left, or a 5xx, is retried.
+ */
+export const WaSenderKind = ActorKind.make("wa_sender", {
+  command: WaSenderCommand,
+  state: WaSenderState,
+  initial: (): WaSenderState => ({ waiting: [], inFlight: {}, tokens: 1, refilledAt: 0, pumpAt: null, sweepAt: null }),
+  passivateAfter: Duration.seconds(30),
+  behaviour: (state, command, ctx) =>
+    Effect.gen(function*() {
+      const dispatcher = yield* WaDispatcher
+      const numbers = yield* WaNumbers
+      const client = yield* ActorClient
+      const config = yield* AppConfig
+      const sql = yield* SqlClient.SqlClient
+      const webhooks = yield* Webhooks
+      const subscriptions = yield* Subscriptions
+      const phoneNumberId = ctx.key
+      const lostAfterMs = config.gatewayTimeoutMs + 5_000
+      const now = Date.now()
+
+      const report = (messageId: string, attempt: number) => (outcome: WaSendOutcome): Effect.Effect<void> =>
+        client.send(WaSenderKind, phoneNumberId, new WaAnswered({ messageId, attempt, outcome, at: Date.now() }), { msgId: `wa-answer-${messageId}-${attempt}` }).pipe(
+          Effect.retry(Schedule.exponential(Duration.millis(50)).pipe(Schedule.upTo(Duration.seconds(20)))),
+          // Given up on: the sweep finds the message in flight and calls it unconfirmed.
+          Effect.catchAll((error) => Effect.logWarning("WhatsApp send outcome not reported", { message_id: messageId, reason: String(error) })),
+          Effect.asVoid
+        )
+
+      /** The payloads of messages about to go out: from memory, else (after a takeover) from their rows. */
+      const payloadsOf = (ids: ReadonlyArray<string>) =>
+        Effect.gen(function*() {
+          const found = new Map<string, WaPayload>()
+          const missing: Array<string> = []
+          for (const id of ids) {
+            const payload = dispatcher.payloadOf(id)
+            if (payload === undefined) missing.push(id)
+            else found.set(id, payload)
+          }
+          if (missing.length > 0) {
+            const rows = yield* sql<{ messageId: string; recipient: string; content: CloudContent }>`
+              SELECT message_id::text, recipient, content FROM wa_messages WHERE message_id = ANY(${missing}::uuid[])`
+            for (const row of rows) found.set(row.messageId, { to: row.recipient, content: row.content })
+          }
+          return found
+        })
+
+      const dispatch = (messageId: string, attempt: number, payload: WaPayload) =>
+        ctx.afterCommit(dispatcher.submit({ phoneNumberId, messageId, payload, report: report(messageId, attempt) }))
+
+      const withSweep = (next: WaSenderState): WaSenderState => {
+        if (next.sweepAt !== null || Object.keys(next.inFlight).length === 0) return next
+        const at = now + lostAfterMs
+        ctx.schedule(new WaSweep(), { at: new Date(at) }, "sweep")
+        return { ...next, sweepAt: at }
+      }
+
+      /** Hands waiting messages to Meta as the number's tokens and the in-flight bound allow. */
+      const pump = (current: WaSenderState) =>
+        Effect.gen(function*() {
+          if (current.waiting.length === 0) return current
+          const number = yield* numbers.find(phoneNumberId)
+          const rate = number?.throughput ?? 80
+          const burst = Math.max(1, rate / 10)
+          let tokens = Math.min(burst, current.tokens + (Math.max(0, now - current.refilledAt) / 1000) * rate)
+          const room = WA_MAX_IN_FLIGHT - Object.keys(current.inFlight).length
+          const take = Math.max(0, Math.min(Math.floor(tokens), room, current.waiting.length))
+          const leaving = current.waiting.slice(0, take)
+          tokens -= take
+          const payloads = yield* payloadsOf(leaving)
+          const inFlight = { ...current.inFlight }
+          for (const id of leaving) {
+            const payload = payloads.get(id)
+            // No row: the send was never recorded (parked); nothing to send.
+            if (payload === undefined) continue
+            inFlight[id] = { attempt: 1, since: now, retrying: false }
+            dispatch(id, 1, payload)
+          }
+          const waiting = current.waiting.slice(take)
+          let pumpAt = current.pumpAt
+          // Out of tokens (not of room: an answer frees room and pumps): come back when one is due.
+          if (waiting.length > 0 && take < room) {
+            const due = now + Math.max(1, Math.ceil(((1 - tokens) / rate) * 1000))
+            if (pumpAt === null || pumpAt > due || pumpAt < now) {
+              ctx.schedule(new WaPump(), { at: new Date(due) }, "pump")
+              pumpAt = due
+            }
+          }
+          return withSweep({ ...current, waiting, inFlight, tokens, refilledAt: now, pumpAt })
+        })
+
+      const without = (current: WaSenderState, messageId: string): WaSenderState => {
+        const { [messageId]: _, ...inFlight } = current.inFlight
+        return { ...current, inFlight }
+      }
+
+      const record = (messageId: string, attempt: number, changes: Record<string, unknown>) =>
+        ctx.update("wa_messages", { message_id: messageId, attempts: attempt, ...changes }, ["message_id"])
+
+      /** message.failed to the developer webhook, when the account has one. */
+      const emitFailed = (accountId: string, messageId: string, error: GatewayErrorRecord) =>
+        Effect.gen(function*() {
+          if (!(yield* subscriptions.wants(accountId, "message.failed", null, "whatsapp"))) return
+          const [row] = yield* sql<{ recipient: string; type: string; callbackData: string | null }>`
+            SELECT recipient, type, callback_data FROM wa_messages WHERE message_id = ${messageId}::uuid`
+          if (row === undefined) return
+          ctx.persist(webhooks.emit({
+            accountId,
+            type: "message.failed",
+            botId: null,
+            channel: "whatsapp",
+            data: statusEventData({ messageId, ...row }, "failed", error)
+          }).pipe(Effect.asVoid, Effect.catchTag("NatsUnavailable", Effect.die)))
+        })
+
+      const unconfirmed = (messageId: string, attempt: number, error: GatewayErrorRecord) => {
+        record(messageId, attempt, { status: "unconfirmed", error })
+        ctx.schedule(new WaExpire({ messageId }), { after: Duration.millis(config.waUnconfirmedExpiryMs) }, `expire-${messageId}`)
+      }
+
+      switch (command._tag) {
+        case "WaSend": {
+          if (state.inFlight[command.messageId] !== undefined || state.waiting.includes(command.messageId)) return state
+          ctx.insert("wa_messages", {
+            message_id: command.messageId,
+            account_id: command.accountId,
+            phone_number_id: phoneNumberId,
+            recipient: command.to,
+            type: command.type,
+            content: JSON.stringify(command.content),
+            template_id: command.templateId,
+            category: command.category,
+            callback_data: command.callbackData,
+            status: "queued",
+            price: command.price,
+            attempts: 1
+          })
+          dispatcher.remember(command.messageId, { to: command.to, content: command.content })
+          return yield* pump({ ...state, waiting: [...state.waiting, command.messageId] })
+        }
+        case "WaPump":
+          return yield* pump({ ...state, pumpAt: null })
+        case "WaAnswered": {
+          const entry = state.inFlight[command.messageId]
+          if (entry === undefined || entry.attempt !== command.attempt) return state
+          const outcome = command.outcome
+          // A number belongs to one account.
+          const accountId = (yield* numbers.find(phoneNumberId))?.accountId
+          if (outcome._tag === "Accepted") {
+            record(command.messageId, command.attempt, { status: "accepted", upstream_id: outcome.wamid })
+            return yield* pump(without(state, command.messageId))
+          }
+          const error = outcome.error
+          if (outcome._tag === "Rejected" && error.retryable && command.attempt < MAX_SEND_ATTEMPTS) {
+            const next = command.attempt + 1
+            const due = command.at + Duration.toMillis(retryDelay(command.attempt))
+            ctx.schedule(new WaRetry({ messageId: command.messageId, attempt: next }), { at: new Date(due) }, `retry-${command.messageId}`)
+            return { ...state, inFlight: { ...state.inFlight, [command.messageId]: { ...entry, attempt: next, since: due, retrying: true } } }
+          }
+          if (outcome._tag === "Unconfirmed") unconfirmed(command.messageId, command.attempt, error)
+          else {
+            record(command.messageId, command.attempt, { status: "failed", failed_at: new Date(command.at).toISOString(), error })
+            if (accountId !== undefined) yield* emitFailed(accountId, command.messageId, error)
+          }
+          return yield* pump(without(state, command.messageId))
+        }
+        case "WaRetry": {
+          const entry = state.inFlight[command.messageId]
+          if (entry === undefined || entry.attempt !== command.attempt) return state
+          const payload = (yield* payloadsOf([command.messageId])).get(command.messageId)
+          if (payload === undefined) return without(state, command.messageId)
+          dispatch(command.messageId, command.attempt, payload)
+          return { ...state, inFlight: { ...state.inFlight, [command.messageId]: { ...entry, since: now, retrying: false } } }
+        }
+        case "WaSweep": {
+          let next: WaSenderState = { ...state, sweepAt: null }
+          for (const [id, entry] of Object.entries(state.inFlight)) {
+            if (entry.retrying || now - entry.since < lostAfterMs || dispatcher.isHandling(id)) continue
+            // It went out with a node that stopped: it may have reached the customer.
+            unconfirmed(id, entry.attempt, {
+              success: false,
+              message: "send not confirmed",
+              detail: "The node sending it stopped before Meta's answer came. The message may still reach the customer; Herald does not send it again and waits for its status.",
+              category: "unknown",
+              retryable: false,
+              message_id: id
+            })
+            next = without(next, id)
+          }
+          return withSweep(yield* pump(next))
+        }
+        case "WaExpire": {
+          const messageId = command.messageId
+          const error: GatewayErrorRecord = {
+            success: false,
+            message: "send not confirmed",
+            detail: "No status came from Meta within 24 hours of a send whose answer was lost; the message is counted as failed and was not charged.",
+            category: "unknown",
+            retryable: false,
+            message_id: messageId
+          }
+          ctx.persist(Effect.gen(function*() {
+            const [row] = yield* sql<{ accountId: string; recipient: string; type: string; callbackData: string | null }>`
+              UPDATE wa_messages SET status = 'failed', failed_at = now(), error = ${JSON.stringify(error)}::jsonb
+              WHERE message_id = ${messageId}::uuid AND status = 'unconfirmed'
+              RETURNING account_id::text, recipient, type, callback_data`
+            if (row === undefined) return
+            yield* webhooks.emit({ accountId: row.accountId, type: "message.failed", botId: null, channel: "whatsapp", data: statusEventData({ messageId, ...row }, "failed", error) }).pipe(
+              Effect.catchTag("NatsUnavailable", Effect.die)
+            )
+          }))
+          return state
+        }
+      }
+    })
+})
