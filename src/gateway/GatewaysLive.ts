@@ -1,54 +1,32 @@
-import { Context, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
-import { CUT, type GatewaySimulator, HELD } from "./simulator/GatewaySimulator.ts"
 import { GatewayCallbackUrl } from "./GatewayCallbackUrl.ts"
 import { GatewayUnavailable, RcsGateway } from "./RcsGateway.ts"
 import { makeRbmGateway } from "./rbm/RbmGateway.ts"
-import { directTransport } from "./simulator/directTransport.ts"
+import { directTransport, waDirectTransport } from "./simulator/directTransport.ts"
 import { type GatewaySimulatorError, makeGatewaySimulator } from "./simulator/GatewaySimulator.ts"
 import { WaGateway } from "./WaGateway.ts"
-import { type CloudTransport, makeCloudApiGateway } from "./cloud/CloudApiGateway.ts"
+import { makeCloudApiGateway } from "./cloud/CloudApiGateway.ts"
 
-/** The Cloud API adapter's exchanges handed to the in-process simulator as calls (GATEWAY_SIM_TRANSPORT=direct). */
-const cloudDirectTransport = (simulator: Context.Tag.Service<GatewaySimulator>, timeoutMs: number): CloudTransport => (method, path, body) => {
-  const result = simulator.waDirect(method, path, body === undefined ? "" : body.toString("utf8"))
-  if (result === HELD) return Effect.as(Effect.sleep(Duration.millis(timeoutMs)), { _tag: "Lost", cause: "timeout", detail: `no answer within ${timeoutMs} ms` } as const)
-  if (result === CUT) return Effect.succeed({ _tag: "Lost", cause: "connection", detail: "the connection closed after the request was sent" } as const)
-  return Effect.succeed({ _tag: "Answered", status: result.status, body: JSON.stringify(result.body) } as const)
-}
 
 /**
  * A node of a cluster without GATEWAY_RBM_URL: nothing to send to. Sends fail as a config error
  * (the operator's to fix), capability checks as unavailable.
  */
+const notConfigured = (detail: string) =>
+  Effect.succeed({
+    _tag: "Rejected",
+    error: { success: false, message: "no gateway configured", detail, category: "config", retryable: false }
+  } as const)
+
 const unconfiguredRcs: Context.Tag.Service<RcsGateway> = {
-  send: () =>
-    Effect.succeed({
-      _tag: "Rejected",
-      error: {
-        success: false,
-        message: "no gateway configured",
-        detail: "Set GATEWAY_RBM_URL on every node (a real RBM host or a shared `herald gateway-sim`).",
-        category: "config",
-        retryable: false
-      }
-    } as const),
+  send: () => notConfigured("Set GATEWAY_RBM_URL on every node (a real RBM host or a shared `herald gateway-sim`)."),
   capability: () => Effect.fail(new GatewayUnavailable({ message: "no gateway configured (GATEWAY_RBM_URL)" }))
 }
 
 /** The WhatsApp half of a node of a cluster without GATEWAY_WA_URL: sends fail as a config error. */
 const unconfiguredWa: Context.Tag.Service<WaGateway> = {
-  send: () =>
-    Effect.succeed({
-      _tag: "Rejected",
-      error: {
-        success: false,
-        message: "no gateway configured",
-        detail: "Set GATEWAY_WA_URL on every node (Meta's Graph API or a shared `herald gateway-sim`).",
-        category: "config",
-        retryable: false
-      }
-    } as const),
+  send: () => notConfigured("Set GATEWAY_WA_URL on every node (Meta's Graph API or a shared `herald gateway-sim`)."),
   submitTemplate: () => Effect.succeed({ _tag: "Refused", reason: "no WhatsApp gateway configured (GATEWAY_WA_URL)", unavailable: true } as const),
   deleteTemplate: () => Effect.succeed(false)
 }
@@ -92,13 +70,13 @@ export const GatewaysLive: Layer.Layer<RcsGateway | WaGateway, GatewaySimulatorE
     const rcs = rbmUrl === undefined ? unconfiguredRcs : yield* makeRbmGateway({
       baseUrl: rbmUrl,
       timeoutMs: config.gatewayTimeoutMs,
-      ...(direct && Option.isNone(config.gatewayRbmUrl) ? { transport: directTransport(simulator, config.gatewayTimeoutMs) } : {})
+      ...(direct && Option.isNone(config.gatewayRbmUrl) ? { transport: directTransport(simulator!, config.gatewayTimeoutMs) } : {})
     })
     const wa = waUrl === undefined ? unconfiguredWa : yield* makeCloudApiGateway({
       baseUrl: waUrl,
       accessToken: () => Redacted.value(config.gatewayWaToken),
       timeoutMs: config.gatewayTimeoutMs,
-      ...(direct && Option.isNone(config.gatewayWaUrl) ? { transport: cloudDirectTransport(simulator, config.gatewayTimeoutMs) } : {})
+      ...(direct && Option.isNone(config.gatewayWaUrl) ? { transport: waDirectTransport(simulator!, config.gatewayTimeoutMs) } : {})
     })
     return Context.make(RcsGateway, rcs).pipe(Context.add(WaGateway, wa))
   })

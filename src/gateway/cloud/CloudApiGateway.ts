@@ -1,6 +1,5 @@
 import { Effect, type Scope } from "effect"
-import { Pool } from "undici"
-import { type Exchange, exchange } from "../rbm/exchange.ts"
+import { type Exchange, exchange, gatewayPool } from "../rbm/exchange.ts"
 import type { GatewayErrorRecord } from "../RcsGateway.ts"
 import type { Context } from "effect"
 import { fromMetaError } from "../../whatsapp/cloud/errors.ts"
@@ -32,17 +31,7 @@ export const makeCloudApiGateway = (options: CloudApiOptions): Effect.Effect<Con
     const base = new URL(options.baseUrl)
     const prefix = `${base.pathname.replace(/\/+$/, "")}/${GRAPH_VERSION}`
     const timeoutMs = options.timeoutMs
-    const pool = options.transport !== undefined ? undefined : yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        new Pool(base.origin, {
-          connections: options.connections ?? DEFAULT_CONNECTIONS,
-          connect: { timeout: timeoutMs },
-          keepAliveTimeout: 30_000,
-          keepAliveMaxTimeout: 60_000
-        })
-      ),
-      (p) => Effect.promise(() => p.destroy().catch(() => undefined))
-    )
+    const pool = options.transport !== undefined ? undefined : yield* gatewayPool(base.origin, options.connections ?? DEFAULT_CONNECTIONS, timeoutMs)
 
     const call = (method: "GET" | "POST" | "DELETE", path: string, body?: Buffer): Effect.Effect<Exchange> =>
       pool === undefined ? options.transport!(method, prefix + path, body) : Effect.async<Exchange>((resume) => {

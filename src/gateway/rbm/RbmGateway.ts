@@ -1,10 +1,9 @@
 import { randomUUID } from "node:crypto"
 import { type Context, Effect, Layer, type Scope } from "effect"
-import { Pool } from "undici"
 import { type Capability, GatewayUnavailable, RcsGateway, type RcsSendRequest, type SendOutcome } from "../RcsGateway.ts"
 import { toContentMessage } from "./content.ts"
 import { notSent, rejectionRecord, unconfirmedCut, unconfirmedTimeout } from "./errors.ts"
-import { type Exchange, exchange } from "./exchange.ts"
+import { type Exchange, exchange, gatewayPool } from "./exchange.ts"
 
 export interface RbmGatewayOptions {
   /** Google's `https://rcsbusinessmessaging.googleapis.com`, a regional host, or the simulator. */
@@ -38,17 +37,7 @@ export const makeRbmGateway = (options: RbmGatewayOptions): Effect.Effect<Contex
     const base = new URL(options.baseUrl)
     const prefix = base.pathname.replace(/\/+$/, "")
     const timeoutMs = options.timeoutMs
-    const pool = options.transport !== undefined ? undefined : yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        new Pool(base.origin, {
-          connections: options.connections ?? DEFAULT_CONNECTIONS,
-          connect: { timeout: timeoutMs },
-          keepAliveTimeout: 30_000,
-          keepAliveMaxTimeout: 60_000
-        })
-      ),
-      (p) => Effect.promise(() => p.destroy().catch(() => undefined))
-    )
+    const pool = options.transport !== undefined ? undefined : yield* gatewayPool(base.origin, options.connections ?? DEFAULT_CONNECTIONS, timeoutMs)
 
     const headersFor = (json: boolean): Record<string, string> => {
       const authorization = options.authorization?.()

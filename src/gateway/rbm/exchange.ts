@@ -1,4 +1,5 @@
-import type { Dispatcher } from "undici"
+import { Effect, type Scope } from "effect"
+import { type Dispatcher, Pool } from "undici"
 
 /**
  * One HTTP exchange with the gateway, told apart by whether the request had been written to a
@@ -130,3 +131,13 @@ const describe = (error: unknown): string => {
   const message = e?.cause?.message ?? e?.message ?? String(error)
   return code !== undefined && !message.includes(code) ? `${code}: ${message}` : message
 }
+
+/**
+ * A keep-alive pool to one gateway origin, closed with the scope. Connecting counts against the
+ * exchange's own deadline; idle sockets are retired by Herald before the upstream does it.
+ */
+export const gatewayPool = (origin: string, connections: number, timeoutMs: number): Effect.Effect<Pool, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.sync(() => new Pool(origin, { connections, connect: { timeout: timeoutMs }, keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000 })),
+    (p) => Effect.promise(() => p.destroy().catch(() => undefined))
+  )
