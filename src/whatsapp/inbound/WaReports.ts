@@ -6,7 +6,7 @@ import { fromMetaStatusError } from "../cloud/errors.ts"
 import { digitsOf, statusEventData, type WaStatus } from "../events.ts"
 import { type WaNumber, WaNumbers } from "../numbers/WaNumbers.ts"
 import { WaTemplatesRepo } from "../templates/WaTemplatesRepo.ts"
-import { arrayOf, type MetaChange, objectOf, publicTypeOf, stringOf, textOf, timeOf } from "./metaWebhook.ts"
+import { arrayOf, customerPhoneOf, type MetaChange, objectOf, publicTypeOf, stringOf, textOf, timeOf } from "./metaWebhook.ts"
 
 interface Moved {
   readonly messageId: string
@@ -117,7 +117,7 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
         if (wamid === undefined || from === undefined) return "ignored" as const
         const [known] = yield* sql`SELECT 1 FROM wa_inbound WHERE upstream_id = ${wamid}`
         if (known !== undefined) return "unchanged" as const
-        const phone = `+${digitsOf(from)}`
+        const phone = customerPhoneOf(from)
         const name = stringOf(objectOf(contacts.find((c) => c.wa_id === from)?.profile)?.name)
         const receivedAt = timeOf(message.timestamp)
         const type = publicTypeOf(message)
@@ -163,7 +163,7 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
         if (id === undefined || from === undefined) return
         const duration = Number(call.duration ?? 0)
         yield* sql.withTransaction(Effect.gen(function*() {
-          const { conversationId } = yield* conversationOf(number, `+${digitsOf(from)}`, undefined, undefined, undefined)
+          const { conversationId } = yield* conversationOf(number, customerPhoneOf(from), undefined, undefined, undefined)
           yield* sql`
             INSERT INTO wa_calls (call_id, account_id, conversation_id, direction, status, duration_sec, recording_url, occurred_at)
             VALUES (${id}, ${number.accountId}::uuid, ${conversationId}::uuid, ${stringOf(call.direction) ?? "USER_INITIATED"},
@@ -184,7 +184,7 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
         const value = Number(amount?.value ?? NaN) / Number(amount?.offset ?? 100)
         if (!Number.isFinite(value)) return
         yield* sql.withTransaction(Effect.gen(function*() {
-          const { conversationId } = yield* conversationOf(number, `+${digitsOf(recipient)}`, undefined, undefined, undefined)
+          const { conversationId } = yield* conversationOf(number, customerPhoneOf(recipient), undefined, undefined, undefined)
           yield* sql`
             INSERT INTO wa_payments (payment_id, account_id, conversation_id, reference_id, amount, currency, status, occurred_at)
             VALUES (${`${id}:${stringOf(status.status) ?? "unknown"}`}, ${number.accountId}::uuid, ${conversationId}::uuid, ${reference}, ${value},

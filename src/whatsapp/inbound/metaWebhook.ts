@@ -1,3 +1,4 @@
+import { toE164 } from "../../messaging/phone.ts"
 import { createHmac, timingSafeEqual } from "node:crypto"
 
 export const META_SIGNATURE_HEADER = "x-hub-signature-256"
@@ -90,4 +91,18 @@ export const textOf = (message: Record<string, unknown>): string | undefined => 
     if (caption !== undefined) return caption
   }
   return undefined
+}
+
+/**
+ * A customer's number as Herald keeps it (E.164), from Meta's `wa_id`. Meta's ids for Mexican
+ * mobiles keep the old "1" after the country code (521…), which no longer dials and which
+ * libphonenumber refuses: without it the number is the one a reply is addressed to, so the
+ * customer, the conversation and its window, and the events all name the number a client can
+ * send back to. Anything libphonenumber cannot read is kept as Meta's digits.
+ */
+export const customerPhoneOf = (waId: string): string => {
+  const digits = waId.replace(/^\+/, "")
+  const dialable = /^521\d{10}$/.test(digits) ? `52${digits.slice(3)}` : digits
+  const parsed = toE164(dialable)
+  return "e164" in parsed ? parsed.e164 : `+${digits}`
 }
