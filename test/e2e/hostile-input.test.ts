@@ -31,19 +31,25 @@ import {
 import { type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
 import { envFor } from "../support/isolation.ts"
 import { callJson, cliFor } from "../support/http.ts"
+import { freePort } from "../support/TcpProxy.ts"
 
 // Hostile input, black box: every operation of Herald's own OpenAPI document (fetched from the
 // running node) gets requests generated with fast-check. Each starts from a good request (fixture
 // ids in the path, good query values, a hand-written body or one made from the request body
-// schema) and gets one to three faults: a hostile field value (wrong type, 1 MB, NUL, lone
-// surrogate, edge dates and numbers, foreign ids), a removed or unknown field, a body that is
-// not JSON, nests 10,000 deep or is cut short, a wrong content type, a chunked body, hostile path
-// and query values (cursors, dates, limits), odd credentials or headers. Answers must hold:
+// schema; the public WhatsApp API with the secret key as Basic, a number, an open 24-hour window
+// and approved templates) and gets one to three faults: a hostile field value (wrong type, 1 MB,
+// NUL, lone surrogate, edge dates and numbers, foreign ids), a removed or unknown field, a body
+// that is not JSON, nests 10,000 deep or is cut short, a wrong content type, a chunked body,
+// hostile path and query values (cursors, dates, limits), odd credentials or headers. Answers
+// must hold:
 //   (a) never 5xx;
 //   (b) a 4xx is `{success:false, code:<snake_case>, message:<string>}`;
 //   (c) a 4xx wrote nothing: AFTER triggers (installed in beforeAll) record each change of the
 //       tables only client requests write into `fuzz_writes`; its max(id) must not move;
-//   (d) a send answered 200, or whose answer names a message_id, has that row in `messages`;
+//   (d) a send answered 200, or whose answer names a message_id, has that row in `messages`; a
+//       WhatsApp send answered 2xx gets its row in `wa_messages` (its sender actor inserts it after
+//       the 202) and a WhatsApp template answered 2xx gets Meta's review (the simulator's webhook),
+//       each within 10 s and awaited, so that no later request sees them as its own writes;
 //   (e) an answer comes within 30 s.
 // Requests go one at a time. Every distinct failure (operation + kind + status + code) is kept;
 // the first of each is then replayed from its fast-check seed and path and shrunk to a minimal
@@ -52,7 +58,7 @@ import { callJson, cliFor } from "../support/http.ts"
 // secret key not rotated) and requests Node's HTTP parser refuses (a 4xx with the envelope).
 //
 // Settings (environment):
-//   FUZZ_RUNS  generated requests per operation (default 100: ~5,500 requests, 15-30 s of
+//   FUZZ_RUNS  generated requests per operation (default 100: ~6,300 requests, 15-60 s of
 //              fuzzing on a 2-core machine);
 //   FUZZ_SEED  the base seed (printed with every failure; each operation's seed derives from it);
 //   FUZZ_ONLY  run only operations whose "METHOD /path" contains this text.
@@ -86,7 +92,14 @@ const USERS = {
 
 const iso = useIsolation()
 const db = useDb(iso)
-const env = envFor(iso, { GATEWAY_TIMEOUT_MS: "2000", HERALD_HTTP_BODY_IDLE_MS: "1000", HERALD_IMPORT_IDLE_MS: "1000", LOG_LEVEL: "warning" })
+// The simulator reviews a WhatsApp template 50 ms after it is submitted (the fuzz waits for it after a 201).
+const env = envFor(iso, {
+  GATEWAY_TIMEOUT_MS: "2000",
+  GATEWAY_SIM_TEMPLATE_REVIEW_MS: "50",
+  HERALD_HTTP_BODY_IDLE_MS: "1000",
+  HERALD_IMPORT_IDLE_MS: "1000",
+  LOG_LEVEL: "warning"
+})
 const cli = cliFor(env)
 let node: HeraldProcess
 let openapi: Record<string, any>
@@ -109,6 +122,20 @@ const fx = {
   delivery: "wd_00000000-0000-4000-8000-00000000f022",
   apiKey: "",
   secretKey: "",
+  /** The account's secret key before the one in use: regenerated, so revoked. */
+  revokedSecretKey: "",
+  /** The secret key of another account (the login user's), which has a WhatsApp number of its own. */
+  foreignSecretKey: "",
+  /** The account's WhatsApp number (its default sender) and another account's. */
+  waNumber: "",
+  secondWaNumber: "",
+  foreignWaNumber: "",
+  /** The account's APPROVED WhatsApp templates (the sends' fixtures) and a PENDING, a REJECTED, a deleted one. */
+  waTemplate: "",
+  waRichTemplate: "",
+  deletedWaTemplate: "",
+  /** A WhatsApp template of another account. */
+  foreignWaTemplate: "",
   owner: "",
   pw: "",
   tfa: "",
@@ -128,15 +155,81 @@ const login = async (email: string, password: string) => {
   return chosen.body.token as string
 }
 
-const must = async (what: string, r: Promise<{ status: number; body: any }>) => {
+const must = async (what: string, r: Promise<{ status: number; body: any }>, status = 200) => {
   const answer = await r
-  if (answer.status !== 200) throw new Error(`${what}: ${answer.status} ${JSON.stringify(answer.body)}`)
+  if (answer.status !== status) throw new Error(`${what}: ${answer.status} ${JSON.stringify(answer.body)}`)
   return answer.body
 }
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** Polls `check` until it holds or `ms` pass; answers whether it held. */
+const until = async (check: () => Promise<boolean>, ms = 10_000) => {
+  const deadline = Date.now() + ms
+  for (;;) {
+    if (await check()) return true
+    if (Date.now() > deadline) return false
+    await sleep(20)
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** The public API's credential: the secret key as Basic. */
+const basic = () => `Basic ${fx.secretKey}`
+
+/** WhatsApp template names of the fixtures (the public API's sends name a template by name and language). */
+const WA = { template: "fuzz_order", rich: "fuzz_rich", pending: "fuzz_pending", rejected: "fuzz_rejected", deleted: "fuzz_deleted", foreign: "fuzz_foreign" } as const
+const WA_BODY = { type: "BODY", text: "Hello {{1}}, your order {{2}} is on its way to you today", example: { body_text: [["Asha", "A-1"]] } }
+const waTextTemplate = (name: string) => ({ name, language: "en", category: "UTILITY", components: [WA_BODY] })
+/** A text header, a body, a footer and quick-reply and dynamic URL buttons: a send of it takes header, body and button values. */
+const waRichTemplate = (name: string) => ({
+  name,
+  language: "en",
+  category: "UTILITY",
+  components: [
+    { type: "HEADER", format: "TEXT", text: "Order {{1}}", example: { header_text: ["A-1"] } },
+    { type: "BODY", text: "Hello {{1}}, your order is on its way to you today", example: { body_text: [["Asha"]] } },
+    { type: "FOOTER", text: "Fuzz Ltd" },
+    { type: "BUTTONS", buttons: [{ type: "QUICK_REPLY", text: "Thanks" }, { type: "URL", text: "Track", url: "https://example.com/track/{{1}}", example: ["https://example.com/track/A-1"] }] }
+  ]
+})
+
+/**
+ * Whether Meta's review of a WhatsApp template (the simulator's, by signed webhook, some 50 ms
+ * after the submission) has been applied: then no write of it can land during a later request.
+ */
+const reviewed = (templateId: string) =>
+  until(async () =>
+    UUID.test(templateId) &&
+    (await db<{ ok: boolean }>(
+      `SELECT t.status <> 'PENDING' AND EXISTS (SELECT 1 FROM wa_template_reviews r WHERE r.upstream_id = t.upstream_id) AS ok
+       FROM wa_templates t WHERE t.template_id = $1::uuid`,
+      [templateId]
+    ))[0]?.ok === true
+  )
+
+/** A WhatsApp template of the account, made through the API and reviewed (APPROVED, or REJECTED if its name says so). */
+const makeWaTemplate = async (body: unknown) => {
+  // The simulator compiles Meta's OpenAPI document on its first check (seconds, on the node's own
+  // event loop): the first submission may outlast GATEWAY_TIMEOUT_MS and be answered 503.
+  let answer = await call("POST", "/api/v1/public/templates", basic(), body)
+  for (let i = 0; i < 3 && answer.status === 503; i++) answer = await call("POST", "/api/v1/public/templates", basic(), body)
+  const id = (await must("WhatsApp template", Promise.resolve(answer), 201)).template.id as string
+  if (!(await reviewed(id))) throw new Error(`WhatsApp template ${id} was not reviewed within 10 s`)
+  return id
+}
+
+/** The account's developer webhook (the WhatsApp events' endpoint): made again when a DELETE removed it. */
+const ensureDeveloperWebhook = async () => {
+  const rows = await db("SELECT 1 FROM webhooks WHERE account_id = $1 AND channel = 'whatsapp' AND deleted_at IS NULL", [fx.account])
+  if (rows.length === 0) await must("developer webhook", call("PUT", "/api/v1/app/developer/webhook", fx.owner, { url: "https://example.com/developer" }))
+}
+
 // Objects the destructive operations consume: one at a time, made again once consumed.
-type FreshKind = "template" | "list" | "webhook" | "rule" | "broadcast" | "key" | "member"
+type FreshKind = "template" | "list" | "webhook" | "rule" | "broadcast" | "key" | "member" | "waTemplate"
 const MAKE: Record<FreshKind, () => Promise<string>> = {
+  waTemplate: () => makeWaTemplate(waTextTemplate(`fuzz_${unique()}`)),
   template: async () => (await must("template", call("POST", "/api/v1/rcs/templates", fx.owner, { bot_id: fx.bot, name: `fuzz ${unique()}`, type: "text", text: "Hello" }))).template_id,
   list: async () => (await must("list", call("POST", "/api/v1/rcs/contact-lists", fx.owner, { name: `fuzz ${unique()}` }))).list.list_id,
   webhook: async () => (await must("webhook", call("POST", "/api/v1/rcs/webhooks", fx.owner, { url: "https://example.com/hook", events: ["message.sent"], bot_id: fx.bot }))).webhook_id,
@@ -201,6 +294,21 @@ const PLACEHOLDERS: Record<string, () => unknown> = {
   $tomorrow: tomorrow,
   $yesterday: () => new Date(Date.now() - 86_400_000).toISOString(),
   $name: () => `fuzz ${unique()}`,
+  // WhatsApp template names: lowercase letters, digits and underscores; Meta (the simulator) rejects a name with "reject".
+  $waName: () => `fuzz_${unique()}`,
+  $waRejectName: () => `fuzz_reject_${unique()}`,
+  $waTemplate: () => fx.waTemplate,
+  $waTemplateName: () => WA.template,
+  $waRichTemplateName: () => WA.rich,
+  $pendingWaTemplateName: () => WA.pending,
+  $rejectedWaTemplateName: () => WA.rejected,
+  $deletedWaTemplateName: () => WA.deleted,
+  $foreignWaTemplateName: () => WA.foreign,
+  $deletedWaTemplate: () => fx.deletedWaTemplate,
+  $foreignWaTemplate: () => fx.foreignWaTemplate,
+  $waNumber: () => fx.waNumber,
+  $foreignWaNumber: () => fx.foreignWaNumber,
+  $secondWaNumber: () => fx.secondWaNumber,
   $email: () => `m${unique()}@fuzz.io`,
   $loginEmail: () => USERS.login.email,
   $loginPassword: () => USERS.login.password,
@@ -235,7 +343,10 @@ const NAMED: Record<string, unknown> = {
   phone: PHONE,
   session_token: "$session",
   name: "$name",
-  keyword: "$name"
+  keyword: "$name",
+  fullPhoneNumber: PHONE,
+  callbackData: "cb",
+  fromPhoneNumberId: "$waNumber"
 }
 
 const SUGGESTION = { type: "reply", text: "Yes", postback_data: "yes" }
@@ -273,13 +384,146 @@ const GOOD: Record<string, ReadonlyArray<unknown>> = {
   "PATCH /api/v1/rcs/auto-replies/{bot_id}/{rule_id}": [{ active: true, keyword: "$name", cooldown_seconds: 0 }],
   "POST /api/v1/rcs/contact-lists": [{ name: "$name" }],
   "POST /api/v1/rcs/contact-lists/{list_id}/contacts": [{ contacts: [{ phone: PHONE, name: "A", params: { city: "Pune" } }, { phone: "+919876541235" }] }],
-  "POST /api/v1/rcs/broadcasts": [{ name: "fuzz", bot_id: "$bot", template_id: "$template", contact_list_id: "$list", scheduled_at: "$tomorrow" }]
+  "POST /api/v1/rcs/broadcasts": [{ name: "fuzz", bot_id: "$bot", template_id: "$template", contact_list_id: "$list", scheduled_at: "$tomorrow" }],
+  // PHONE's 24-hour window is open (beforeAll), so free-form types reach the sender too.
+  "POST /api/v1/public/message": [
+    { fullPhoneNumber: PHONE.slice(1), callbackData: "cb", type: "Text", data: { message: "hello" } },
+    { fullPhoneNumber: PHONE, type: "Image", data: { mediaUrl: "https://example.com/a.png", message: "a caption" } },
+    { fullPhoneNumber: PHONE.slice(1), type: "Document", data: { mediaUrl: "https://example.com/invoice.pdf", fileName: "invoice.pdf", message: "your invoice" }, fromPhoneNumberId: "$waNumber" },
+    {
+      fullPhoneNumber: PHONE.slice(1),
+      type: "InteractiveButton",
+      data: { message: "Shall we deliver today?", header: "Delivery", footer: "Fuzz Ltd", buttons: [{ id: "yes", title: "Yes" }, { id: "no", title: "No" }] }
+    },
+    {
+      fullPhoneNumber: PHONE.slice(1),
+      type: "InteractiveList",
+      data: {
+        message: "Pick a slot",
+        button: "Slots",
+        header: "Delivery",
+        sections: [{ title: "Today", rows: [{ id: "t1", title: "Evening", description: "6 to 9 pm" }] }, { title: "Tomorrow", rows: [{ id: "m1", title: "Morning" }] }]
+      }
+    },
+    { fullPhoneNumber: PHONE.slice(1), callbackData: "cb", type: "Template", data: { name: "$waTemplateName", languageCode: "en", bodyValues: ["Asha", "A-1"] } },
+    { fullPhoneNumber: PHONE, type: "Template", data: { name: "$waRichTemplateName", languageCode: "en", headerValues: ["A-1"], bodyValues: ["Asha"], buttonValues: { "1": ["A-1"] } } }
+  ],
+  "POST /api/v1/public/templates": [
+    { name: "$waName", language: "en", category: "UTILITY", components: [WA_BODY] },
+    {
+      name: "$waName",
+      language: "en_US",
+      category: "MARKETING",
+      components: [
+        { type: "HEADER", format: "TEXT", text: "Offer {{1}}", example: { header_text: ["SALE"] } },
+        { type: "BODY", text: "Hello {{1}}, our new season sale starts today for you", example: { body_text: [["Asha"]] } },
+        { type: "FOOTER", text: "Reply STOP to opt out" },
+        {
+          type: "BUTTONS",
+          buttons: [
+            { type: "QUICK_REPLY", text: "Yes" },
+            { type: "URL", text: "Shop", url: "https://example.com/shop/{{1}}", example: ["https://example.com/shop/sale"] },
+            { type: "PHONE_NUMBER", text: "Call us", phone_number: "+919876541234" }
+          ]
+        }
+      ]
+    },
+    {
+      name: "$waName",
+      language: "en",
+      category: "AUTHENTICATION",
+      components: [{ type: "BODY", add_security_recommendation: true }, { type: "FOOTER", code_expiration_minutes: 10 }, { type: "BUTTONS", buttons: [{ type: "OTP", otp_type: "COPY_CODE", text: "Copy code" }] }]
+    },
+    {
+      name: "$waName",
+      language: "hi",
+      category: "MARKETING",
+      components: [
+        { type: "HEADER", format: "IMAGE", example: { header_handle: ["4::aW1hZ2UvcG5n:ARb"] } },
+        { type: "BODY", text: "Our new collection is here for you to see today" },
+        { type: "BUTTONS", buttons: [{ type: "COPY_CODE", example: "SAVE20" }] }
+      ]
+    },
+    {
+      name: "$waName",
+      language: "en",
+      category: "MARKETING",
+      components: [
+        { type: "BODY", text: "Pick the plan that suits you best this season" },
+        {
+          type: "CAROUSEL",
+          cards: [1, 2].map((n) => ({
+            components: [
+              { type: "HEADER", format: "IMAGE", example: { header_handle: [`4::card${n}`] } },
+              { type: "BODY", text: `Plan number ${n}` },
+              { type: "BUTTONS", buttons: [{ type: "QUICK_REPLY", text: `Pick ${n}` }] }
+            ]
+          }))
+        }
+      ]
+    },
+    {
+      name: "$waName",
+      language: "en",
+      category: "UTILITY",
+      components: [{ type: "BODY", text: "Your order is ready, please review and pay for it" }, { type: "BUTTONS", buttons: [{ type: "ORDER_DETAILS", text: "Review and Pay" }] }]
+    }
+  ],
+  "PUT /api/v1/app/developer/webhook": [{ url: "https://example.com/developer" }]
 }
+
+/**
+ * Values aimed at one operation's field (its dotted path), besides those aimed by the field's name
+ * (fuzz.ts): the names of the WhatsApp templates that cannot be sent (pending, rejected, deleted,
+ * another account's), a taken name, numbers of the account and of another.
+ */
+const AIMED: Record<string, ReadonlyArray<readonly [string, ReadonlyArray<unknown>]>> = {
+  "POST /api/v1/public/message": [
+    [
+      "data.name",
+      ["$waTemplateName", "$waRichTemplateName", "$pendingWaTemplateName", "$rejectedWaTemplateName", "$deletedWaTemplateName", "$foreignWaTemplateName", "FUZZ_ORDER", "fuzz_order ", "fuzz_order\u0000"]
+    ],
+    ["data.languageCode", ["en_US", "hi", "EN", "en ", "xx"]],
+    // The second number has no open window: a free-form send from it is 422.
+    ["fromPhoneNumberId", ["$waNumber", "$secondWaNumber", "$secondWaNumber", "$foreignWaNumber", "", " ", "$waNumber "]],
+    // Whose window is closed (0001 and 0006 fail upstream, 14155550100 is American), the business number itself.
+    ["fullPhoneNumber", [PHONE.slice(1), "+919876540001", "919876540006", "+14155550100", "+919800000001", "+919876541235", "00919876541234", "+919876541234\n"]]
+  ],
+  "POST /api/v1/public/templates": [
+    ["name", ["$waTemplateName", "$waRejectName", "$waName", "$deletedWaTemplateName", "FUZZ_ORDER", "fuzz order", "fuzz-order"]],
+    ["category", ["MARKETING", "AUTHENTICATION", "utility", "SERVICE"]],
+    ["language", ["en_US", "en-US", "xx", "EN"]]
+  ]
+}
+const aimedAt = (op: Op, path: JsonPath): ReadonlyArray<unknown> => (AIMED[op.key] ?? []).find(([at]) => at === path.join("."))?.[1] ?? []
 
 /** Valid query values by parameter name (placeholders allowed); cursors have none. */
 const GOOD_QUERY: Record<string, string> = { limit: "5", bot_id: "$bot", from: "$yesterday", to: "$tomorrow", can_broadcast: "true" }
 
-type Credential = "natural" | "none" | "owner" | "apiKey" | "secretKey" | "session" | "garbage" | "huge" | "basic" | "lowercase" | "bare" | "tampered"
+type Credential =
+  | "natural"
+  | "none"
+  | "owner"
+  | "apiKey"
+  | "secretKey"
+  | "session"
+  | "garbage"
+  | "huge"
+  | "basic"
+  | "lowercase"
+  | "bare"
+  | "tampered"
+  // Secret-key operations: the key in another form, another account's, revoked, altered.
+  | "encodedKey"
+  | "encodedBareKey"
+  | "paddedKey"
+  | "foreignKey"
+  | "revokedKey"
+  | "tamperedKey"
+  // The public API: other credentials under its scheme.
+  | "basicOwner"
+  | "basicApiKey"
+  | "basicTwice"
 
 interface Op {
   readonly key: string
@@ -350,10 +594,13 @@ const operations = (doc: Record<string, any>): Array<Op> => {
   return ops
 }
 
-/** The credential an operation is meant to be called with. */
+/** The public messaging API: the secret key as `Authorization: Basic` (the Meta webhook beside it is off the document). */
+const isPublicApi = (op: Op) => op.template.startsWith("/api/v1/public/")
+
+/** The credential an operation is meant to be called with (the public API's goes as Basic, every other as Bearer). */
 const naturalCredential = (op: Op): string | undefined => {
   if (op.template.startsWith("/health") || op.template === "/api/v1/rcs/auth/login" || op.template === "/api/v1/rcs/auth/select-account") return undefined
-  if (op.template === "/api/v1/app/me") return fx.secretKey
+  if (op.template === "/api/v1/app/me" || isPublicApi(op)) return fx.secretKey
   if (op.template === "/api/v1/rcs/auth/password") return fx.pw
   if (op.template.startsWith("/api/v1/rcs/auth/2fa")) return fx.tfa
   return fx.owner
@@ -362,10 +609,15 @@ const naturalCredential = (op: Op): string | undefined => {
 /** Authorization header value and how it is shown in a report. */
 const authorization = (op: Op, credential: Credential): { header?: string; shown?: string } => {
   const natural = naturalCredential(op)
+  const scheme = isPublicApi(op) ? "Basic" : "Bearer"
   const bearer = (token: string | undefined, name: string) => (token === undefined ? {} : { header: `Bearer ${token}`, shown: `Bearer <${name}>` })
+  const own = (token: string, name: string) => ({ header: `${scheme} ${token}`, shown: `${scheme} <${name}>` })
+  const b64 = (text: string) => Buffer.from(text).toString("base64")
   switch (credential) {
     case "natural":
-      return bearer(natural, natural === fx.secretKey ? "secret key" : natural === fx.pw ? "pw member JWT" : natural === fx.tfa ? "2fa member JWT" : "owner JWT")
+      return natural === undefined
+        ? {}
+        : own(natural, natural === fx.secretKey ? "secret key" : natural === fx.pw ? "pw member JWT" : natural === fx.tfa ? "2fa member JWT" : "owner JWT")
     case "none":
       return {}
     case "owner":
@@ -383,7 +635,7 @@ const authorization = (op: Op, credential: Credential): { header?: string; shown
     case "basic":
       return { header: "Basic Zm9vOmJhcg==", shown: "Basic Zm9vOmJhcg==" }
     case "lowercase":
-      return natural === undefined ? {} : { header: `bearer ${natural}`, shown: "bearer <natural credential>" }
+      return natural === undefined ? {} : { header: `${scheme.toLowerCase()} ${natural}`, shown: `${scheme.toLowerCase()} <natural credential>` }
     case "bare":
       return natural === undefined ? {} : { header: natural, shown: "<natural credential, no scheme>" }
     case "tampered": {
@@ -391,6 +643,26 @@ const authorization = (op: Op, credential: Credential): { header?: string; shown
       const payload = Buffer.from(JSON.stringify({ sub: FOREIGN_UUID, aid: FOREIGN_UUID, role: "owner", exp: 9_999_999_999 })).toString("base64url")
       return { header: `Bearer ${h}.${payload}.${s}`, shown: "Bearer <owner JWT, payload replaced>" }
     }
+    case "encodedKey":
+      return { header: `${scheme} ${b64(`${fx.secretKey}:`)}`, shown: `${scheme} base64(<secret key>:)` }
+    case "encodedBareKey":
+      return { header: `${scheme} ${b64(fx.secretKey)}`, shown: `${scheme} base64(<secret key>)` }
+    case "paddedKey":
+      return { header: `${scheme}   ${fx.secretKey}  `, shown: `${scheme}   <secret key>  ` }
+    case "foreignKey":
+      return own(fx.foreignSecretKey, "another account's secret key")
+    case "revokedKey":
+      return own(fx.revokedSecretKey, "revoked secret key")
+    case "tamperedKey": {
+      const last = fx.secretKey.at(-1) === "A" ? "B" : "A"
+      return own(`${fx.secretKey.slice(0, -1)}${last}`, "secret key, last character changed")
+    }
+    case "basicOwner":
+      return { header: `Basic ${fx.owner}`, shown: "Basic <owner JWT>" }
+    case "basicApiKey":
+      return { header: `Basic ${fx.apiKey}`, shown: "Basic <API key with every scope>" }
+    case "basicTwice":
+      return { header: `Basic ${fx.secretKey}, Basic ${fx.secretKey}`, shown: "Basic <secret key>, Basic <secret key>" }
   }
 }
 
@@ -425,18 +697,27 @@ const mutationArbitrary = (op: Op, good: unknown): fc.Arbitrary<Mutation> | unde
   if (paths.length > 0) {
     // A field with the values aimed at its name (most of the time), else any hostile value.
     const replace = fc.constantFrom(...paths).chain((path) => {
-      const aimed = fieldValues(path)
+      const aimed = [...aimedAt(op, path), ...fieldValues(path)]
       const value = aimed.length === 0 ? anyValue : fc.oneof({ arbitrary: fc.constantFrom(...aimed), weight: 3 }, { arbitrary: anyValue, weight: 2 })
       return value.map((v): Mutation => ({ kind: "replace", path, value: v }))
     })
     mutations.unshift({ arbitrary: replace, weight: 6 }, { arbitrary: fc.record({ kind: fc.constant("remove" as const), path: fc.constantFrom(...paths) }), weight: 1 })
   }
   if (optional.length > 0) mutations.push({ arbitrary: fc.record({ kind: fc.constant("optional" as const), path: fc.constantFrom(...optional) }), weight: 1 })
+  // The operation's own aimed fields, often: each value there is plausible, so the request reaches
+  // the checks behind validation (a closed window, a template that cannot be sent, a taken name).
+  const targeted = (AIMED[op.key] ?? []).map(([at, values]) => [at.split("."), values] as const).filter(([path]) => path.length === 1 || present.has(JSON.stringify(path)))
+  if (targeted.length > 0) {
+    const aimed = fc.constantFrom(...targeted).chain(([path, values]) => fc.constantFrom(...values).map((value): Mutation => ({ kind: "replace", path, value })))
+    mutations.push({ arbitrary: aimed, weight: 4 })
+  }
   return fc.oneof(...mutations)
 }
 
 const hostileQueryValues = (name: string): ReadonlyArray<string> =>
-  name === "bot_id"
+  name === "status" || name === "category"
+    ? ["approved", "APPROVED", "REJECTED", "UTILITY", "AUTHENTICATION", "DELETED", "APPROVED%20", "APPROVED,PENDING", ...HOSTILE_QUERY_VALUES]
+    : name === "bot_id"
     ? ["$upperBot", "$foreignBot", "$pendingBot", ...HOSTILE_QUERY_VALUES]
     : name === "cursor"
     ? HOSTILE_CURSORS
@@ -452,14 +733,20 @@ const specArbitrary = (op: Op): fc.Arbitrary<Spec> => {
   const credentials: Array<Credential> = ["none", "apiKey", "session", "garbage", "huge", "basic", "tampered"]
   if (natural !== undefined) credentials.push("lowercase", "bare")
   if (natural !== fx.owner && !op.template.startsWith("/api/v1/rcs/auth/")) credentials.push("owner")
-  if (natural !== fx.secretKey) credentials.push("secretKey")
+  if (natural !== fx.secretKey || isPublicApi(op)) credentials.push("secretKey")
+  // The key in its other accepted forms and another account's key (whose wallet is empty) reach as deep as the natural one.
+  if (natural === fx.secretKey) credentials.push("encodedKey", "encodedBareKey", "paddedKey", "foreignKey", "foreignKey", "foreignKey", "revokedKey", "tamperedKey")
+  if (isPublicApi(op)) credentials.push("basicOwner", "basicApiKey", "basicTwice")
   const common: Array<fc.WeightedArbitrary<Fault>> = [
-    { arbitrary: fc.constantFrom(...credentials).map((credential): Fault => ({ kind: "auth", credential })), weight: 2 },
+    { arbitrary: fc.constantFrom(...credentials).map((credential): Fault => ({ kind: "auth", credential })), weight: natural === fx.secretKey ? 4 : 2 },
     { arbitrary: fc.constantFrom(...EXTRA_HEADERS).map((headers): Fault => ({ kind: "headers", headers })), weight: 1 },
     { arbitrary: fc.record({ kind: fc.constant("query" as const), name: fc.constantFrom(...UNKNOWN_QUERY), value: fc.constantFrom("1", "%00", "x") }), weight: 1 }
   ]
   if (op.pathParams.length > 0) {
-    common.push({ arbitrary: fc.record({ kind: fc.constant("path" as const), name: fc.constantFrom(...op.pathParams), value: fc.constantFrom(...HOSTILE_PATH_VALUES, ...PATH_VARIANTS) }), weight: 4 })
+    const path = fc.constantFrom(...op.pathParams).chain((name) =>
+      fc.constantFrom(...HOSTILE_PATH_VALUES, ...PATH_VARIANTS, ...(PATH_OBJECTS[`${op.template} ${name}`] ?? [])).map((value): Fault => ({ kind: "path", name, value }))
+    )
+    common.push({ arbitrary: path, weight: 4 })
   }
   if (op.query.length > 0) {
     const query = fc.constantFrom(...op.query.map((q) => q.name)).chain((name) => fc.constantFrom(...hostileQueryValues(name)).map((value): Fault => ({ kind: "query", name, value })))
@@ -494,9 +781,24 @@ const PATH_VARIANTS = ["$upper", "$suffixed", "$padded"]
 const variant = (value: string, fixture: string) =>
   value === "$upper" ? encodeURIComponent(fixture.toUpperCase()) : value === "$suffixed" ? `${encodeURIComponent(fixture)}x` : value === "$padded" ? `%20${encodeURIComponent(fixture)}%20` : value
 
-const FRESH_OF: Record<string, FreshKind> = { template_id: "template", list_id: "list", webhook_id: "webhook", rule_id: "rule", key_id: "key", member_id: "member", id: "broadcast" }
+/** Other objects a path parameter may name instead of its fixture (placeholders): gone, another account's, of another kind. */
+const PATH_OBJECTS: Record<string, ReadonlyArray<string>> = {
+  "/api/v1/public/templates/{id} id": ["$deletedWaTemplate", "$foreignWaTemplate", "$template", "$message"]
+}
 
-/** The standing fixture each path parameter names (`id` is a broadcast's or a message's, by path). */
+const FRESH_OF: Record<string, FreshKind> = { template_id: "template", list_id: "list", webhook_id: "webhook", rule_id: "rule", key_id: "key", member_id: "member" }
+
+/** The kind of throwaway object a destructive operation's path parameter takes (`id` names a broadcast or a WhatsApp template, by path). */
+const freshKindOf = (op: Op, name: string): FreshKind | undefined =>
+  name !== "id"
+    ? FRESH_OF[name]
+    : op.template.startsWith("/api/v1/rcs/broadcasts/")
+    ? "broadcast"
+    : op.template.startsWith("/api/v1/public/templates/")
+    ? "waTemplate"
+    : undefined
+
+/** The standing fixture each path parameter names (`id` is a broadcast's, a WhatsApp template's or a message's, by path). */
 const STANDING: Record<string, () => string> = {
   bot_id: () => fx.bot,
   template_id: () => fx.template,
@@ -512,10 +814,10 @@ const STANDING: Record<string, () => string> = {
 /** The fixture a path parameter names; destructive operations get a throwaway object. */
 const pathFixture = async (op: Op, name: string): Promise<string> => {
   const destroys = op.method === "DELETE" || op.template.endsWith("/cancel")
-  if (name === "id" && !op.template.startsWith("/api/v1/rcs/broadcasts/")) return fx.message
-  const kind = FRESH_OF[name]
+  const kind = freshKindOf(op, name)
   if (destroys && kind !== undefined) return fresh(kind)
-  return name === "id" ? fx.broadcast : STANDING[name]?.() ?? "x"
+  if (name === "id") return kind === "broadcast" ? fx.broadcast : kind === "waTemplate" ? fx.waTemplate : fx.message
+  return STANDING[name]?.() ?? "x"
 }
 
 interface Built {
@@ -533,7 +835,12 @@ const build = async (op: Op, spec: Spec): Promise<Built> => {
   for (const name of op.pathParams) {
     const given = faults("path").filter((f) => f.name === name).at(-1)?.value
     const fixture = given === undefined || PATH_VARIANTS.includes(given) ? await pathFixture(op, name) : ""
-    path = path.replace(`{${name}}`, given === undefined ? encodeURIComponent(fixture) : variant(given, fixture))
+    const value = given === undefined
+      ? encodeURIComponent(fixture)
+      : Object.hasOwn(PLACEHOLDERS, given)
+      ? encodeURIComponent(String(await resolve(given)))
+      : variant(given, fixture)
+    path = path.replace(`{${name}}`, value)
   }
   const query = new Map<string, string>()
   for (const name of spec.query) {
@@ -618,6 +925,7 @@ const probe = async (op: Op, spec: Spec, answered?: (status: number, code: strin
   if (op.key === "POST /api/v1/rcs/auth/login") await db("DELETE FROM sign_in_attempts WHERE email = $1", [USERS.login.email])
   if (op.template.startsWith("/api/v1/rcs/auth/")) await db("DELETE FROM sign_in_attempts WHERE email = ANY($1)", [[USERS.pw.email, USERS.tfa.email, USERS.multi.email]])
   if (op.template.includes("{delivery_id}")) await ensureDeadLetter()
+  if (op.template === "/api/v1/app/developer/webhook") await ensureDeveloperWebhook()
   const request = await build(op, spec)
   const before = await writeMark()
   requests++
@@ -691,6 +999,23 @@ const probe = async (op: Op, spec: Spec, answered?: (status: number, code: strin
       failures.push({ key: `${op.key} · (d) ${status} ${what}`, exchange: exchange() })
     }
   }
+  // A WhatsApp send is recorded by its number's sender actor once JetStream has it, after the 202:
+  // its row must come (and comes before the next request, which must not see it as its own write).
+  if (op.key === "POST /api/v1/public/message" && status >= 200 && status < 300) {
+    const id = parsed?.id
+    const recorded = typeof id === "string" && UUID.test(id) && (await until(async () => (await db("SELECT 1 FROM wa_messages WHERE message_id = $1::uuid", [id])).length > 0))
+    if (!recorded) {
+      const what = typeof id === "string" ? "message queued without a row in wa_messages within 10 s" : `${status} without an id`
+      failures.push({ key: `${op.key} · (d) ${status} ${what}`, exchange: exchange() })
+    }
+  }
+  // A WhatsApp template is reviewed by Meta's webhook after its 201: that write, too, must land before the next request.
+  if (op.key === "POST /api/v1/public/templates" && status >= 200 && status < 300) {
+    const id = parsed?.template?.id
+    if (typeof id !== "string" || !(await reviewed(id))) {
+      failures.push({ key: `${op.key} · (d) ${status} template ${typeof id === "string" ? "not reviewed within 10 s" : "answered without template.id"}`, exchange: exchange() })
+    }
+  }
   // After a 2xx: put back what the request consumed or changed that later requests rely on.
   if (status >= 200 && status < 300) await after2xx(op, parsed)
   return failures
@@ -698,7 +1023,8 @@ const probe = async (op: Op, spec: Spec, answered?: (status: number, code: strin
 
 const after2xx = async (op: Op, body: any) => {
   for (const name of op.pathParams) {
-    if ((op.method === "DELETE" || op.template.endsWith("/cancel")) && FRESH_OF[name]) freshIds.delete(FRESH_OF[name]!)
+    const kind = freshKindOf(op, name)
+    if ((op.method === "DELETE" || op.template.endsWith("/cancel")) && kind !== undefined) freshIds.delete(kind)
   }
   // Only the owner's account can get a 2xx here: its new key replaces the fixture.
   if (op.key === "POST /api/v1/app/developer/secret-key" && typeof body?.secret_key === "string") fx.secretKey = body.secret_key
@@ -730,7 +1056,17 @@ const WATCHED: ReadonlyArray<readonly [string, string, string?]> = [
   ["auto_reply_rules", "INSERT OR UPDATE OR DELETE"],
   ["broadcasts", "INSERT"],
   ["messages", "INSERT", "NEW.source = 'api'"],
-  ["webhook_dead_letters", "DELETE"]
+  ["webhook_dead_letters", "DELETE"],
+  // WhatsApp: a send's row is inserted by its sender actor after the 202 (probe waits for it), then
+  // moved by the actor and Meta's status webhooks; a template's review comes by Meta's webhook after
+  // its 201 (probe waits for it too); customers and conversations are written only by Meta's
+  // inbound webhooks, which no operation of the document is, and numbers only by the admin CLI.
+  ["wa_messages", "INSERT"],
+  ["wa_templates", "INSERT OR UPDATE OR DELETE"],
+  ["wa_template_reviews", "INSERT OR UPDATE OR DELETE"],
+  ["wa_numbers", "INSERT OR UPDATE OR DELETE"],
+  ["customers", "INSERT OR UPDATE OR DELETE"],
+  ["conversations", "INSERT OR UPDATE OR DELETE"]
 ]
 
 const installWriteTriggers = async () => {
@@ -752,9 +1088,59 @@ const installWriteTriggers = async () => {
   }
 }
 
+/**
+ * The account's WhatsApp side: a number (its default sender), PHONE's 24-hour window open (an
+ * inbound message through the simulator, so Herald's and the simulator's windows agree), the
+ * developer webhook, APPROVED templates to send, and templates that cannot be sent (pending,
+ * rejected, deleted); another account's number, template and secret key.
+ */
+const setUpWhatsApp = async (other: string) => {
+  fx.waNumber = (await cli("admin", "create-wa-number", fx.account, "--phone", "+919800000001")).phone_number_id
+  fx.secondWaNumber = (await cli("admin", "create-wa-number", fx.account, "--phone", "+919800000003")).phone_number_id
+  fx.foreignWaNumber = (await cli("admin", "create-wa-number", other, "--phone", "+919800000002")).phone_number_id
+  const inbound = await fetch(`http://127.0.0.1:${env.GATEWAY_SIM_PORT}/simulate/wa/inbound`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ phone_number_id: fx.waNumber, from: PHONE, text: "hi", name: "Asha" })
+  })
+  if (inbound.status !== 202) throw new Error(`simulated inbound: ${inbound.status} ${await inbound.text()}`)
+  const windowOpen = () =>
+    until(async () => (await db("SELECT 1 FROM conversations WHERE phone_number_id = $1 AND customer_phone = $2 AND last_inbound_at > now() - interval '1 hour'", [fx.waNumber, PHONE])).length > 0)
+  if (!(await windowOpen())) throw new Error(`the inbound message did not open ${PHONE}'s window`)
+  await ensureDeveloperWebhook()
+  fx.waTemplate = await makeWaTemplate(waTextTemplate(WA.template))
+  fx.waRichTemplate = await makeWaTemplate(waRichTemplate(WA.rich))
+  // The simulator rejects a name with "reject" in it.
+  const [rejected] = await db<{ status: string }>("SELECT status FROM wa_templates WHERE template_id = $1::uuid", [await makeWaTemplate(waTextTemplate(WA.rejected))])
+  if (rejected?.status !== "REJECTED") throw new Error(`the simulator did not reject ${WA.rejected}: ${JSON.stringify(rejected)}`)
+  fx.deletedWaTemplate = await makeWaTemplate(waTextTemplate(WA.deleted))
+  await must("delete WhatsApp template", call("DELETE", `/api/v1/public/templates/${fx.deletedWaTemplate}`, basic()))
+  // Never reviewed (no upstream id): stays PENDING.
+  const [waba] = await db<{ waba_id: string }>("SELECT waba_id FROM wa_numbers WHERE phone_number_id = $1", [fx.waNumber])
+  await db(
+    `INSERT INTO wa_templates (account_id, waba_id, name, language, category, kind, components, status) VALUES ($1, $2, $3, 'en', 'UTILITY', 'text', $4::jsonb, 'PENDING')`,
+    [fx.account, waba!.waba_id, WA.pending, JSON.stringify([WA_BODY])]
+  )
+  const [foreignWaba] = await db<{ waba_id: string }>("SELECT waba_id FROM wa_numbers WHERE phone_number_id = $1", [fx.foreignWaNumber])
+  // Another account's: one of a name only it has, one named as the account's (its wallet is empty: sent with its key, 402).
+  const foreign = await db<{ id: string }>(
+    `INSERT INTO wa_templates (account_id, waba_id, name, language, category, kind, components, status)
+     SELECT $1, $2, name, 'en', 'UTILITY', 'text', $4::jsonb, 'APPROVED' FROM unnest($3::text[]) AS name RETURNING template_id::text AS id`,
+    [other, foreignWaba!.waba_id, [WA.foreign, WA.template], JSON.stringify([WA_BODY])]
+  )
+  fx.foreignWaTemplate = foreign[0]!.id
+  const foreignOwner = await login(USERS.login.email, USERS.login.password)
+  fx.foreignSecretKey = (await must("foreign secret key", call("POST", "/api/v1/app/developer/secret-key", foreignOwner))).secret_key
+}
+
 beforeAll(async () => {
+  // The in-process gateway simulator on a known port: the test posts an inbound WhatsApp message to it.
+  const simPort = await freePort()
+  env.GATEWAY_SIM_PORT = String(simPort)
   node = await startHerald(env)
   fx.account = (await cli("admin", "create-account", "--email", USERS.owner.email, "--password", USERS.owner.password, "--label", "Fuzz", "--plan", "growth")).account_id
+  // The secret key's surfaces share the plan's bucket (growth: 300 a minute, burst 50): ~100 requests an operation need more.
+  await cli("admin", "set-plan", fx.account, "enterprise", "--rate", "1000000")
   fx.bot = (await cli("admin", "create-bot", fx.account, "--name", "Fuzz bot", "--status", "active", "--use-case", "promotional")).bot_id
   fx.pendingBot = (await cli("admin", "create-bot", fx.account, "--name", "Pending bot")).bot_id
   await cli("admin", "wallet-credit", fx.account, "1000")
@@ -776,7 +1162,9 @@ beforeAll(async () => {
   const allScopes = ["broadcasts:read", "broadcasts:write", "contacts:read", "contacts:write", "auto_replies:read", "webhooks:read", "webhooks:write", "messages:send", "templates:read", "templates:write"]
   fx.apiKey = (await must("api key", call("POST", "/api/v1/rcs/api-keys", fx.owner, { name: "fuzz all scopes", scopes: allScopes }))).raw_key
   fx.patchKey = (await must("patch key", call("POST", "/api/v1/rcs/api-keys", fx.owner, { name: "fuzz patched", scopes: ["contacts:read"] }))).key_id
+  fx.revokedSecretKey = (await must("secret key", call("POST", "/api/v1/app/developer/secret-key", fx.owner))).secret_key
   fx.secretKey = (await must("secret key", call("POST", "/api/v1/app/developer/secret-key", fx.owner))).secret_key
+  await setUpWhatsApp(other)
   fx.template = await MAKE.template()
   fx.list = await MAKE.list()
   await must("import", call("POST", `/api/v1/rcs/contact-lists/${fx.list}/contacts`, fx.owner, { contacts: [{ phone: PHONE, name: "A" }, { phone: "+919876541235" }, { phone: "+919876541236" }] }))
@@ -816,6 +1204,8 @@ describe("hostile input", () => {
     const failures: Array<string> = []
     const secretHash = async () => (await db<{ h: string }>("SELECT secret_key_hash AS h FROM accounts WHERE account_id = $1", [fx.account]))[0]!.h
     const send = JSON.stringify({ bot_id: fx.bot, to: PHONE, text: "stalled" })
+    const waSend = JSON.stringify({ fullPhoneNumber: PHONE, type: "Text", data: { message: "stalled" } })
+    const waTemplateBody = JSON.stringify(waTextTemplate(`fuzz_${unique()}`))
     const auth = `Authorization: Bearer ${fx.owner}`
     // status: what the answer must be (408 request_timeout), or any 4xx with the envelope.
     const cases: ReadonlyArray<{ readonly name: string; readonly request: string; readonly status: 408 | "4xx" }> = [
@@ -832,6 +1222,18 @@ describe("hostile input", () => {
       {
         name: "a send with a chunked body that never ends",
         request: `POST /api/v1/rcs/messages/send HTTP/1.1\r\nHost: x\r\n${auth}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${send.length.toString(16)}\r\n${send}\r\n`,
+        status: 408
+      },
+      {
+        name: "a WhatsApp send with a chunked body that never ends",
+        request: `POST /api/v1/public/message HTTP/1.1\r\nHost: x\r\nAuthorization: Basic ${fx.secretKey}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${
+          waSend.length.toString(16)
+        }\r\n${waSend}\r\n`,
+        status: 408
+      },
+      {
+        name: "a WhatsApp template with Content-Length: 1000 and a complete shorter body",
+        request: `POST /api/v1/public/templates HTTP/1.1\r\nHost: x\r\nAuthorization: Basic ${fx.secretKey}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n${waTemplateBody}`,
         status: 408
       },
       {
@@ -982,7 +1384,7 @@ describe("hostile input", () => {
       const stopped = [...hangs].filter(([, n]) => n >= MAX_HANGS).map(([op]) => `${op} got no more requests after ${MAX_HANGS} went unanswered`)
       if (stopped.length > 0) report.push(stopped.join("\n"))
       const table = [...coverage].map(([op, tally]) =>
-        `  ${op.padEnd(60)} good: ${(baselines.get(op) ?? []).join("/").padEnd(12)} fuzzed: ${Object.entries(tally).sort((a, b) => b[1] - a[1]).slice(0, 6).map(([k, v]) => `${k}×${v}`).join(", ")}`
+        `  ${op.padEnd(60)} good: ${(baselines.get(op) ?? []).join("/").padEnd(12)} fuzzed: ${Object.entries(tally).sort((a, b) => b[1] - a[1]).slice(0, 8).map(([k, v]) => `${k}×${v}`).join(", ")}`
       )
       console.log(
         `hostile input: ${requests} requests (${RUNS} per operation × ${ops.length} operations, then ${shrinkRequests} shrinking) in ${

@@ -217,7 +217,72 @@ export const FIELD_VALUES: ReadonlyArray<readonly [RegExp, ReadonlyArray<unknown
   [/totp_code$/, ["000000", "12345", "1234567", "١٢٣٤٥٦", " 123456", "123 456", "$totp"]],
   [/gstin$/, ["27aapfu0939f1zv", "27AAPFU0939F1ZX", "00AAAAA0000A0Z0", "27AAPFU0939F1Z"]],
   [/^(use_case|match|role|type|height|status)$/, ["owner", "OWNER", "admin", "Promotional", "", "*"]],
-  [/^(active|can_broadcast)$/, ["true", 1, "yes"]]
+  [/^(active|can_broadcast)$/, ["true", 1, "yes"]],
+  // The public messaging API (WhatsApp): its fields are named in camelCase, as Interakt's.
+  [/^fullPhoneNumber$/, ["+91 98765 41234", "919876541234", "+1", "0", "tel:+919876541234", "+٩١٩٨٧٦٥٤١٢٣٤", "91987654123" + "4".repeat(300), "++919876541234", 919876541234, 9.19876541234e11]],
+  [/^(mediaUrl|url)$/, [
+    "http://example.com/a.png",
+    "https://example.com/a b.png",
+    "https://example.com/a.png\n",
+    "https:///a.png",
+    "https://example.com/" + "a".repeat(2100),
+    "file:///etc/passwd",
+    "//example.com/a.png",
+    "https://example.com/a.png#{{1}}"
+  ]],
+  [/^(message|header|footer|button|fileName|callbackData|caption)$/, ["   ", "a".repeat(4097), "a".repeat(1025), "😀".repeat(1025), "a".repeat(61), "a".repeat(513), "a/b.pdf", "..", "a\u0000b", "a\nb", MEGABYTE, "{{1}}"]],
+  [/^(languageCode|language)$/, ["en_US", "EN", "en-US", "xx", "hi", "pt_BR", " en", "en\u0000", "*"]],
+  [/^category$/, ["utility", "MARKETING", "AUTHENTICATION", "SERVICE", "Utility", "utility\u0000"]],
+  [/^type$/, [
+    ...["Text", "Image", "Video", "Audio", "Sticker", "Document", "InteractiveButton", "InteractiveList", "Template", "text", "TEMPLATE"],
+    ...["HEADER", "BODY", "FOOTER", "BUTTONS", "CAROUSEL", "QUICK_REPLY", "URL", "PHONE_NUMBER", "COPY_CODE", "OTP", "ORDER_DETAILS"]
+  ]],
+  [/^(format|otp_type)$/, ["TEXT", "IMAGE", "VIDEO", "DOCUMENT", "LOCATION", "text", "ONE_TAP", "ZERO_TAP", "COPY_CODE"]],
+  [/^(headerValues|bodyValues)$/, [
+    [],
+    ["Asha"],
+    ["Asha", "A-1", "extra"],
+    ["", "A-1"],
+    ["a\nb", "A-1"],
+    ["a     b", "A-1"],
+    [1, 2],
+    ["x".repeat(1100), "A-1"],
+    "Asha",
+    [null, null],
+    ["https://example.com/a.png"],
+    [["Asha"], ["A-1"]]
+  ]],
+  [/^buttonValues$/, [{}, { "0": ["x"] }, { "1": [] }, { "1": ["x", "y"] }, { "9": ["x"] }, { "-1": ["x"] }, { "01": ["x"] }, { "1": "x" }, { "1": [1] }, { "1": ["x".repeat(2100)] }, [["x"]], { "1.0": ["x"] }]],
+  [/^(carouselCards|orderDetails)$/, [[], [{}], {}, [{ bodyValues: [] }, { bodyValues: [] }], { status: "pending", items: [], subtotal: { value: 1, offset: 100 } }]],
+  [/^(buttons|rows)$/, [
+    [],
+    [{ id: "a", title: "A" }, { id: "a", title: "B" }],
+    [{ id: "a", title: "A" }, { id: "b", title: "A" }],
+    Array.from({ length: 4 }, (_, i) => ({ id: `b${i}`, title: `B${i}` })),
+    Array.from({ length: 11 }, (_, i) => ({ id: `r${i}`, title: `R${i}` })),
+    [{ type: "QUICK_REPLY", text: "Yes" }],
+    [{ type: "URL", text: "Go", url: "https://example.com/{{1}}" }],
+    Array.from({ length: 11 }, () => ({ type: "QUICK_REPLY", text: "Yes" }))
+  ]],
+  [/^sections$/, [
+    [],
+    [{ rows: [{ id: "a", title: "A" }] }, { rows: [{ id: "b", title: "B" }] }],
+    Array.from({ length: 11 }, (_, i) => ({ title: `S${i}`, rows: [{ id: `r${i}`, title: "R" }] })),
+    [{ title: "S", rows: [] }]
+  ]],
+  [/^components$/, [
+    [],
+    [{ type: "BODY" }],
+    [{ type: "BODY", text: "{{1}}" }],
+    [{ type: "BODY", text: "Hi {{2}} there" }],
+    [{ type: "BODY", text: "Hi" }, { type: "BODY", text: "Again" }],
+    [{ type: "FOOTER", text: "only a footer" }],
+    [{ type: "UNKNOWN" }],
+    [{ type: "BODY", text: "Hello {{1}} and {{1}} again", example: { body_text: [["a"]] } }]
+  ]],
+  [/^(example|body_text|header_text|header_handle)$/, [[], [[]], ["a"], [["a", "b", "c"]], { body_text: [] }, "x", [[1, 2]], [[""]]]],
+  [/^(code_expiration_minutes|add_security_recommendation)$/, [0, 91, 1.5, "10", -1]],
+  [/^phone_number$/, ["+91 98765 41234", "1".repeat(21), "tel:123", ""]]
 ]
 
 /** Hostile values aimed at the field at `path`, if its name says what it holds. */

@@ -228,3 +228,10 @@ describe("compiled once", () => {
     expect(performance.now() - started).toBeLessThan(1000)
   })
 })
+
+describe("the vendored JSON", () => {
+  it("is Meta's YAML document, unchanged (node vendor/meta/derive-json.mjs writes it)", () => {
+    const json = JSON.parse(readFileSync(new URL("../../vendor/meta/whatsapp-business-messaging-api_v23.0.json", import.meta.url), "utf8"))
+    expect(json).toEqual(document)
+  })
+})

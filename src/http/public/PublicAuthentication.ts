@@ -17,7 +17,8 @@ const BASIC = /^basic\s+(\S+)\s*$/i
 export class PublicAuthentication extends HttpApiMiddleware.Tag<PublicAuthentication>()("PublicAuthentication", {
   failure: Schema.Union(InvalidApiKeyResponse, FeatureLockedResponse, RateLimitedResponse),
   provides: CurrentAccount,
-  security: { secretKey: HttpApiSecurity.basic }
+  // Its own scheme name: the OpenAPI document must not merge it with /api/v1/app's Bearer one.
+  security: { secretKeyBasic: HttpApiSecurity.basic }
 }) {}
 
 export const PublicAuthenticationLive = Layer.effect(
@@ -26,7 +27,7 @@ export const PublicAuthenticationLive = Layer.effect(
     const keys = yield* SecretKeys
     const limits = yield* ApiRateLimits
     return {
-      secretKey: () =>
+      secretKeyBasic: () =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
           const credential = BASIC.exec(request.headers.authorization ?? "")?.[1]
