@@ -7,6 +7,7 @@ import { type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
 import { envFor } from "../support/isolation.ts"
 import { callJson, cliFor } from "../support/http.ts"
 import { freePort } from "../support/TcpProxy.ts"
+import { body as tBody, CREATION, SEND_DATA } from "../support/waTemplates.ts"
 
 // The WhatsApp public messaging API end to end (docs: design "Public messaging API"): numbers,
 // Basic secret-key auth and the plan bucket, every free-form type through the in-process Cloud API
@@ -111,106 +112,7 @@ const statusBody = (phoneNumberId: string, wamid: string, status: string, messag
 
 // ---- templates (the same six bodies as test/whatsapp/templateValues.test.ts) ---------------------
 
-const HANDLE = "4::aW1hZ2UvanBn:ARYytyb0kLp5htbBB8vWlclG5M9gMBxiEyt4FNCvrueWBOmFmRAztEuNt"
-const IMAGE_URL = "https://cdn.example/spring.jpg"
-const imageHeader = { type: "HEADER", format: "IMAGE", example: { header_handle: [HANDLE] } }
-const tBody = (text: string, samples?: ReadonlyArray<string>): Json => ({ type: "BODY", text, ...(samples ? { example: { body_text: [samples] } } : {}) })
-const tButtons = (...list: ReadonlyArray<Json>): Json => ({ type: "BUTTONS", buttons: list })
-const card = {
-  components: [
-    imageHeader,
-    tBody("Rose {{1}} for your garden this spring", ["Red"]),
-    tButtons({ type: "QUICK_REPLY", text: "Tell me more" }, { type: "URL", text: "Buy", url: "https://shop.example/p/{{1}}", example: ["rose-red"] })
-  ]
-}
 const KINDS = ["text", "media", "auth", "dynamic_cta", "carousel", "order_details"] as const
-type Kind = typeof KINDS[number]
-const CREATION: Record<Kind, Json> = {
-  text: {
-    name: "order_shipped",
-    language: "en_US",
-    category: "UTILITY",
-    components: [
-      { type: "HEADER", format: "TEXT", text: "Order {{1}} update", example: { header_text: ["A1234"] } },
-      tBody("Hi {{1}}, your order {{2}} has shipped and should arrive within three days.", ["Asha", "A1234"]),
-      { type: "FOOTER", text: "Reply STOP to stop updates" },
-      tButtons({ type: "QUICK_REPLY", text: "Where is it?" }, { type: "QUICK_REPLY", text: "Stop updates" })
-    ]
-  },
-  media: {
-    name: "spring_collection",
-    language: "en_US",
-    category: "MARKETING",
-    components: [
-      imageHeader,
-      tBody("Hi {{1}}, our new collection is here. Use your code at checkout this week.", ["Asha"]),
-      tButtons(
-        { type: "COPY_CODE", example: "SPRING25" },
-        { type: "URL", text: "Get help", url: "https://shop.example/help" },
-        { type: "PHONE_NUMBER", text: "Call us", phone_number: "919876543210" }
-      )
-    ]
-  },
-  auth: {
-    name: "login_code",
-    language: "en_US",
-    category: "AUTHENTICATION",
-    components: [
-      { type: "BODY", add_security_recommendation: true },
-      { type: "FOOTER", code_expiration_minutes: 10 },
-      tButtons({ type: "OTP", otp_type: "COPY_CODE", text: "Copy code" })
-    ]
-  },
-  dynamic_cta: {
-    name: "track_order",
-    language: "en_US",
-    category: "UTILITY",
-    components: [
-      tBody("Hi {{1}}, your order is on its way. Follow it with the button below.", ["Asha"]),
-      tButtons({ type: "URL", text: "Track order", url: "https://shop.example/track/{{1}}", example: ["A1234"] })
-    ]
-  },
-  carousel: {
-    name: "plant_carousel",
-    language: "en_US",
-    category: "MARKETING",
-    components: [tBody("Hi {{1}}, these plants are back in stock this week.", ["Asha"]), { type: "CAROUSEL", cards: [card, card] }]
-  },
-  order_details: {
-    name: "order_payment",
-    language: "en_US",
-    category: "UTILITY",
-    components: [
-      imageHeader,
-      tBody("Hi {{1}}, your order of {{2}} is ready. Review it and pay below.", ["Asha", "Blue Elf Aloe"]),
-      tButtons({ type: "ORDER_DETAILS", text: "Review and pay" }, { type: "QUICK_REPLY", text: "Not now" })
-    ]
-  }
-}
-const ORDER_DETAILS = {
-  reference_id: "order.A1234-1",
-  type: "digital-goods",
-  currency: "INR",
-  payment_settings: [{ type: "payment_gateway", payment_gateway: { type: "razorpay", configuration_name: "prod-razorpay" } }],
-  total_amount: { value: 165000, offset: 100 },
-  order: {
-    status: "pending",
-    items: [{ name: "Blue Elf Aloe", amount: { value: 200000, offset: 100 }, sale_amount: { value: 75000, offset: 100 }, quantity: 2 }],
-    subtotal: { value: 150000, offset: 100 },
-    shipping: { value: 20000, offset: 100 },
-    tax: { value: 10000, offset: 100 },
-    discount: { value: 15000, offset: 100, description: "Additional 10% off" }
-  }
-}
-const cardValues = (i: number) => ({ headerValues: [`https://cdn.example/card${i}.jpg`], bodyValues: ["Red"], buttonValues: { "0": [`MORE_${i}`], "1": ["rose-red"] } })
-const SEND_DATA: Record<Kind, Json> = {
-  text: { name: "order_shipped", languageCode: "en_US", headerValues: ["A1234"], bodyValues: ["Asha", "A1234"], buttonValues: { "1": ["STOP_UPDATES"] } },
-  media: { name: "spring_collection", languageCode: "en_US", headerValues: [IMAGE_URL], bodyValues: ["Asha"], buttonValues: { "0": ["SPRING25"] } },
-  auth: { name: "login_code", languageCode: "en_US", bodyValues: ["482913"] },
-  dynamic_cta: { name: "track_order", languageCode: "en_US", bodyValues: ["Asha"], buttonValues: { "0": ["A1234"] } },
-  carousel: { name: "plant_carousel", languageCode: "en_US", bodyValues: ["Asha"], carouselCards: [cardValues(0), cardValues(1)] },
-  order_details: { name: "order_payment", languageCode: "en_US", headerValues: [IMAGE_URL], bodyValues: ["Asha", "Blue Elf Aloe"], orderDetails: ORDER_DETAILS }
-}
 const PRICE: Record<string, string> = { MARKETING: "0.8000", UTILITY: "0.1200", AUTHENTICATION: "0.1200" }
 const templates: Record<string, Json> = {}
 
@@ -759,7 +661,7 @@ describe("templates", () => {
       for (const kind of KINDS) expect(await statusOf(ids[kind]!), kind).toBe("read")
     })
     for (const kind of KINDS) {
-      const price = PRICE[CREATION[kind].category]!
+      const price = PRICE[CREATION[kind].category as string]!
       expect(await waMessage(ids[kind]!), kind).toMatchObject({ type: "Template", price })
       await eventually(async () => expect(await charges(ids[kind]!), kind).toEqual([{ kind: "charge", amount: price }]))
       expect(await simSends(ids[kind]!), kind).toBe(1)
