@@ -81,7 +81,7 @@ export const sendOutcome = (result: Exchange, messageId: string, timeoutMs: numb
       const body = parseJson(result.body) as { messages?: ReadonlyArray<{ id?: unknown }> } | undefined
       const wamid = body?.messages?.[0]?.id
       if (result.status >= 200 && result.status < 300 && typeof wamid === "string") return { _tag: "Accepted", wamid, at: Date.now() }
-      if (result.status >= 200 && result.status < 300) return { _tag: "Unconfirmed", error: unconfirmed(messageId, "Meta answered without a message id") }
+      if (result.status >= 200 && result.status < 300) return { _tag: "Unconfirmed", error: waUnconfirmed(messageId, `Meta answered without a message id. ${MAY_ARRIVE}`) }
       return { _tag: "Rejected", error: fromMetaError(result.status, body) }
     }
     case "NotSent":
@@ -98,18 +98,21 @@ export const sendOutcome = (result: Exchange, messageId: string, timeoutMs: numb
     case "Lost":
       return {
         _tag: "Unconfirmed",
-        error: unconfirmed(
+        error: waUnconfirmed(
           messageId,
-          result.cause === "timeout" ? `no answer within ${timeoutMs} ms` : `the connection closed after the request was sent (${result.detail})`
+          `${result.cause === "timeout" ? `no answer within ${timeoutMs} ms` : `the connection closed after the request was sent (${result.detail})`}. ${MAY_ARRIVE}`
         )
       }
   }
 }
 
-const unconfirmed = (messageId: string, why: string): GatewayErrorRecord => ({
+const MAY_ARRIVE = "The message may still reach the customer; Herald does not send it again (the Cloud API has no idempotency key) and waits for its status."
+
+/** A WhatsApp send that may have reached Meta: never sent again, so never retryable. */
+export const waUnconfirmed = (messageId: string, detail: string): GatewayErrorRecord => ({
   success: false,
   message: "send not confirmed",
-  detail: `${why}. The message may still reach the customer; Herald does not send it again (the Cloud API has no idempotency key) and waits for its status.`,
+  detail,
   category: "unknown",
   retryable: false,
   message_id: messageId

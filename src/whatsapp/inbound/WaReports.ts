@@ -227,7 +227,7 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
           }
         }), { discard: true })
 
-    return { apply, applyStatus } as const
+    return { apply } as const
   }),
   dependencies: [WaNumbers.Default, WaTemplatesRepo.Default]
 }) {}

@@ -1,4 +1,5 @@
 import { toE164 } from "../../messaging/phone.ts"
+import { digitsOf } from "../events.ts"
 import { createHmac, timingSafeEqual } from "node:crypto"
 
 export const META_SIGNATURE_HEADER = "x-hub-signature-256"
@@ -101,7 +102,7 @@ export const textOf = (message: Record<string, unknown>): string | undefined => 
  * send back to. Anything libphonenumber cannot read is kept as Meta's digits.
  */
 export const customerPhoneOf = (waId: string): string => {
-  const digits = waId.replace(/^\+/, "")
+  const digits = digitsOf(waId)
   const dialable = /^521\d{10}$/.test(digits) ? `52${digits.slice(3)}` : digits
   const parsed = toE164(dialable)
   return "e164" in parsed ? parsed.e164 : `+${digits}`

@@ -4,6 +4,7 @@ import { ActorClient, ActorKind } from "../../actors/runtime/index.ts"
 import { AppConfig } from "../../config/AppConfig.ts"
 import { GatewayErrorRecord } from "../../gateway/RcsGateway.ts"
 import type { WaSendOutcome } from "../../gateway/WaGateway.ts"
+import { waUnconfirmed } from "../../gateway/cloud/CloudApiGateway.ts"
 import { MAX_SEND_ATTEMPTS, retryDelay } from "../../messaging/sendRetries.ts"
 import { Subscriptions } from "../../webhooks/Subscriptions.ts"
 import { Webhooks } from "../../webhooks/Webhooks.ts"
@@ -236,8 +237,6 @@ export const WaSenderKind = ActorKind.make("wa_sender", {
           const entry = state.inFlight[command.messageId]
           if (entry === undefined || entry.attempt !== command.attempt) return state
           const outcome = command.outcome
-          // A number belongs to one account.
-          const accountId = (yield* numbers.find(phoneNumberId))?.accountId
           if (outcome._tag === "Accepted") {
             record(command.messageId, command.attempt, { status: "accepted", upstream_id: outcome.wamid })
             return yield* pump(without(state, command.messageId))
@@ -252,6 +251,8 @@ export const WaSenderKind = ActorKind.make("wa_sender", {
           if (outcome._tag === "Unconfirmed") unconfirmed(command.messageId, command.attempt, error)
           else {
             record(command.messageId, command.attempt, { status: "failed", failed_at: new Date(command.at).toISOString(), error })
+            // A number belongs to one account.
+            const accountId = (yield* numbers.find(phoneNumberId))?.accountId
             if (accountId !== undefined) yield* emitFailed(accountId, command.messageId, error)
           }
           return yield* pump(without(state, command.messageId))
@@ -269,28 +270,21 @@ export const WaSenderKind = ActorKind.make("wa_sender", {
           for (const [id, entry] of Object.entries(state.inFlight)) {
             if (entry.retrying || now - entry.since < lostAfterMs || dispatcher.isHandling(id)) continue
             // It went out with a node that stopped: it may have reached the customer.
-            unconfirmed(id, entry.attempt, {
-              success: false,
-              message: "send not confirmed",
-              detail: "The node sending it stopped before Meta's answer came. The message may still reach the customer; Herald does not send it again and waits for its status.",
-              category: "unknown",
-              retryable: false,
-              message_id: id
-            })
+            unconfirmed(
+              id,
+              entry.attempt,
+              waUnconfirmed(id, "The node sending it stopped before Meta's answer came. The message may still reach the customer; Herald does not send it again and waits for its status.")
+            )
             next = without(next, id)
           }
           return withSweep(yield* pump(next))
         }
         case "WaExpire": {
           const messageId = command.messageId
-          const error: GatewayErrorRecord = {
-            success: false,
-            message: "send not confirmed",
-            detail: "No status came from Meta within 24 hours of a send whose answer was lost; the message is counted as failed and was not charged.",
-            category: "unknown",
-            retryable: false,
-            message_id: messageId
-          }
+          const error = waUnconfirmed(
+            messageId,
+            "No status came from Meta within 24 hours of a send whose answer was lost; the message is counted as failed and was not charged."
+          )
           ctx.persist(Effect.gen(function*() {
             const [row] = yield* sql<{ accountId: string; recipient: string; type: string; callbackData: string | null }>`
               UPDATE wa_messages SET status = 'failed', failed_at = now(), error = ${JSON.stringify(error)}::jsonb
