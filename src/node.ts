@@ -31,9 +31,13 @@ import { WaSenderKind } from "./whatsapp/sender/WaSenderKind.ts"
 import { WaDispatcher } from "./whatsapp/sender/WaDispatcher.ts"
 import { WaNumbers } from "./whatsapp/numbers/WaNumbers.ts"
 import type { WaGateway } from "./gateway/WaGateway.ts"
+import type { CapiGateway } from "./gateway/CapiGateway.ts"
+import { CapiKind } from "./conversions/CapiKind.ts"
+import { CapiConfigs } from "./conversions/CapiConfigs.ts"
+import { CapiForwarder } from "./conversions/CapiForwarder.ts"
 
 /** The actor kinds of Herald itself. Each capability adds its kind's registration here. */
-export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.SqlClient | ActorClient | AppConfig | RcsGateway | WaGateway | Outbox | Nats> = Layer.mergeAll(
+export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.SqlClient | ActorClient | AppConfig | RcsGateway | WaGateway | CapiGateway | Outbox | Nats> = Layer.mergeAll(
   registerKind(RateLimitKind),
   registerKind(DeliveryKind).pipe(Layer.provide(Layer.mergeAll(Dispatcher.Default, Endpoints.Default))),
   registerKind(SenderKind).pipe(
@@ -45,6 +49,7 @@ export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.Sql
     Layer.provide(Layer.mergeAll(WaDispatcher.Default, WaNumbers.Default, Webhooks.Default, Subscriptions.Default)),
     Layer.provide(Layer.mergeAll(WebhooksRepo.Default, BotsRepo.Default, ChangeFeed.Default))
   ),
+  registerKind(CapiKind).pipe(Layer.provide(Layer.mergeAll(CapiConfigs.Default, CapiForwarder.Default))),
   registerKind(BroadcastKind).pipe(
     Layer.provide(Layer.mergeAll(BroadcastsRepo.Default, Webhooks.Default)),
     Layer.provide(WebhooksRepo.Default)

@@ -72,6 +72,14 @@ export interface AppSettings {
   readonly waPrices: { readonly MARKETING: number; readonly UTILITY: number; readonly AUTHENTICATION: number }
   /** A WhatsApp send whose answer was lost fails after this long without a status webhook (24 h). */
   readonly waUnconfirmedExpiryMs: number
+  /** The key sealing secrets Herald must read back (a CAPI access token): AES-256-GCM under a key derived from it. */
+  readonly secretsKey: Redacted.Redacted<string>
+  /** A capi actor waits this long after an event for more to batch with it. */
+  readonly capiBatchWindowMs: number
+  /** The first retry of a failed CAPI forward waits this long; each later one twice as long (up to 5 minutes). */
+  readonly capiRetryBaseMs: number
+  /** Tries of one batch before its events fail (a dead end, listed, and redriven with POST …/capi/events/redrive). */
+  readonly capiMaxAttempts: number
 }
 
 const url = (name: string, protocols: ReadonlyArray<string>) =>
@@ -136,6 +144,7 @@ const price = (name: string, fallback: number) =>
 export const DEV_WA_TOKEN = "dev-wa-token"
 export const DEV_WA_VERIFY_TOKEN = "dev-wa-verify-token"
 export const DEV_WA_APP_SECRET = "dev-wa-app-secret"
+export const DEV_SECRETS_KEY = "dev-herald-secrets-key-not-for-production"
 
 const optionalUrl = (name: string) => Config.option(url(name, ["http", "https"]))
 
@@ -195,17 +204,26 @@ const allSettings: Config.Config<AppSettings> = Config.all({
     AUTHENTICATION: price("HERALD_WA_PRICE_AUTHENTICATION", 0.12)
   }),
   waUnconfirmedExpiryMs: integerIn("HERALD_WA_UNCONFIRMED_EXPIRY_MS", 1_000, 7 * 86_400_000).pipe(Config.withDefault(86_400_000)),
+  secretsKey: Config.string("HERALD_SECRETS_KEY").pipe(
+    Config.validate({ message: "must be at least 32 characters (e.g. openssl rand -base64 32)", validation: (key) => key.length >= 32 }),
+    Config.withDefault(DEV_SECRETS_KEY),
+    Config.map(Redacted.make)
+  ),
+  capiBatchWindowMs: integerIn("HERALD_CAPI_BATCH_WINDOW_MS", 0, 60_000).pipe(Config.withDefault(200)),
+  capiRetryBaseMs: integerIn("HERALD_CAPI_RETRY_BASE_MS", 10, 600_000).pipe(Config.withDefault(1_000)),
+  capiMaxAttempts: integerIn("HERALD_CAPI_MAX_ATTEMPTS", 1, 100).pipe(Config.withDefault(12)),
   logFormat: Config.literal("json", "pretty")("LOG_FORMAT").pipe(
     Config.option,
     Config.map(Option.getOrElse((): LogFormat => (process.stdout.isTTY ? "pretty" : "json")))
   )
 })
 
-/** Development-only defaults a production node must not run with: Meta's webhooks would be forgeable. */
+/** Development-only defaults a production node must not run with: Meta's webhooks would be forgeable, sealed secrets readable. */
 const productionProblems = (settings: AppSettings): ReadonlyArray<string> =>
   [
     ["GATEWAY_WA_APP_SECRET", settings.gatewayWaAppSecret, DEV_WA_APP_SECRET],
-    ["GATEWAY_WA_VERIFY_TOKEN", settings.gatewayWaVerifyToken, DEV_WA_VERIFY_TOKEN]
+    ["GATEWAY_WA_VERIFY_TOKEN", settings.gatewayWaVerifyToken, DEV_WA_VERIFY_TOKEN],
+    ["HERALD_SECRETS_KEY", settings.secretsKey, DEV_SECRETS_KEY]
   ].filter(([, value, dev]) => Redacted.value(value as Redacted.Redacted<string>) === dev).map(([name]) => name as string)
 
 export const settingsConfig: Config.Config<AppSettings> = Config.all([

@@ -7,6 +7,7 @@ import { directTransport, waDirectTransport } from "./simulator/directTransport.
 import { type GatewaySimulatorError, makeGatewaySimulator } from "./simulator/GatewaySimulator.ts"
 import { WaGateway } from "./WaGateway.ts"
 import { makeCloudApiGateway } from "./cloud/CloudApiGateway.ts"
+import { CapiGateway, makeCapiGateway, unconfiguredCapi } from "./CapiGateway.ts"
 
 
 /**
@@ -32,18 +33,19 @@ const unconfiguredWa: Context.Tag.Service<WaGateway> = {
 }
 
 /**
- * The gateways Herald sends through (DESIGN.md, "Simulator processes"): GATEWAY_RBM_URL and
- * GATEWAY_WA_URL when set (the real upstreams or a separate `herald gateway-sim`); for either one
+ * The gateways Herald sends through (DESIGN.md, "Simulator processes"): GATEWAY_RBM_URL,
+ * GATEWAY_WA_URL and GATEWAY_CAPI_URL when set (the real upstreams or a separate `herald gateway-sim`); for either one
  * unset, the simulator, started here in-process on GATEWAY_SIM_PORT and living as long as this
  * layer. Either way the real adapters talk to it over HTTP, so the simulator exercises the wire.
  */
-export const GatewaysLive: Layer.Layer<RcsGateway | WaGateway, GatewaySimulatorError, AppConfig | GatewayCallbackUrl> = Layer.scopedContext(
+export const GatewaysLive: Layer.Layer<RcsGateway | WaGateway | CapiGateway, GatewaySimulatorError, AppConfig | GatewayCallbackUrl> = Layer.scopedContext(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const callback = yield* GatewayCallbackUrl
     // Only a single-process node (role all) starts one: nodes of a cluster share a `herald
     // gateway-sim` (DESIGN.md), and one without a URL sends nothing rather than simulating alone.
-    const needsSimulator = config.role === "all" && (Option.isNone(config.gatewayRbmUrl) || Option.isNone(config.gatewayWaUrl))
+    const needsSimulator = config.role === "all" &&
+      (Option.isNone(config.gatewayRbmUrl) || Option.isNone(config.gatewayWaUrl) || Option.isNone(config.gatewayCapiUrl))
     const simulator = needsSimulator
       ? yield* makeGatewaySimulator({
         port: config.gatewaySimPort,
@@ -78,7 +80,9 @@ export const GatewaysLive: Layer.Layer<RcsGateway | WaGateway, GatewaySimulatorE
       timeoutMs: config.gatewayTimeoutMs,
       ...(direct && Option.isNone(config.gatewayWaUrl) ? { transport: waDirectTransport(simulator!, config.gatewayTimeoutMs) } : {})
     })
-    return Context.make(RcsGateway, rcs).pipe(Context.add(WaGateway, wa))
+    const capiUrl = Option.getOrUndefined(config.gatewayCapiUrl) ?? simulator?.url
+    const capi = capiUrl === undefined ? unconfiguredCapi : yield* makeCapiGateway({ baseUrl: capiUrl, timeoutMs: config.gatewayTimeoutMs })
+    return Context.make(RcsGateway, rcs).pipe(Context.add(WaGateway, wa), Context.add(CapiGateway, capi))
   })
 )
 

@@ -15,6 +15,7 @@ import { ContactImportApi, ContactListsApi } from "./rcs/ContactListsApi.ts"
 import { BroadcastsApi } from "./rcs/BroadcastsApi.ts"
 import { WebhooksApi } from "./rcs/WebhooksApi.ts"
 import { DeveloperApi } from "./app/DeveloperApi.ts"
+import { CapiConfigApi, ConversionsApi } from "./app/ConversionsApi.ts"
 import { AccountApi } from "./app/AccountApi.ts"
 import { PublicApi } from "./public/PublicApi.ts"
 
@@ -62,6 +63,8 @@ export const ServedApi = withStrictPayloads(withEnvelopeErrors(
     .add(BroadcastsApi)
     .add(DeveloperApi)
     .add(AccountApi)
+    .add(CapiConfigApi)
+    .add(ConversionsApi)
     .add(PublicApi)
 ))
 

@@ -57,6 +57,12 @@ import { PublicMessages } from "../whatsapp/PublicMessages.ts"
 import { WaTemplates } from "../whatsapp/templates/WaTemplates.ts"
 import { WaReports } from "../whatsapp/inbound/WaReports.ts"
 import { WaNumbers } from "../whatsapp/numbers/WaNumbers.ts"
+import { Customers } from "../customers/Customers.ts"
+import { Conversations } from "../conversations/Conversations.ts"
+import { CapiConfigHttpLive, ConversionsHttpLive } from "./app/ConversionsHttp.ts"
+import { Conversions } from "../conversions/Conversions.ts"
+import { CapiConfigs } from "../conversions/CapiConfigs.ts"
+import { IntegrationLogs } from "../integrations/IntegrationLogs.ts"
 
 /** Handlers of every HttpApi group. Each capability adds its group's layer here. */
 export const ApiHandlers = Layer.mergeAll(
@@ -75,7 +81,9 @@ export const ApiHandlers = Layer.mergeAll(
   AutoRepliesHttpLive,
   ContactListsHttpLive,
   BroadcastsHttpLive,
-  PublicHttpLive
+  PublicHttpLive,
+  CapiConfigHttpLive,
+  ConversionsHttpLive
 ).pipe(
   Layer.provideMerge(AuthenticationLive),
   Layer.provideMerge(RcsCredentials.Default),
@@ -88,7 +96,7 @@ export const ApiHandlers = Layer.mergeAll(
   Layer.provideMerge(ApiRateLimits.Default),
   Layer.provideMerge(Layer.mergeAll(Messages.Default, MessageReports.Default, GatewayReports.Default)),
   Layer.provideMerge(Layer.mergeAll(MessagesRepo.Default, Wallet.Default)),
-  Layer.provideMerge(Layer.mergeAll(PublicMessages.Default, WaTemplates.Default, WaReports.Default).pipe(Layer.provideMerge(WaNumbers.Default))),
+  Layer.provideMerge(Layer.mergeAll(PublicMessages.Default, WaTemplates.Default, WaReports.Default, Customers.Default, Conversations.Default, Conversions.Default, CapiConfigs.Default, IntegrationLogs.Default).pipe(Layer.provideMerge(WaNumbers.Default))),
   Layer.provideMerge(Webhooks.Default),
   Layer.provideMerge(BotApplications.Default),
   Layer.provideMerge(Templates.Default),

@@ -54,6 +54,8 @@ const ROUTES: ReadonlyArray<Rule> = [
   { method: "PUT", route: "/api/v1/app/developer/webhook", role: "owner", key: false, body: () => ({ url: "https://example.com/developer" }) },
   { method: "GET", route: "/api/v1/app/developer/webhook", role: "owner", key: false },
   { method: "DELETE", route: "/api/v1/app/developer/webhook", role: "owner", key: false },
+  { method: "PUT", route: "/api/v1/app/meta-ads/capi/config", role: "owner", key: false, body: () => ({ dataset_id: "1234567890", access_token: "EAAB-matrix-token" }) },
+  { method: "GET", route: "/api/v1/app/meta-ads/capi/config", role: "owner", key: false },
   { method: "GET", route: "/api/v1/rcs/webhooks", role: "viewer", key: "webhooks:read" },
   { method: "POST", route: "/api/v1/rcs/webhooks", role: "operator", key: false, bot: true, body: () => ({ url: "https://example.com/hook", events: ["message.sent"], bot_id: fixtures.bot }) },
   { method: "PATCH", route: "/api/v1/rcs/webhooks/:webhook_id", role: "operator", key: false, bot: true, owned: true, body: () => ({ active: true }) },
@@ -107,7 +109,17 @@ const SECRET_KEY_ROUTES: ReadonlyArray<{ readonly method: string; readonly route
   { method: "POST", route: "/api/v1/public/templates", scheme: "Basic", body: { name: "matrix", language: "en", category: "UTILITY", components: [{ type: "BODY", text: "Hello there, this is the matrix" }] } },
   { method: "GET", route: "/api/v1/public/templates", scheme: "Basic" },
   { method: "GET", route: "/api/v1/public/templates/:id", scheme: "Basic" },
-  { method: "DELETE", route: "/api/v1/public/templates/:id", scheme: "Basic" }
+  { method: "DELETE", route: "/api/v1/public/templates/:id", scheme: "Basic" },
+  { method: "POST", route: "/api/v1/public/track/users", scheme: "Basic", body: { fullPhoneNumber: "919876541234", traits: { plan: "gold" } } },
+  { method: "POST", route: "/api/v1/public/customers/search", scheme: "Basic", body: { filters: [{ trait: "plan", op: "eq", value: "gold" }] } },
+  { method: "GET", route: "/api/v1/public/customers/:id", scheme: "Basic" },
+  { method: "POST", route: "/api/v1/public/chats/assign", scheme: "Basic", body: { fullPhoneNumber: "919876541234", agentEmail: "" } },
+  { method: "POST", route: "/api/v1/public/chats/resolve", scheme: "Basic", body: { fullPhoneNumber: "919876541234" } },
+  { method: "POST", route: "/api/v1/app/meta-ads/capi/events", body: { event_name: "Lead", fullPhoneNumber: "919876541234" } },
+  { method: "POST", route: "/api/v1/app/meta-ads/capi/events/batch", body: { events: [{ event_name: "Lead", fullPhoneNumber: "919876541234" }] } },
+  { method: "POST", route: "/api/v1/app/meta-ads/capi/events/redrive" },
+  { method: "GET", route: "/api/v1/app/meta-ads/capi/events/:id" },
+  { method: "GET", route: "/api/v1/app/integrations/logs" }
 ]
 const SECRET_KEY_EXPECTED: Record<string, string> = {
   "no credential": "invalid_api_key",

@@ -116,6 +116,20 @@ const LISTS: ReadonlyArray<ListUnderTest> = [
     auth: () => `Basic ${ids.secretKey}`
   }),
   byTime({
+    route: "/api/v1/app/integrations/logs",
+    url: () => "/api/v1/app/integrations/logs",
+    field: "logs",
+    idField: "id",
+    timeField: "created_at",
+    table: "integration_logs",
+    idColumn: "log_id",
+    timeColumn: "created_at",
+    scope: () => ofAccount(),
+    columns: "account_id, integration, status_code, outcome, attempt, took_ms, events",
+    values: () => `'${ids.account}', 'meta_capi', 200, 'delivered', 1, 5, 1`,
+    auth: () => `Bearer ${ids.secretKey}`
+  }),
+  byTime({
     route: "/api/v1/rcs/templates",
     url: () => "/api/v1/rcs/templates",
     field: "templates",

@@ -469,7 +469,13 @@ const GOOD: Record<string, ReadonlyArray<unknown>> = {
       components: [{ type: "BODY", text: "Your order is ready, please review and pay for it" }, { type: "BUTTONS", buttons: [{ type: "ORDER_DETAILS", text: "Review and Pay" }] }]
     }
   ],
-  "PUT /api/v1/app/developer/webhook": [{ url: "https://example.com/developer" }]
+  "PUT /api/v1/app/developer/webhook": [{ url: "https://example.com/developer" }],
+  "PUT /api/v1/app/meta-ads/capi/config": [{ dataset_id: "1234567890", access_token: "EAAB-fuzz-token" }],
+  "POST /api/v1/app/meta-ads/capi/events": [{ event_name: "Purchase", event_id: "$name", fullPhoneNumber: PHONE, email: "a@example.com", value: 10, currency: "INR" }],
+  "POST /api/v1/app/meta-ads/capi/events/batch": [{ events: [{ event_name: "Lead", fullPhoneNumber: PHONE }] }],
+  "POST /api/v1/public/track/users": [{ fullPhoneNumber: PHONE, name: "A", traits: { city: "Pune", orders: 3, gone: null }, tags: ["vip"] }],
+  "POST /api/v1/public/customers/search": [{ filters: [{ trait: "city", op: "eq", value: "Pune" }, { trait: "orders", op: "gte", value: 1 }], tags: ["vip"], limit: 10 }],
+  "POST /api/v1/public/chats/assign": [{ fullPhoneNumber: PHONE, agentEmail: "" }]
 }
 
 /**
@@ -597,10 +603,13 @@ const operations = (doc: Record<string, any>): Array<Op> => {
 /** The public messaging API: the secret key as `Authorization: Basic` (the Meta webhook beside it is off the document). */
 const isPublicApi = (op: Op) => op.template.startsWith("/api/v1/public/")
 
+/** The /api/v1/app operations of the secret key (the rest of /api/v1/app is a signed-in owner's). */
+const SECRET_KEY_APP = /^\/api\/v1\/app\/(me|meta-ads\/capi\/events(\/.*)?|integrations\/logs)$/
+
 /** The credential an operation is meant to be called with (the public API's goes as Basic, every other as Bearer). */
 const naturalCredential = (op: Op): string | undefined => {
   if (op.template.startsWith("/health") || op.template === "/api/v1/rcs/auth/login" || op.template === "/api/v1/rcs/auth/select-account") return undefined
-  if (op.template === "/api/v1/app/me" || isPublicApi(op)) return fx.secretKey
+  if (SECRET_KEY_APP.test(op.template) || isPublicApi(op)) return fx.secretKey
   if (op.template === "/api/v1/rcs/auth/password") return fx.pw
   if (op.template.startsWith("/api/v1/rcs/auth/2fa")) return fx.tfa
   return fx.owner
@@ -1108,6 +1117,8 @@ const setUpWhatsApp = async (other: string) => {
     until(async () => (await db("SELECT 1 FROM conversations WHERE phone_number_id = $1 AND customer_phone = $2 AND last_inbound_at > now() - interval '1 hour'", [fx.waNumber, PHONE])).length > 0)
   if (!(await windowOpen())) throw new Error(`the inbound message did not open ${PHONE}'s window`)
   await ensureDeveloperWebhook()
+  // Conversions go somewhere: good events are accepted (202), not 409 capi_not_configured.
+  await must("capi config", call("PUT", "/api/v1/app/meta-ads/capi/config", fx.owner, { dataset_id: "1234567890", access_token: "EAAB-fuzz-token" }))
   fx.waTemplate = await makeWaTemplate(waTextTemplate(WA.template))
   fx.waRichTemplate = await makeWaTemplate(waRichTemplate(WA.rich))
   // The simulator rejects a name with "reject" in it.

@@ -100,6 +100,10 @@ export const settingsFor = (iso: Isolation, overrides: Partial<AppSettings> = {}
   mediaAllowHttp: false,
   waPrices: { MARKETING: 0.8, UTILITY: 0.12, AUTHENTICATION: 0.12 },
   waUnconfirmedExpiryMs: 86_400_000,
+  secretsKey: Redacted.make("test-herald-secrets-key-0123456789abcdef"),
+  capiBatchWindowMs: 50,
+  capiRetryBaseMs: 100,
+  capiMaxAttempts: 4,
   ...overrides
 })
 

@@ -4,6 +4,9 @@ import { Conflict, NotFound, ServiceUnavailable } from "../../domain/errors.ts"
 import { PUBLIC_MESSAGE_TYPES } from "../../whatsapp/message/publicMessage.ts"
 import { NoWaNumber, OutsideServiceWindow, TemplateNotUsable, WaTemplateInvalid } from "../../whatsapp/errors.ts"
 import { TEMPLATE_CATEGORIES } from "../../whatsapp/templates/templateRules.ts"
+import { AgentNotFound, ConversationNotFound } from "../../conversations/errors.ts"
+import { CUSTOMERS_LIMIT_MAX } from "../../customers/Customers.ts"
+import { OPERATORS } from "../../customers/traitFilters.ts"
 import { errorResponse, InvalidRequestResponse } from "../errors.ts"
 import { InsufficientBalanceResponse } from "../rcs/MessagesApi.ts"
 import { PublicAuthentication } from "./PublicAuthentication.ts"
@@ -12,6 +15,8 @@ export const NoWaNumberResponse = errorResponse(NoWaNumber, 409, "no_wa_number")
 export const OutsideServiceWindowResponse = errorResponse(OutsideServiceWindow, 422, "outside_service_window")
 export const TemplateNotUsableResponse = errorResponse(TemplateNotUsable, 400, "template_not_usable")
 export const WaTemplateInvalidResponse = errorResponse(WaTemplateInvalid, 400, "template_invalid")
+export const AgentNotFoundResponse = errorResponse(AgentNotFound, 404, "agent_not_found")
+export const ConversationNotFoundResponse = errorResponse(ConversationNotFound, 404, "conversation_not_found")
 const TemplateConflictResponse = errorResponse(Conflict, 409, "conflict")
 const NotFoundResponse = errorResponse(NotFound, 404, "not_found")
 const UnavailableResponse = errorResponse(ServiceUnavailable, 503, "service_unavailable")
@@ -37,6 +42,35 @@ const WaTemplate = Schema.Struct({
   updated_at: Schema.String
 })
 
+const Customer = Schema.Struct({
+  id: Schema.String,
+  fullPhoneNumber: Schema.String.annotations({ description: "digits with the country code, no '+'" }),
+  name: Schema.NullOr(Schema.String),
+  userId: Schema.NullOr(Schema.String),
+  traits: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  tags: Schema.Array(Schema.String),
+  created_at: Schema.String,
+  last_seen_at: Schema.NullOr(Schema.String)
+})
+
+const Conversation = Schema.Struct({
+  id: Schema.String,
+  phone_number_id: Schema.String,
+  customer: Schema.Struct({ id: Schema.String, fullPhoneNumber: Schema.String, name: Schema.NullOr(Schema.String) }),
+  status: Schema.Literal("open", "resolved"),
+  assignee_email: Schema.NullOr(Schema.String),
+  last_message: Schema.Unknown,
+  updated_at: Schema.String
+})
+
+const ConversationAnswer = Schema.Struct({ result: Schema.Literal(true), success: Schema.Literal(true), conversation: Conversation })
+
+const TraitFilter = Schema.Struct({
+  trait: Schema.String,
+  op: Schema.String.annotations({ description: `one of ${OPERATORS.join(", ")}` }),
+  value: Schema.optional(Schema.Unknown).annotations({ description: "a string, number or boolean; a list for in; none for exists and not_exists" })
+})
+
 const TemplateAnswer = Schema.Struct({ result: Schema.Literal(true), success: Schema.Literal(true), template: WaTemplate })
 
 /** The public messaging API (contract, "Public messaging API"; docs/whatsapp.md). */
@@ -57,6 +91,64 @@ export class PublicApi extends HttpApiGroup.make("public")
       .addError(NoWaNumberResponse)
       .addError(OutsideServiceWindowResponse)
       .annotate(OpenApi.Summary, "Send a WhatsApp message")
+  )
+  .add(
+    HttpApiEndpoint.post("trackUser", "/track/users")
+      .setPayload(Schema.Struct({
+        fullPhoneNumber: Schema.String.annotations({ description: "digits with the country code, '+' optional" }),
+        userId: Schema.optional(Schema.String),
+        name: Schema.optional(Schema.String),
+        traits: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })).annotations({ description: "merged into the customer's traits; a null value removes the trait" }),
+        tags: Schema.optional(Schema.Array(Schema.String)).annotations({ description: "added to the customer's tags" })
+      }))
+      .addSuccess(Schema.Struct({ result: Schema.Literal(true), success: Schema.Literal(true), id: Schema.String }))
+      .addError(InvalidRequestResponse)
+      .annotate(OpenApi.Summary, "Create or update a customer by phone")
+  )
+  .add(
+    HttpApiEndpoint.post("searchCustomers", "/customers/search")
+      .setPayload(Schema.Struct({
+        filters: Schema.optional(Schema.Array(TraitFilter)),
+        tags: Schema.optional(Schema.Array(Schema.String)).annotations({ description: "every tag given must be present" }),
+        limit: Schema.optional(Schema.Int.pipe(Schema.between(1, CUSTOMERS_LIMIT_MAX))),
+        cursor: Schema.optional(Schema.String)
+      }))
+      .addSuccess(Schema.Struct({
+        result: Schema.Literal(true),
+        success: Schema.Literal(true),
+        customers: Schema.Array(Customer),
+        count: Schema.Int.annotations({ description: "customers on this page" }),
+        next_cursor: Schema.String
+      }))
+      .addError(InvalidRequestResponse)
+      .annotate(OpenApi.Summary, "Search customers by trait and tag (newest first, by cursor)")
+  )
+  .add(
+    HttpApiEndpoint.get("getCustomer", "/customers/:id")
+      .setPath(Schema.Struct({ id: Schema.String }))
+      .addSuccess(Schema.Struct({ result: Schema.Literal(true), success: Schema.Literal(true), customer: Customer }))
+      .addError(NotFoundResponse)
+  )
+  .add(
+    HttpApiEndpoint.post("assignChat", "/chats/assign")
+      .setPayload(Schema.Struct({
+        fullPhoneNumber: Schema.String,
+        agentEmail: Schema.String.annotations({ description: "a team member's e-mail; empty unassigns" }),
+        phoneNumberId: Schema.optional(Schema.String).annotations({ description: "the conversation on this number of the account; else the customer's most recently active open one" })
+      }))
+      .addSuccess(ConversationAnswer)
+      .addError(InvalidRequestResponse)
+      .addError(AgentNotFoundResponse)
+      .addError(ConversationNotFoundResponse)
+      .annotate(OpenApi.Summary, "Assign a customer's open conversation to an agent")
+  )
+  .add(
+    HttpApiEndpoint.post("resolveChat", "/chats/resolve")
+      .setPayload(Schema.Struct({ fullPhoneNumber: Schema.String, phoneNumberId: Schema.optional(Schema.String) }))
+      .addSuccess(ConversationAnswer)
+      .addError(InvalidRequestResponse)
+      .addError(ConversationNotFoundResponse)
+      .annotate(OpenApi.Summary, "Resolve a customer's open conversation (their next message reopens it)")
   )
   .add(
     HttpApiEndpoint.post("createTemplate", "/templates")

@@ -1,5 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { Conversations } from "../../conversations/Conversations.ts"
+import { Customers } from "../../customers/Customers.ts"
 import { PublicMessages } from "../../whatsapp/PublicMessages.ts"
 import { WaTemplates } from "../../whatsapp/templates/WaTemplates.ts"
 import { HeraldApi } from "../Api.ts"
@@ -9,8 +11,17 @@ export const PublicHttpLive = HttpApiBuilder.group(HeraldApi, "public", (handler
   Effect.gen(function*() {
     const messages = yield* PublicMessages
     const templates = yield* WaTemplates
+    const customers = yield* Customers
+    const conversations = yield* Conversations
     return handlers
       .handle("sendMessage", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => messages.send(account, payload)))
+      .handle("trackUser", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => customers.track(account, payload)))
+      .handle("searchCustomers", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => customers.search(account, payload)))
+      .handle("getCustomer", ({ path }) => Effect.flatMap(CurrentAccount, (account) => customers.get(account, path.id)))
+      .handle("assignChat", ({ payload }) =>
+        Effect.flatMap(CurrentAccount, (account) => Effect.map(conversations.assign(account.accountId, payload), (conversation) => ({ result: true as const, success: true as const, conversation }))))
+      .handle("resolveChat", ({ payload }) =>
+        Effect.flatMap(CurrentAccount, (account) => Effect.map(conversations.resolveWith(account.accountId, payload), (conversation) => ({ result: true as const, success: true as const, conversation }))))
       .handle("createTemplate", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => templates.create(account, payload)))
       .handle("listTemplates", ({ urlParams }) => Effect.flatMap(CurrentAccount, (account) => templates.list(account, urlParams)))
       .handle("getTemplate", ({ path }) => Effect.flatMap(CurrentAccount, (account) => templates.get(account, path.id)))

@@ -17,6 +17,7 @@ import tokenSubjectsFeed from "./0014_token_subjects_feed.ts"
 import poisonBytes from "./0015_poison_bytes.ts"
 import broadcastDoubt from "./0016_broadcast_doubt.ts"
 import whatsapp from "./0017_whatsapp.ts"
+import customersConversions from "./0018_customers_conversions.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
@@ -39,5 +40,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0014_token_subjects_feed": tokenSubjectsFeed,
   "0015_poison_bytes": poisonBytes,
   "0016_broadcast_doubt": broadcastDoubt,
-  "0017_whatsapp": whatsapp
+  "0017_whatsapp": whatsapp,
+  "0018_customers_conversions": customersConversions
 }

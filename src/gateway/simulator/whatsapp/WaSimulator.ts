@@ -111,6 +111,8 @@ export const makeWaSimulator = (options: {
     const ledger = new WaLedger()
     const templates = new TemplateRegistry()
     const capiLog = new CapiLog()
+    /** Per dataset: how many more requests fail, and how (a status, or 0 for a cut connection). */
+    const capiOutages = new Map<string, { remaining: number; status: number }>()
     // Ids must never repeat across simulator runs, or Herald would drop new webhooks as duplicates.
     const instance = randomBytes(4).toString("hex")
     const sender: WebhookSender | undefined = wa === undefined ? undefined : yield* makeWebhookSender({
@@ -270,9 +272,16 @@ export const makeWaSimulator = (options: {
       return answer(200, { success: true })
     }
 
-    const answerCapiEvents = (datasetId: string, path: string, query: string, text: string, authorized: boolean): Answer => {
+    const answerCapiEvents = (datasetId: string, path: string, query: string, text: string, authorized: boolean): SendAnswer => {
       const body = parseJsonObject(text)
       if (!authorized && nonEmpty(body?.access_token) === undefined) return missingToken()
+      const outage = capiOutages.get(datasetId)
+      if (outage !== undefined && outage.remaining > 0) {
+        outage.remaining--
+        capiLog.record(datasetId, { path: query === "" ? path : `${path}?${query}`, body: body ?? text, received_at: new Date().toISOString(), status: outage.status })
+        if (outage.status === 0) return CUT
+        return graphError(outage.status, outage.status === 429 ? 4 : 2, outage.status === 429 ? "(#4) Application request limit reached" : "Service temporarily unavailable")
+      }
       const result = capiAnswer(body, ledger.unixAt(ledger.now()))
       capiLog.record(datasetId, {
         path: query === "" ? path : `${path}?${query}`,
@@ -394,13 +403,26 @@ export const makeWaSimulator = (options: {
       return datasetId === undefined ? badControl("dataset_id is required") : answer(200, { requests: capiLog.requestsOf(datasetId) })
     }
 
+    const onCapiOutage = (text: string): Answer => {
+      const body = parseJsonObject(text)
+      const datasetId = nonEmpty(body?.dataset_id)
+      const requests = body?.requests
+      const status = body?.status ?? 503
+      if (datasetId === undefined || typeof requests !== "number" || !Number.isInteger(requests) || requests < 0 || typeof status !== "number" || !(status === 0 || (status >= 400 && status <= 599))) {
+        return badControl("body must be {dataset_id, requests (>= 0), status? (400-599, or 0 to cut the connection; 503 by default)}")
+      }
+      capiOutages.set(datasetId, { remaining: requests, status })
+      return answer(200, { dataset_id: datasetId, requests, status })
+    }
+
     const CONTROL: Record<string, Route> = {
       "POST /simulate/wa/inbound": (_, body) => onInbound(body),
       "POST /simulate/wa/call": (_, body) => onCall(body),
       "POST /simulate/wa/payment": (_, body) => onPayment(body),
       "GET /simulate/wa/log": (query) => onLog(query),
       "POST /simulate/wa/replay-status": (_, body) => onReplay(body),
-      "GET /simulate/capi/log": (query) => onCapiLog(query)
+      "GET /simulate/capi/log": (query) => onCapiLog(query),
+      "POST /simulate/capi/outage": (_, body) => onCapiOutage(body)
     }
 
     const routeOf = (method: string | undefined, path: string): Route | undefined => CONTROL[`${method} ${path}`] ?? graphRoute(method, path)

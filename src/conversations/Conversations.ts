@@ -1,0 +1,115 @@
+import { SqlClient } from "@effect/sql"
+import type { Fragment } from "@effect/sql/Statement"
+import { Effect } from "effect"
+import { describeIssues, FieldIssue, InvalidRequest } from "../domain/errors.ts"
+import { isUuid } from "../domain/ids.ts"
+import { toE164 } from "../messaging/phone.ts"
+import { digitsOf } from "../whatsapp/events.ts"
+import { AgentNotFound, ConversationNotFound } from "./errors.ts"
+
+interface ConversationRow {
+  readonly conversationId: string
+  readonly phoneNumberId: string
+  readonly status: "open" | "resolved"
+  readonly assigneeEmail: string | null
+  readonly lastMessage: unknown
+  readonly updatedAt: Date
+  readonly customerId: string
+  readonly customerPhone: string
+  readonly customerName: string | null
+}
+
+/** A conversation as the public API shows it (docs/whatsapp.md, Conversations). */
+export const presentConversation = (row: ConversationRow) => ({
+  id: row.conversationId,
+  phone_number_id: row.phoneNumberId,
+  customer: { id: row.customerId, fullPhoneNumber: digitsOf(row.customerPhone), name: row.customerName },
+  status: row.status,
+  assignee_email: row.assigneeEmail,
+  last_message: row.lastMessage ?? null,
+  updated_at: row.updatedAt.toISOString()
+})
+
+export interface AssignInput {
+  readonly fullPhoneNumber: string
+  readonly agentEmail: string
+  readonly phoneNumberId?: string | undefined
+}
+
+/**
+ * A conversation is one per (WhatsApp number, customer), opened and reopened by the customer's
+ * messages (WaReports). Here: who on the team handles it, and resolving it.
+ */
+export class Conversations extends Effect.Service<Conversations>()("herald/conversations/Conversations", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const read = (where: Fragment) =>
+      sql<ConversationRow>`
+        SELECT v.conversation_id::text, v.phone_number_id, v.status, u.email AS assignee_email, v.last_message, v.updated_at,
+               c.customer_id::text, v.customer_phone, c.name AS customer_name
+        FROM conversations v JOIN customers c ON c.customer_id = v.customer_id LEFT JOIN users u ON u.user_id = v.assignee_user_id
+        WHERE ${where}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+
+    /** The open conversation with a customer: on the given number, else the most recently active one. */
+    const openWith = (accountId: string, phone: string, phoneNumberId: string | undefined) =>
+      Effect.gen(function*() {
+        const [row] = yield* sql<{ conversationId: string }>`
+          SELECT conversation_id::text FROM conversations
+          WHERE account_id = ${accountId} AND customer_phone = ${phone} AND status = 'open'
+            ${phoneNumberId === undefined ? sql`` : sql`AND phone_number_id = ${phoneNumberId}`}
+          ORDER BY updated_at DESC LIMIT 1`.pipe(Effect.orDie)
+        if (row === undefined) {
+          return yield* new ConversationNotFound({ message: `no open conversation with ${phone}${phoneNumberId === undefined ? "" : ` on number ${phoneNumberId}`}` })
+        }
+        return row.conversationId
+      })
+
+    const phoneOf = (raw: string) => {
+      const phone = toE164(raw)
+      return "problem" in phone ? Effect.fail(InvalidRequest.single("fullPhoneNumber", phone.problem)) : Effect.succeed(phone.e164)
+    }
+
+    /** A member of the account by e-mail (any role: whoever answers chats). */
+    const agentOf = (accountId: string, email: string) =>
+      Effect.gen(function*() {
+        const [agent] = yield* sql<{ userId: string }>`
+          SELECT u.user_id::text FROM memberships m JOIN users u ON u.user_id = m.user_id
+          WHERE m.account_id = ${accountId} AND lower(u.email) = ${email.trim().toLowerCase()}`.pipe(Effect.orDie)
+        if (agent === undefined) return yield* new AgentNotFound({ message: `no member of this account has the e-mail ${email.trim()}` })
+        return agent.userId
+      })
+
+    /** POST /api/v1/public/chats/assign: an empty agentEmail unassigns. */
+    const assign = (accountId: string, input: AssignInput) =>
+      Effect.gen(function*() {
+        const issues: Array<FieldIssue> = []
+        if (input.agentEmail.length > 320) issues.push(new FieldIssue({ path: "agentEmail", message: "must be an e-mail address, or empty to unassign" }))
+        if (issues.length > 0) return yield* new InvalidRequest({ message: describeIssues(issues), errors: issues })
+        const phone = yield* phoneOf(input.fullPhoneNumber)
+        const agent = input.agentEmail.trim() === "" ? null : yield* agentOf(accountId, input.agentEmail)
+        const conversationId = yield* openWith(accountId, phone, input.phoneNumberId)
+        yield* sql`UPDATE conversations SET assignee_user_id = ${agent}, updated_at = now() WHERE conversation_id = ${conversationId}`.pipe(Effect.orDie)
+        return presentConversation((yield* read(sql`v.conversation_id = ${conversationId}`))!)
+      })
+
+    /** Resolves an open conversation by id (GraphQL's resolveConversation); a resolved one stays as it is. */
+    const resolve = (accountId: string, conversationId: string) =>
+      Effect.gen(function*() {
+        const found = isUuid(conversationId) ? yield* read(sql`v.conversation_id = ${conversationId} AND v.account_id = ${accountId}`) : undefined
+        if (found === undefined) return yield* new ConversationNotFound({ message: `no conversation ${conversationId}` })
+        if (found.status === "resolved") return presentConversation(found)
+        yield* sql`UPDATE conversations SET status = 'resolved', updated_at = now() WHERE conversation_id = ${conversationId} AND status = 'open'`.pipe(Effect.orDie)
+        return presentConversation((yield* read(sql`v.conversation_id = ${conversationId}`))!)
+      })
+
+    /** POST /api/v1/public/chats/resolve: the open conversation with a customer. */
+    const resolveWith = (accountId: string, input: { readonly fullPhoneNumber: string; readonly phoneNumberId?: string | undefined }) =>
+      Effect.gen(function*() {
+        const phone = yield* phoneOf(input.fullPhoneNumber)
+        return yield* resolve(accountId, yield* openWith(accountId, phone, input.phoneNumberId))
+      })
+
+    return { assign, resolve, resolveWith } as const
+  })
+}) {}

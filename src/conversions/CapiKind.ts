@@ -1,0 +1,165 @@
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect, Schema } from "effect"
+import { randomUUID } from "node:crypto"
+import { ActorKind } from "../actors/runtime/index.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { CAPI_BATCH_MAX, CAPI_MAX_AGE_SEC } from "./capiEvent.ts"
+import { CapiConfigs } from "./CapiConfigs.ts"
+import { CapiForwarder } from "./CapiForwarder.ts"
+
+const QueuedEvent = Schema.Struct({
+  uid: Schema.String,
+  eventName: Schema.String,
+  eventId: Schema.String,
+  /** The event in Meta's format, hashed. */
+  payload: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+})
+
+/** Events accepted by POST /api/v1/app/meta-ads/capi/events (checked and hashed on the API node). */
+export class CapiQueue extends Schema.TaggedClass<CapiQueue>()("CapiQueue", { events: Schema.Array(QueuedEvent) }) {}
+
+/** Forward what is queued (a durable timer, or a nudge when the configuration changes). */
+export class CapiFlush extends Schema.TaggedClass<CapiFlush>()("CapiFlush", {}) {}
+
+/** Meta's answer to a batch, handed back in memory to the held flush. */
+export class CapiForwarded extends Schema.TaggedClass<CapiForwarded>()("CapiForwarded", {
+  attempt: Schema.Int,
+  uids: Schema.Array(Schema.String),
+  statusCode: Schema.NullOr(Schema.Int),
+  tookMs: Schema.Number,
+  snippet: Schema.String
+}) {}
+
+/** Queue the account's failed events again (after the cause is fixed: a token, an outage). */
+export class CapiRedrive extends Schema.TaggedClass<CapiRedrive>()("CapiRedrive", {}) {}
+
+export const CapiCommand = Schema.Union(CapiQueue, CapiFlush, CapiForwarded, CapiRedrive)
+
+const CapiState = Schema.Struct({
+  flushAt: Schema.NullOr(Schema.Number),
+  /** Failed tries so far of the batch at the head of the queue. */
+  attempt: Schema.Int,
+  /** Events came since the last flush read the queue: some may not have been committed when it read. */
+  dirty: Schema.Boolean
+})
+type CapiState = typeof CapiState.Type
+
+const MAX_BACKOFF_MS = 5 * 60_000
+const SNIPPET = 500
+
+/** 2xx took the batch; no answer, 5xx and 429 may pass later; any other 4xx never will. */
+const outcomeOf = (statusCode: number | null) =>
+  statusCode !== null && statusCode >= 200 && statusCode < 300 ? "delivered" : statusCode === null || statusCode >= 500 || statusCode === 429 ? "retry" : "refused"
+
+/**
+ * `capi`: one actor per account (key = account_id). Events are rows of `capi_events`, queued in
+ * the order they came; a flush sends the oldest up to 1,000 in one request, as Meta allows, and
+ * is held open until Meta answers, so the answer and the rows it settles commit together (a node
+ * that dies mid-request leaves the flush to be applied again: at least once, which Meta's own
+ * deduplication on event_name + event_id absorbs). No answer, 5xx and 429 are retried with
+ * exponential backoff; after HERALD_CAPI_MAX_ATTEMPTS tries, or at once for any other 4xx, the
+ * batch's events fail with Meta's answer (listed, and queued again by a redrive). Every request
+ * is an integration log row.
+ */
+export const CapiKind = ActorKind.make("capi", {
+  command: CapiCommand,
+  state: CapiState,
+  initial: (): CapiState => ({ flushAt: null, attempt: 0, dirty: false }),
+  passivateAfter: Duration.seconds(30),
+  behaviour: (state, command, ctx) =>
+    Effect.gen(function*() {
+      const config = yield* AppConfig
+      const sql = yield* SqlClient.SqlClient
+      const configs = yield* CapiConfigs
+      const forwarder = yield* CapiForwarder
+      const accountId = ctx.key
+      const now = Date.now()
+
+      const flushAfter = (current: CapiState, ms: number, replace = false): CapiState => {
+        if (current.flushAt !== null && !replace) return current
+        ctx.schedule(new CapiFlush(), { after: Duration.millis(ms) }, "flush")
+        return { ...current, flushAt: now + ms }
+      }
+
+      const settle = (uids: ReadonlyArray<string>, status: "queued" | "sent" | "failed", attempts: number, error: string | null) =>
+        ctx.persist(Effect.asVoid(sql`
+          UPDATE capi_events SET status = ${status}, attempts = ${attempts}, error = ${error},
+            sent_at = CASE WHEN ${status} = 'sent' THEN now() END
+          WHERE event_uid = ANY(${uids}::uuid[]) AND status = 'queued'`))
+
+      switch (command._tag) {
+        case "CapiQueue": {
+          for (const event of command.events) {
+            ctx.insert("capi_events", {
+              event_uid: event.uid,
+              account_id: accountId,
+              event_name: event.eventName,
+              event_id: event.eventId,
+              payload: JSON.stringify(event.payload)
+            })
+          }
+          return flushAfter({ ...state, dirty: true }, config.capiBatchWindowMs)
+        }
+        case "CapiFlush": {
+          const next: CapiState = { ...state, flushAt: null, dirty: false }
+          const target = yield* configs.target(accountId)
+          // Not configured (or sealed under another key): events wait; saving the configuration flushes.
+          if (target === undefined) return next
+          const rows = yield* sql<{ eventUid: string; payload: { readonly event_time: number } }>`
+            SELECT event_uid::text, payload FROM capi_events
+            WHERE account_id = ${accountId} AND status = 'queued' ORDER BY seq LIMIT ${CAPI_BATCH_MAX}`
+          const oldest = Math.floor(now / 1000) - CAPI_MAX_AGE_SEC
+          const stale = rows.filter((row) => row.payload.event_time < oldest)
+          if (stale.length > 0) {
+            settle(stale.map((row) => row.eventUid), "failed", state.attempt, "event_time became more than 7 days old before Meta took it; Meta refuses older events")
+          }
+          const fresh = rows.filter((row) => row.payload.event_time >= oldest)
+          if (fresh.length === 0) return state.dirty || stale.length > 0 ? flushAfter(next, config.capiBatchWindowMs) : next
+          const body = Buffer.from(JSON.stringify({
+            data: fresh.map((row) => row.payload),
+            ...(target.testEventCode !== null ? { test_event_code: target.testEventCode } : {})
+          }))
+          const attempt = state.attempt + 1
+          const uids = fresh.map((row) => row.eventUid)
+          const finished = ctx.hold(Duration.millis(config.gatewayTimeoutMs + 30_000))
+          yield* forwarder.submit(target.datasetId, target.accessToken, body, (forward) =>
+            finished(new CapiForwarded({ attempt, uids, statusCode: forward.statusCode, tookMs: forward.tookMs, snippet: forward.body.slice(0, SNIPPET) }, true)))
+          return next
+        }
+        case "CapiForwarded": {
+          const outcome = outcomeOf(command.statusCode)
+          const exhausted = outcome === "retry" && command.attempt >= config.capiMaxAttempts
+          ctx.insert("integration_logs", {
+            log_id: randomUUID(),
+            account_id: accountId,
+            integration: "meta_capi",
+            status_code: command.statusCode,
+            outcome: outcome === "delivered" ? "delivered" : outcome === "retry" && !exhausted ? "retrying" : "failed",
+            attempt: command.attempt,
+            took_ms: Math.round(command.tookMs),
+            events: command.uids.length,
+            response_snippet: command.snippet
+          })
+          if (outcome === "delivered") {
+            settle(command.uids, "sent", command.attempt, null)
+            // Whatever came while this batch was out (or did not fit in it) goes next.
+            return flushAfter({ ...state, attempt: 0 }, command.uids.length >= CAPI_BATCH_MAX ? 0 : config.capiBatchWindowMs, true)
+          }
+          const error = `${command.statusCode === null ? "no answer" : `HTTP ${command.statusCode}`}: ${command.snippet}`
+          if (outcome === "retry" && !exhausted) {
+            settle(command.uids, "queued", command.attempt, error)
+            const backoff = Math.min(config.capiRetryBaseMs * 2 ** (command.attempt - 1), MAX_BACKOFF_MS)
+            return flushAfter({ ...state, attempt: command.attempt }, backoff, true)
+          }
+          settle(command.uids, "failed", command.attempt, error)
+          yield* Effect.logWarning("CAPI events failed: they wait for a redrive", { account_id: accountId, events: command.uids.length, error: error.slice(0, 200) })
+          return flushAfter({ ...state, attempt: 0 }, config.capiBatchWindowMs, true)
+        }
+        case "CapiRedrive": {
+          ctx.persist(Effect.asVoid(sql`
+            UPDATE capi_events SET status = 'queued', error = NULL WHERE account_id = ${accountId} AND status = 'failed'`))
+          return flushAfter({ ...state, attempt: 0, dirty: true }, config.capiBatchWindowMs)
+        }
+      }
+    })
+})

@@ -1,0 +1,126 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect } from "effect"
+import { randomUUID } from "node:crypto"
+import { ActorClient } from "../actors/runtime/index.ts"
+import { describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
+import { isUuid } from "../domain/ids.ts"
+import type { SecretKeyAccount } from "../security/SecretKeys.ts"
+import { type CapiEventInput, capiEventUid, type CheckedEvent, checkCapiEvent, metaEvent } from "./capiEvent.ts"
+import { CapiConfigs } from "./CapiConfigs.ts"
+import { CapiFlush, CapiKind, CapiQueue, CapiRedrive } from "./CapiKind.ts"
+import { CapiNotConfigured } from "./errors.ts"
+
+interface EventRow {
+  readonly eventUid: string
+  readonly eventName: string
+  readonly eventId: string
+  readonly status: "queued" | "sent" | "failed"
+  readonly attempts: number
+  readonly error: string | null
+  readonly createdAt: Date
+  readonly sentAt: Date | null
+}
+
+/**
+ * Conversions for Meta (docs/conversions.md): events are checked and their user data hashed here,
+ * on the API node, then handed to the account's `capi` actor, which batches them to Meta. The
+ * answer is 202 once JetStream holds them; an event is never lost after that.
+ */
+export class Conversions extends Effect.Service<Conversions>()("herald/conversions/Conversions", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const client = yield* ActorClient
+    const configs = yield* CapiConfigs
+
+    /** Phones of the account's customers named by id (an unknown id is a 400 naming it). */
+    const phonesOf = (accountId: string, events: ReadonlyArray<{ readonly checked: CheckedEvent; readonly at: string }>, issues: Array<FieldIssue>) =>
+      Effect.gen(function*() {
+        const ids = [...new Set(events.flatMap((e) => (e.checked.customerId !== undefined && isUuid(e.checked.customerId) ? [e.checked.customerId] : [])))]
+        const rows = ids.length === 0 ? [] : yield* sql<{ customerId: string; phone: string }>`
+          SELECT customer_id::text, phone FROM customers WHERE account_id = ${accountId} AND customer_id = ANY(${ids}::uuid[])`.pipe(Effect.orDie)
+        const phones = new Map(rows.map((row) => [row.customerId, row.phone]))
+        for (const { checked, at } of events) {
+          if (checked.customerId !== undefined && !phones.has(checked.customerId)) {
+            issues.push(new FieldIssue({ path: at === "" ? "customer_id" : `${at}.customer_id`, message: "is not a customer of this account" }))
+          }
+        }
+        return phones
+      })
+
+    const wabaOf = (accountId: string) =>
+      sql<{ wabaId: string }>`SELECT waba_id FROM wa_numbers WHERE account_id = ${accountId} AND is_default`.pipe(
+        Effect.map((rows) => rows[0]?.wabaId),
+        Effect.orDie
+      )
+
+    const accept = (account: SecretKeyAccount, inputs: ReadonlyArray<CapiEventInput>, batch: boolean) =>
+      Effect.gen(function*() {
+        if (!(yield* configs.configured(account.accountId))) {
+          return yield* new CapiNotConfigured({ message: "the Conversions API is not configured: the owner sets it with PUT /api/v1/app/meta-ads/capi/config" })
+        }
+        const nowSec = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+        const issues: Array<FieldIssue> = []
+        const checked = inputs.flatMap((input, i) => {
+          const at = batch ? `events[${i}]` : ""
+          const event = checkCapiEvent(input, nowSec, at, randomUUID, issues)
+          return event === undefined ? [] : [{ checked: event, at }]
+        })
+        const phones = yield* phonesOf(account.accountId, checked, issues)
+        if (issues.length > 0) return yield* new InvalidRequest({ message: describeIssues(issues), errors: issues })
+        const wabaId = yield* wabaOf(account.accountId)
+        const events = checked.map(({ checked: event }) => ({
+          uid: capiEventUid(account.accountId, event.eventName, event.eventId),
+          eventName: event.eventName,
+          eventId: event.eventId,
+          payload: metaEvent(event, event.phone ?? (event.customerId !== undefined ? phones.get(event.customerId) : undefined), wabaId)
+        }))
+        const uids = events.map((e) => e.uid)
+        yield* client.send(CapiKind, account.accountId, new CapiQueue({ events }), { msgId: `capi-${uids.length === 1 ? uids[0] : randomUUID()}` }).pipe(Effect.orDie)
+        return uids
+      })
+
+    const one = (account: SecretKeyAccount, input: CapiEventInput) =>
+      Effect.map(accept(account, [input], false), ([id]) => ({ result: true as const, success: true as const, id: id! }))
+
+    const many = (account: SecretKeyAccount, inputs: ReadonlyArray<CapiEventInput>) =>
+      Effect.map(accept(account, inputs, true), (ids) => ({ result: true as const, success: true as const, ids }))
+
+    const get = (account: SecretKeyAccount, id: string) =>
+      Effect.gen(function*() {
+        const [row] = isUuid(id)
+          ? yield* sql<EventRow>`
+            SELECT event_uid::text, event_name, event_id, status, attempts, error, created_at, sent_at
+            FROM capi_events WHERE event_uid = ${id} AND account_id = ${account.accountId}`.pipe(Effect.orDie)
+          : []
+        // The actor stores an event a few milliseconds after the 202: until then it is not found.
+        if (row === undefined) return yield* new NotFound({ message: `no conversion event ${id}` })
+        return {
+          success: true as const,
+          event: {
+            id: row.eventUid,
+            event_name: row.eventName,
+            event_id: row.eventId,
+            status: row.status,
+            attempts: row.attempts,
+            error: row.error,
+            created_at: row.createdAt.toISOString(),
+            sent_at: row.sentAt?.toISOString() ?? null
+          }
+        }
+      })
+
+    const redrive = (account: SecretKeyAccount) =>
+      Effect.gen(function*() {
+        const [counted] = yield* sql<{ failed: number }>`
+          SELECT count(*)::int AS failed FROM capi_events WHERE account_id = ${account.accountId} AND status = 'failed'`.pipe(Effect.orDie)
+        yield* client.send(CapiKind, account.accountId, new CapiRedrive()).pipe(Effect.orDie)
+        return { success: true as const, requeued: counted?.failed ?? 0 }
+      })
+
+    /** After the configuration changes: what waited for it goes now. */
+    const nudge = (accountId: string) => client.send(CapiKind, accountId, new CapiFlush()).pipe(Effect.orDie, Effect.asVoid)
+
+    return { one, many, get, redrive, nudge } as const
+  }),
+  dependencies: [CapiConfigs.Default]
+}) {}

@@ -1,0 +1,70 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { isUuid } from "../domain/ids.ts"
+import { type PagePosition, positionOf } from "../storage/pageCursor.ts"
+import { customerCondition } from "./filterSql.ts"
+import type { CustomerQuery } from "./traitFilters.ts"
+import type { Traits } from "./traits.ts"
+
+export interface CustomerRow {
+  readonly customerId: string
+  readonly phone: string
+  readonly name: string | null
+  readonly userId: string | null
+  readonly traits: Traits
+  readonly tags: ReadonlyArray<string>
+  readonly createdAt: Date
+  readonly lastSeenAt: Date | null
+  readonly position: string
+}
+
+const COLUMNS = `c.customer_id::text, c.phone, c.name, c.user_id, c.traits, c.tags, c.created_at, c.last_seen_at, ${positionOf("c.created_at")} AS position`
+
+/** An account's customers: one row per phone (E.164), written by track/users and by WhatsApp itself. */
+export class CustomersRepo extends Effect.Service<CustomersRepo>()("herald/customers/CustomersRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const columns = sql.literal(COLUMNS)
+
+    const find = (accountId: string, customerId: string) =>
+      isUuid(customerId)
+        ? sql<CustomerRow>`SELECT ${columns} FROM customers c WHERE c.account_id = ${accountId} AND c.customer_id = ${customerId}`.pipe(
+          Effect.map((rows) => rows[0]),
+          Effect.orDie
+        )
+        : Effect.succeed(undefined)
+
+    /**
+     * Upserts a customer by phone with `merge` deciding its traits and tags from the current ones
+     * (none for a new customer), under the row's lock so concurrent calls each see the other's
+     * changes. `merge` may refuse (its Left), and then nothing is written.
+     */
+    const upsert = <E>(
+      input: { readonly accountId: string; readonly phone: string; readonly name: string | undefined; readonly userId: string | undefined },
+      merge: (current: { readonly traits: Traits; readonly tags: ReadonlyArray<string> }) => Effect.Effect<{ readonly traits: Traits; readonly tags: ReadonlyArray<string> }, E>
+    ) =>
+      sql.withTransaction(Effect.gen(function*() {
+        // Creates the row if absent (the insert is a no-op on conflict), then locks it.
+        yield* sql`INSERT INTO customers (account_id, phone) VALUES (${input.accountId}, ${input.phone}) ON CONFLICT (account_id, phone) DO NOTHING`
+        const [current] = yield* sql<{ customerId: string; traits: Traits; tags: ReadonlyArray<string> }>`
+          SELECT customer_id::text, traits, tags FROM customers WHERE account_id = ${input.accountId} AND phone = ${input.phone} FOR UPDATE`
+        const next = yield* merge(current!)
+        yield* sql`
+          UPDATE customers SET traits = ${JSON.stringify(next.traits)}::jsonb, tags = ${next.tags}::text[],
+            name = coalesce(${input.name ?? null}, name), user_id = coalesce(${input.userId ?? null}, user_id)
+          WHERE customer_id = ${current!.customerId}`
+        return current!.customerId
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+
+    /** One page of the customers `query` matches, newest first, after `after`. */
+    const search = (input: { readonly accountId: string; readonly query: CustomerQuery; readonly after: PagePosition | undefined; readonly limit: number }) =>
+      sql<CustomerRow>`
+        SELECT ${columns} FROM customers c
+        WHERE c.account_id = ${input.accountId} AND ${customerCondition(sql, input.query)}
+          ${input.after === undefined ? sql`` : sql`AND (c.created_at, c.customer_id) < (${input.after.createdAt}::timestamptz, ${input.after.id}::uuid)`}
+        ORDER BY c.created_at DESC, c.customer_id DESC
+        LIMIT ${input.limit + 1}`.pipe(Effect.orDie)
+
+    return { find, upsert, search } as const
+  })
+}) {}
