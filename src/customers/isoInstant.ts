@@ -1,11 +1,11 @@
 /**
  * An ISO 8601 date (`2024-05-01`) or date-time (`2024-05-01T10:00:00Z`, `…+05:30`, `…` with no
  * offset), as the epoch milliseconds of its instant; undefined for anything else. A date, or a
- * time without offset, is UTC. The same rule as the database's `herald_iso_instant` (migration
+ * time without offset, is UTC; an offset is at most ±15:59, as Postgres takes. The same rule as the database's `herald_iso_instant` (migration
  * 0018), which reads the traits a filter compares with: the two must agree, and a test holds them
  * to it.
  */
-const ISO = /^([1-9]\d{3})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(?:[T ]([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:\.(\d{1,6}))?)?(Z|[+-](?:[01]\d|2[0-3])(?::?[0-5]\d)?)?)?$/
+const ISO = /^([1-9]\d{3})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(?:[T ]([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:\.(\d{1,6}))?)?(Z|[+-](?:0\d|1[0-5])(?::?[0-5]\d)?)?)?$/
 
 const offsetMinutes = (zone: string | undefined): number => {
   if (zone === undefined || zone === "Z") return 0
