@@ -6,10 +6,11 @@
 //  3. CAPI events/s forwarded end to end (POSTed to Herald in batches of 1,000 → capi actor →
 //     simulator, counted when Meta's side has them) next to the same batches POSTed to the
 //     simulator directly.
-// Prints one JSON line.   npm run bench -- customers   (CUSTOMERS=1000000, SEARCHES=300, CAPI_EVENTS=50000)
+// Also: selective searches (fewer matches than a page in the newest 20,000: the planner's query).
+// Prints one JSON line.   npm run bench -- customers   (CUSTOMERS=1000000, SEARCHES=300, CAPI_EVENTS=50000, PROFILE=<dir>)
 import Pg from "pg"
 import { cleanup, envFor, makeIsolation } from "../test/support/isolation.ts"
-import { heraldCommand, startHerald } from "../test/support/HeraldProcess.ts"
+import { heraldCommand, heraldEntry, startHerald } from "../test/support/HeraldProcess.ts"
 import { callJson } from "../test/support/http.ts"
 import { freePort } from "../test/support/TcpProxy.ts"
 import { round2 } from "./support/figures.ts"
@@ -18,6 +19,8 @@ const CUSTOMERS = Number(process.env.CUSTOMERS ?? 1_000_000)
 const SEARCHES = Number(process.env.SEARCHES ?? 300)
 const CAPI_EVENTS = Number(process.env.CAPI_EVENTS ?? 50_000)
 const BATCH = 5_000
+/** PROFILE=<dir>: the node writes a V8 CPU profile there (it is stopped, not killed, at the end). */
+const PROFILE = process.env.PROFILE
 const CITIES = ["Pune", "Mumbai", "Delhi", "Chennai", "Kolkata", "Jaipur", "Surat", "Lucknow", "Nagpur", "Indore", "Bhopal", "Patna", "Agra", "Nashik", "Vadodara", "Rajkot", "Ranchi", "Kochi", "Mysuru", "Goa"]
 
 const cli = async (args: Array<string>, env: Record<string, string>) => JSON.parse((await heraldCommand(args, env)).stdout)
@@ -26,9 +29,14 @@ const percentile = (values: ReadonlyArray<number>, p: number) => {
   return round2(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!)
 }
 
-/** A deterministic pseudo-random stream, so every run searches the same million. */
+/** mulberry32: a deterministic pseudo-random stream (every run searches the same million) whose successive draws are independent. */
 let seed = 42
-const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31)
+const random = () => {
+  seed = (seed + 0x6d2b79f5) | 0
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+  return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
+}
 
 const customerRow = (i: number) => {
   const tags: Array<string> = []
@@ -48,7 +56,7 @@ const iso = makeIsolation()
 const simPort = await freePort()
 const simUrl = `http://127.0.0.1:${simPort}`
 const env = envFor(iso, { LOG_LEVEL: "warning", GATEWAY_SIM_PORT: String(simPort), HERALD_CAPI_BATCH_WINDOW_MS: "50" })
-const node = await startHerald(env)
+const node = await startHerald(env, PROFILE ? { entry: { argv: ["--cpu-prof", `--cpu-prof-dir=${PROFILE}`, ...heraldEntry.argv, "serve"] } } : {})
 const db = new Pg.Client({ connectionString: iso.databaseUrl })
 await db.connect()
 try {
@@ -94,6 +102,20 @@ try {
     latencies.push(r.ms)
     counts.add(r.count)
   }
+  // Selective searches: fewer matches than a page among the newest 20,000, so the planner's query
+  // runs (an indexed pair of equalities, and a comparison the indexes cannot serve).
+  const selective = [
+    { filters: [{ trait: "city", op: "eq", value: "Goa" }, { trait: "orders", op: "eq", value: 99 }], tags: ["vip"], limit: 50 },
+    { filters: [{ trait: "score", op: "gte", value: 4.98 }, { trait: "plan", op: "eq", value: "pro" }], tags: ["vip"], limit: 50 }
+  ]
+  for (const q of selective) await search(q)
+  const rare: Array<number> = []
+  const rareCounts = new Set<number>()
+  for (let i = 0; i < Math.ceil(SEARCHES / 3); i++) {
+    const r = await search(selective[i % selective.length]!)
+    rare.push(r.ms)
+    rareCounts.add(r.count)
+  }
   const noop: Array<number> = []
   for (let i = 0; i < SEARCHES; i++) noop.push((await timed(`${node.url}/health/live`, {})).ms)
 
@@ -136,13 +158,14 @@ try {
     customers: CUSTOMERS,
     import: { seconds: round2(importSeconds), rows_per_s: Math.round(CUSTOMERS / importSeconds) },
     search: { requests: SEARCHES, p50_ms: percentile(latencies, 50), p99_ms: percentile(latencies, 99), max_ms: percentile(latencies, 100), page_sizes: [...counts].sort((a, b) => a - b) },
+    selective_search: { requests: rare.length, p50_ms: percentile(rare, 50), p99_ms: percentile(rare, 99), max_ms: percentile(rare, 100), page_sizes: [...rareCounts].sort((a, b) => a - b) },
     herald_noop_route: { p50_ms: percentile(noop, 50), p99_ms: percentile(noop, 99) },
     capi: { events: batches * 1_000, accepted_per_s: Math.round((batches * 1_000) / acceptSeconds), forwarded_per_s: forwarded, simulator_direct_per_s: direct, forwarded_vs_direct: round2(forwarded / direct) },
     note: "one herald process (API, capi actor, simulator in-process) with Postgres, NATS and this client on the same 2 cores; searches run one at a time; CAPI batches of 1,000 from 4 concurrent clients, counted once Herald marks them sent (Meta answered 200)"
   }))
 } finally {
   await db.end()
-  await node.kill()
+  await (PROFILE ? node.stop() : node.kill())
   await cleanup(iso)
 }
 process.exit(0)

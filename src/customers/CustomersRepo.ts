@@ -18,6 +18,9 @@ export interface CustomerRow {
   readonly position: string
 }
 
+/** Customers a search's first try walks (see `search`). */
+const SCAN_WINDOW = 20_000
+
 const COLUMNS = `c.customer_id::text, c.phone, c.name, c.user_id, c.traits, c.tags, c.created_at, c.last_seen_at, ${positionOf("c.created_at")} AS position`
 
 /** An account's customers: one row per phone (E.164), written by track/users and by WhatsApp itself. */
@@ -56,14 +59,32 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("herald/custo
         return current!.customerId
       })).pipe(Effect.catchTag("SqlError", Effect.die))
 
-    /** One page of the customers `query` matches, newest first, after `after`. */
+    /**
+     * One page of the customers `query` matches, newest first, after `after`. Two tries: the
+     * newest SCAN_WINDOW customers past the cursor, walked in page order and filtered (bounded
+     * work, and enough whenever the filters match more than one customer in a few hundred, which
+     * Postgres's estimates for jsonb conditions cannot tell); only if those hold less than a page,
+     * the whole query as the planner sees fit (the GIN indexes serve a selective filter). The
+     * first try's rows are the first rows of the second's, so a page is the same either way.
+     */
     const search = (input: { readonly accountId: string; readonly query: CustomerQuery; readonly after: PagePosition | undefined; readonly limit: number }) =>
-      sql<CustomerRow>`
-        SELECT ${columns} FROM customers c
-        WHERE c.account_id = ${input.accountId} AND ${customerCondition(sql, input.query)}
-          ${input.after === undefined ? sql`` : sql`AND (c.created_at, c.customer_id) < (${input.after.createdAt}::timestamptz, ${input.after.id}::uuid)`}
-        ORDER BY c.created_at DESC, c.customer_id DESC
-        LIMIT ${input.limit + 1}`.pipe(Effect.orDie)
+      Effect.gen(function*() {
+        const condition = customerCondition(sql, input.query)
+        const position = input.after === undefined
+          ? sql``
+          : sql`AND (c.created_at, c.customer_id) < (${input.after.createdAt}::timestamptz, ${input.after.id}::uuid)`
+        const order = sql`ORDER BY c.created_at DESC, c.customer_id DESC`
+        const window = yield* sql<CustomerRow>`
+          SELECT ${columns} FROM (
+            SELECT * FROM customers c WHERE c.account_id = ${input.accountId} ${position} ${order} LIMIT ${SCAN_WINDOW}
+          ) c
+          WHERE ${condition} ${order} LIMIT ${input.limit + 1}`
+        if (window.length > input.limit) return window
+        return yield* sql<CustomerRow>`
+          SELECT ${columns} FROM customers c
+          WHERE c.account_id = ${input.accountId} AND ${condition} ${position}
+          ${order} LIMIT ${input.limit + 1}`
+      }).pipe(Effect.orDie)
 
     return { find, upsert, search } as const
   })

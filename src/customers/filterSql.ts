@@ -5,7 +5,9 @@ import type { Comparable, CustomerQuery, TraitFilter } from "./traitFilters.ts"
 /**
  * A customer query as a condition on `customers c`, run in Postgres. Equality and presence use
  * the operators the GIN index on traits serves (`@>`, `?`); comparisons read the trait with a
- * type check first, so a trait of another type is no match rather than a cast error.
+ * type check first, so a trait of another type is no match rather than a cast error. Dates
+ * compare as numbers: `trait_instants` holds every trait that is an ISO date as epoch seconds,
+ * computed when the traits were written (migration 0018).
  */
 export const customerCondition = (sql: SqlClient.SqlClient, query: CustomerQuery): Fragment => {
   const parts = query.filters.map((filter) => filterCondition(sql, filter))
@@ -35,7 +37,7 @@ const filterCondition = (sql: SqlClient.SqlClient, filter: TraitFilter): Fragmen
       return sql`NOT (c.traits ? ${k})`
     case "eq":
       return filter.value.kind === "date"
-        ? sql`herald_iso_instant(c.traits ->> ${k}) = herald_iso_instant(${filter.value.text})`
+        ? sql`(c.trait_instants -> ${k})::numeric = ${epochOf(sql, filter.value.text)}`
         // Containment finds candidates by the index; equality then refuses an array holding the value.
         : sql`(c.traits @> ${JSON.stringify({ [k]: JSON.parse(jsonOf(filter.value)) })}::jsonb AND c.traits -> ${k} = ${jsonOf(filter.value)}::jsonb)`
     case "neq":
@@ -58,7 +60,7 @@ const filterCondition = (sql: SqlClient.SqlClient, filter: TraitFilter): Fragmen
       const exact = sql`c.traits -> ${k} = ANY(${filter.values.map(jsonOf)}::jsonb[])`
       return dates.length === 0
         ? exact
-        : sql`(${exact} OR herald_iso_instant(c.traits ->> ${k}) = ANY(ARRAY(SELECT herald_iso_instant(d) FROM unnest(${dates}::text[]) d)))`
+        : sql`(${exact} OR (c.trait_instants -> ${k})::numeric = ANY(ARRAY(SELECT extract(epoch FROM herald_iso_instant(d)) FROM unnest(${dates}::text[]) d)))`
     }
   }
 }
@@ -68,7 +70,7 @@ const compare = (sql: SqlClient.SqlClient, k: string, operator: string, value: C
   const op = sql.literal(operator)
   switch (value.kind) {
     case "date":
-      return sql`herald_iso_instant(c.traits ->> ${k}) ${op} herald_iso_instant(${value.text})`
+      return sql`(c.trait_instants -> ${k})::numeric ${op} ${epochOf(sql, value.text)}`
     case "number":
       return sql`(CASE WHEN jsonb_typeof(c.traits -> ${k}) = 'number' THEN (c.traits -> ${k})::numeric ${op} ${value.number}::numeric END)`
     case "boolean":
@@ -77,3 +79,6 @@ const compare = (sql: SqlClient.SqlClient, k: string, operator: string, value: C
       return sql`(CASE WHEN jsonb_typeof(c.traits -> ${k}) = 'string' THEN (c.traits ->> ${k}) ${op} ${value.text} END)`
   }
 }
+
+/** A filter value's instant as epoch seconds, worked out once per query (an InitPlan), not per row. */
+const epochOf = (sql: SqlClient.SqlClient, text: string): Fragment => sql`(SELECT extract(epoch FROM herald_iso_instant(${text})))`
