@@ -16,6 +16,7 @@ const MAX_ATTEMPTS = 3
 const iso = useIsolation()
 const db = useDb(iso)
 let node: HeraldProcess
+let env: Record<string, string>
 let simUrl: string
 const accounts: Record<string, string> = {}
 const jwt: Record<string, string> = {}
@@ -54,7 +55,7 @@ const logRows = async (account = accounts.a!) =>
 beforeAll(async () => {
   const simPort = await freePort()
   simUrl = `http://127.0.0.1:${simPort}`
-  const env = envFor(iso, {
+  env = envFor(iso, {
     GATEWAY_SIM_PORT: String(simPort),
     GATEWAY_TIMEOUT_MS: "1000",
     HERALD_CAPI_BATCH_WINDOW_MS: "300",
@@ -286,4 +287,24 @@ describe("isolation", () => {
     expect(theirs.status).toBe(200)
     expect(theirs.body.logs).toEqual([])
   })
+})
+
+describe("crash", () => {
+  // Last: it restarts the node (and with it the in-process simulator, whose log starts empty).
+  it("events accepted just before the node is killed (kill -9) all reach Meta after a restart, none twice", async () => {
+    const dataset = await useDataset()
+    const answer = await app("POST", "/meta-ads/capi/events/batch", {
+      events: Array.from({ length: 20 }, (_, i) => ({ event_name: "Lead", event_id: `crash-${i}`, fullPhoneNumber: "+919876543210" }))
+    })
+    expect(answer.status).toBe(202)
+    // Within the 300 ms batch window: the 202 promised them, nothing has been forwarded yet.
+    await node.kill()
+    node = await startHerald(env)
+    const ids = answer.body.ids as Array<string>
+    await eventually(async () => {
+      for (const id of ids) expect(await statusOf(id)).toBe("sent")
+    }, { timeoutMs: 30_000 })
+    const took = await accepted(dataset)
+    expect(took.sort()).toEqual(Array.from({ length: 20 }, (_, i) => `crash-${i}`).sort())
+  }, 60_000)
 })

@@ -476,6 +476,18 @@ describe("chats: assign and resolve", () => {
     expect(r.body.conversation).toMatchObject({ id: conversation.id, status: "open", assignee_email: null })
   })
 
+  it("a message sent to the customer is the conversation's last message, until the customer writes again", async () => {
+    const sent = await pub("POST", "/message", { fullPhoneNumber: from, type: "Text", data: { message: "Hi Kiran, your order shipped" } })
+    expect(sent.status).toBe(202)
+    await eventually(async () => {
+      const r = await assign({ fullPhoneNumber: from, agentEmail: "" })
+      expect(r.body.conversation.last_message).toMatchObject({ direction: "outbound", id: sent.body.id, type: "Text", text: "Hi Kiran, your order shipped" })
+    })
+    const wamid = await inbound(from)
+    const again = await openConversation(from, wamid)
+    expect(again.last_message).toMatchObject({ direction: "inbound", id: wamid })
+  })
+
   it("resolve: resolved, then not assignable (404 conversation_not_found); the customer's next message reopens it", async () => {
     const resolved = await resolve({ fullPhoneNumber: from })
     expect(resolved.status).toBe(200)

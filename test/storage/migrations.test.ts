@@ -52,11 +52,12 @@ layer(Env, { timeout: 60_000 })("storage", (it) => {
       // Webhook delivery ids are `wd_<uuid>` by contract. A list's contacts are numbered in import
       // order (broadcasts read a list in chunks by that number); the upstream ids of inbound messages
       // are the gateway's. WhatsApp's are Meta's: numbers, WABAs, wamids, call and payment ids,
-      // and the user_id a client gives a customer.
+      // the user_id a client gives a customer, a conversion's event_id (the client's) and Meta's dataset id.
       const runtimeIds = new Set([
         "wa_numbers.phone_number_id", "wa_numbers.waba_id", "conversations.phone_number_id", "wa_templates.waba_id",
         "wa_templates.upstream_id", "wa_template_reviews.upstream_id", "wa_messages.phone_number_id", "wa_messages.upstream_id", "wa_inbound.upstream_id",
         "wa_inbound.phone_number_id", "wa_calls.call_id", "wa_payments.payment_id", "wa_payments.reference_id", "customers.user_id",
+        "capi_configs.dataset_id", "capi_events.event_id",
         "actor_outbox.outbox_id", "actor_outbox.msg_id", "actor_timers.timer_id",
         "webhook_deliveries.delivery_id", "webhook_attempts.delivery_id", "webhook_dead_letters.delivery_id",
         "contacts.contact_id", "inbound_messages.upstream_id", "auto_reply_fires.inbound_id"

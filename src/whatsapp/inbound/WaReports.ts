@@ -103,7 +103,11 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
             -- A customer who writes reopens a resolved conversation (and opens the 24-hour window).
             status = CASE WHEN excluded.last_inbound_at IS NULL THEN conversations.status ELSE 'open' END,
             last_inbound_at = greatest(conversations.last_inbound_at, excluded.last_inbound_at),
-            last_message = CASE WHEN excluded.last_message IS NOT NULL AND excluded.last_inbound_at >= coalesce(conversations.last_inbound_at, '-infinity')
+            -- The later of this message and the one recorded (a send's, or an inbound Meta retried
+            -- late). Meta's timestamps are whole seconds: within the recorded one's second, this
+            -- one came later (its webhook follows).
+            last_message = CASE WHEN excluded.last_message IS NOT NULL
+                AND excluded.last_inbound_at >= date_trunc('second', coalesce((conversations.last_message ->> 'at')::timestamptz, '-infinity'))
               THEN excluded.last_message ELSE conversations.last_message END,
             updated_at = now()
           RETURNING conversation_id::text`

@@ -82,6 +82,21 @@ const WaSenderState = Schema.Struct({
 })
 type WaSenderState = typeof WaSenderState.Type
 
+/**
+ * A send is its conversation's last message (if the customer ever wrote: a conversation exists),
+ * unless a later one is already recorded (Meta's timestamps of inbound messages can be ahead).
+ */
+const lastMessage = (phoneNumberId: string, send: WaSend) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => {
+    const at = new Date().toISOString()
+    const text = send.content.type === "text" && typeof send.content.object.body === "string" ? send.content.object.body : null
+    const message = { direction: "outbound", id: send.messageId, type: send.type, text, at }
+    return Effect.asVoid(sql`
+      UPDATE conversations SET last_message = ${JSON.stringify(message)}::jsonb, updated_at = now()
+      WHERE phone_number_id = ${phoneNumberId} AND customer_phone = ${send.to}
+        AND coalesce((last_message ->> 'at')::timestamptz, '-infinity') <= ${at}::timestamptz`)
+  })
+
 /** Requests to Meta in flight per number: bounds memory and sockets whatever the throughput. */
 export const WA_MAX_IN_FLIGHT = 256
 
@@ -229,6 +244,7 @@ export const WaSenderKind = ActorKind.make("wa_sender", {
             attempts: 1
           })
           dispatcher.remember(command.messageId, { to: command.to, content: command.content })
+          ctx.persist(lastMessage(phoneNumberId, command))
           return yield* pump({ ...state, waiting: [...state.waiting, command.messageId] })
         }
         case "WaPump":
