@@ -21,13 +21,17 @@ export class CapiQueue extends Schema.TaggedClass<CapiQueue>()("CapiQueue", { ev
 /** Forward what is queued (a durable timer, or a nudge when the configuration changes). */
 export class CapiFlush extends Schema.TaggedClass<CapiFlush>()("CapiFlush", {}) {}
 
-/** Meta's answer to a batch, handed back in memory to the held flush. */
-export class CapiForwarded extends Schema.TaggedClass<CapiForwarded>()("CapiForwarded", {
-  attempt: Schema.Int,
+const Forward = Schema.Struct({
   uids: Schema.Array(Schema.String),
   statusCode: Schema.NullOr(Schema.Int),
   tookMs: Schema.Number,
   snippet: Schema.String
+})
+
+/** Meta's answers to a flush's requests, handed back in memory to the held flush. */
+export class CapiForwarded extends Schema.TaggedClass<CapiForwarded>()("CapiForwarded", {
+  attempt: Schema.Int,
+  forwards: Schema.Array(Forward)
 }) {}
 
 /** Queue the account's failed events again (after the cause is fixed: a token, an outage). */
@@ -45,6 +49,8 @@ const CapiState = Schema.Struct({
 type CapiState = typeof CapiState.Type
 
 const MAX_BACKOFF_MS = 5 * 60_000
+/** Requests of one flush made at once: a backlog drains several batches per round trip. */
+const PARALLEL_REQUESTS = 4
 const SNIPPET = 500
 
 /** 2xx took the batch; no answer, 5xx and 429 may pass later; any other 4xx never will. */
@@ -53,12 +59,13 @@ const outcomeOf = (statusCode: number | null) =>
 
 /**
  * `capi`: one actor per account (key = account_id). Events are rows of `capi_events`, queued in
- * the order they came; a flush sends the oldest up to 1,000 in one request, as Meta allows, and
- * is held open until Meta answers, so the answer and the rows it settles commit together (a node
+ * the order they came; a flush sends the oldest in requests of up to 1,000 (Meta's limit), up to
+ * four requests at once, and is held open until Meta answered them all, so the answers and the
+ * rows they settle commit together (a node
  * that dies mid-request leaves the flush to be applied again: at least once, which Meta's own
- * deduplication on event_name + event_id absorbs). No answer, 5xx and 429 are retried with
- * exponential backoff; after HERALD_CAPI_MAX_ATTEMPTS tries, or at once for any other 4xx, the
- * batch's events fail with Meta's answer (listed, and queued again by a redrive). Every request
+ * deduplication on event_name + event_id absorbs). A request with no answer, a 5xx or a 429 is
+ * retried (its events alone) with exponential backoff; after HERALD_CAPI_MAX_ATTEMPTS tries, or
+ * at once for any other 4xx, the request's events fail with Meta's answer (listed, and queued again by a redrive). Every request
  * is an integration log row.
  */
 export const CapiKind = ActorKind.make("capi", {
@@ -107,7 +114,7 @@ export const CapiKind = ActorKind.make("capi", {
           if (target === undefined) return next
           const rows = yield* sql<{ eventUid: string; payload: { readonly event_time: number } }>`
             SELECT event_uid::text, payload FROM capi_events
-            WHERE account_id = ${accountId} AND status = 'queued' ORDER BY seq LIMIT ${CAPI_BATCH_MAX}`
+            WHERE account_id = ${accountId} AND status = 'queued' ORDER BY seq LIMIT ${CAPI_BATCH_MAX * PARALLEL_REQUESTS}`
           const oldest = Math.floor(now / 1000) - CAPI_MAX_AGE_SEC
           const stale = rows.filter((row) => row.payload.event_time < oldest)
           if (stale.length > 0) {
@@ -115,45 +122,60 @@ export const CapiKind = ActorKind.make("capi", {
           }
           const fresh = rows.filter((row) => row.payload.event_time >= oldest)
           if (fresh.length === 0) return state.dirty || stale.length > 0 ? flushAfter(next, config.capiBatchWindowMs) : next
-          const body = Buffer.from(JSON.stringify({
-            data: fresh.map((row) => row.payload),
-            ...(target.testEventCode !== null ? { test_event_code: target.testEventCode } : {})
-          }))
           const attempt = state.attempt + 1
-          const uids = fresh.map((row) => row.eventUid)
+          const batches = Array.from({ length: Math.ceil(fresh.length / CAPI_BATCH_MAX) }, (_, i) => fresh.slice(i * CAPI_BATCH_MAX, (i + 1) * CAPI_BATCH_MAX))
           const finished = ctx.hold(Duration.millis(config.gatewayTimeoutMs + 30_000))
-          yield* forwarder.submit(target.datasetId, target.accessToken, body, (forward) =>
-            finished(new CapiForwarded({ attempt, uids, statusCode: forward.statusCode, tookMs: forward.tookMs, snippet: forward.body.slice(0, SNIPPET) }, true)))
+          const forwards: Array<typeof Forward.Type | undefined> = batches.map(() => undefined)
+          let answered = 0
+          yield* Effect.forEach(batches, (batch, i) => {
+            const body = Buffer.from(JSON.stringify({
+              data: batch.map((row) => row.payload),
+              ...(target.testEventCode !== null ? { test_event_code: target.testEventCode } : {})
+            }))
+            return forwarder.submit(target.datasetId, target.accessToken, body, (forward) => {
+              forwards[i] = { uids: batch.map((row) => row.eventUid), statusCode: forward.statusCode, tookMs: forward.tookMs, snippet: forward.body.slice(0, SNIPPET) }
+              if (++answered === batches.length) finished(new CapiForwarded({ attempt, forwards: forwards as Array<typeof Forward.Type> }, true))
+            })
+          }, { discard: true })
           return next
         }
         case "CapiForwarded": {
-          const outcome = outcomeOf(command.statusCode)
-          const exhausted = outcome === "retry" && command.attempt >= config.capiMaxAttempts
-          ctx.insert("integration_logs", {
-            log_id: randomUUID(),
-            account_id: accountId,
-            integration: "meta_capi",
-            status_code: command.statusCode,
-            outcome: outcome === "delivered" ? "delivered" : outcome === "retry" && !exhausted ? "retrying" : "failed",
-            attempt: command.attempt,
-            took_ms: Math.round(command.tookMs),
-            events: command.uids.length,
-            response_snippet: command.snippet
-          })
-          if (outcome === "delivered") {
-            settle(command.uids, "sent", command.attempt, null)
-            // Whatever came while this batch was out (or did not fit in it) goes next.
-            return flushAfter({ ...state, attempt: 0 }, command.uids.length >= CAPI_BATCH_MAX ? 0 : config.capiBatchWindowMs, true)
+          let retrying = false
+          let sent = 0
+          for (const forward of command.forwards) {
+            const outcome = outcomeOf(forward.statusCode)
+            const exhausted = outcome === "retry" && command.attempt >= config.capiMaxAttempts
+            ctx.insert("integration_logs", {
+              log_id: randomUUID(),
+              account_id: accountId,
+              integration: "meta_capi",
+              status_code: forward.statusCode,
+              outcome: outcome === "delivered" ? "delivered" : outcome === "retry" && !exhausted ? "retrying" : "failed",
+              attempt: command.attempt,
+              took_ms: Math.round(forward.tookMs),
+              events: forward.uids.length,
+              response_snippet: forward.snippet
+            })
+            if (outcome === "delivered") {
+              settle(forward.uids, "sent", command.attempt, null)
+              sent += forward.uids.length
+              continue
+            }
+            const error = `${forward.statusCode === null ? "no answer" : `HTTP ${forward.statusCode}`}: ${forward.snippet}`
+            if (outcome === "retry" && !exhausted) {
+              settle(forward.uids, "queued", command.attempt, error)
+              retrying = true
+              continue
+            }
+            settle(forward.uids, "failed", command.attempt, error)
+            yield* Effect.logWarning("CAPI events failed: they wait for a redrive", { account_id: accountId, events: forward.uids.length, error: error.slice(0, 200) })
           }
-          const error = `${command.statusCode === null ? "no answer" : `HTTP ${command.statusCode}`}: ${command.snippet}`
-          if (outcome === "retry" && !exhausted) {
-            settle(command.uids, "queued", command.attempt, error)
+          if (retrying) {
             const backoff = Math.min(config.capiRetryBaseMs * 2 ** (command.attempt - 1), MAX_BACKOFF_MS)
             return flushAfter({ ...state, attempt: command.attempt }, backoff, true)
           }
-          settle(command.uids, "failed", command.attempt, error)
-          yield* Effect.logWarning("CAPI events failed: they wait for a redrive", { account_id: accountId, events: command.uids.length, error: error.slice(0, 200) })
-          return flushAfter({ ...state, attempt: 0 }, config.capiBatchWindowMs, true)
+          // Whatever came while these were out (or did not fit) goes next: at once after a full flush.
+          return flushAfter({ ...state, attempt: 0 }, sent >= CAPI_BATCH_MAX * PARALLEL_REQUESTS ? 0 : config.capiBatchWindowMs, true)
         }
         case "CapiRedrive": {
           ctx.persist(Effect.asVoid(sql`

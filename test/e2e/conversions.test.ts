@@ -246,6 +246,20 @@ describe("outages", () => {
     expect(outcomes.at(-1)).toBe("delivered")
   })
 
+  it("a backlog goes out several requests at a time; one that fails is retried alone", async () => {
+    const dataset = await useDataset()
+    await simPost("/simulate/capi/outage", { dataset_id: dataset, requests: 1, status: 503 })
+    const event = (i: number) => ({ event_name: "Lead", event_id: `backlog-${i}`, fullPhoneNumber: "+919876543210" })
+    const answers = await Promise.all([0, 1, 2].map((b) =>
+      app("POST", "/meta-ads/capi/events/batch", { events: Array.from({ length: b === 2 ? 500 : 1_000 }, (_, i) => event(b * 1_000 + i)) })))
+    expect(answers.map((a) => a.status)).toEqual([202, 202, 202])
+    await eventually(async () => expect(await accepted(dataset)).toHaveLength(2_500), { timeoutMs: 20_000 })
+    expect(new Set(await accepted(dataset)).size).toBe(2_500)
+    const log = await simLog(dataset)
+    expect(log.filter((r) => r.status === 503)).toHaveLength(1)
+    expect(log.every((r) => r.body.data.length <= 1_000)).toBe(true)
+  })
+
   it("a cut connection is retried too", async () => {
     const dataset = await useDataset()
     await simPost("/simulate/capi/outage", { dataset_id: dataset, requests: 1, status: 0 })
