@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect } from "effect"
-import { describeIssues, FieldIssue, InvalidRequest } from "../domain/errors.ts"
+import { InvalidRequest } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
 import { toE164 } from "../messaging/phone.ts"
 import { digitsOf } from "../whatsapp/events.ts"
@@ -80,17 +80,34 @@ export class Conversations extends Effect.Service<Conversations>()("herald/conve
         return agent.userId
       })
 
+    /** The member an agentEmail names: null (unassign) when empty. */
+    const assigneeOf = (accountId: string, agentEmail: string) =>
+      Effect.gen(function*() {
+        if (agentEmail.length > 320) return yield* InvalidRequest.single("agentEmail", "must be an e-mail address, or empty to unassign")
+        return agentEmail.trim() === "" ? null : yield* agentOf(accountId, agentEmail)
+      })
+
+    const setAssignee = (conversationId: string, agent: string | null) =>
+      Effect.gen(function*() {
+        yield* sql`UPDATE conversations SET assignee_user_id = ${agent}, updated_at = now() WHERE conversation_id = ${conversationId}`.pipe(Effect.orDie)
+        return presentConversation((yield* read(sql`v.conversation_id = ${conversationId}`))!)
+      })
+
     /** POST /api/v1/public/chats/assign: an empty agentEmail unassigns. */
     const assign = (accountId: string, input: AssignInput) =>
       Effect.gen(function*() {
-        const issues: Array<FieldIssue> = []
-        if (input.agentEmail.length > 320) issues.push(new FieldIssue({ path: "agentEmail", message: "must be an e-mail address, or empty to unassign" }))
-        if (issues.length > 0) return yield* new InvalidRequest({ message: describeIssues(issues), errors: issues })
+        const agent = yield* assigneeOf(accountId, input.agentEmail)
         const phone = yield* phoneOf(input.fullPhoneNumber)
-        const agent = input.agentEmail.trim() === "" ? null : yield* agentOf(accountId, input.agentEmail)
-        const conversationId = yield* openWith(accountId, phone, input.phoneNumberId)
-        yield* sql`UPDATE conversations SET assignee_user_id = ${agent}, updated_at = now() WHERE conversation_id = ${conversationId}`.pipe(Effect.orDie)
-        return presentConversation((yield* read(sql`v.conversation_id = ${conversationId}`))!)
+        return yield* setAssignee(yield* openWith(accountId, phone, input.phoneNumberId), agent)
+      })
+
+    /** GraphQL's assignConversation: an open conversation by id (a resolved one is not assignable, as by phone). */
+    const assignById = (accountId: string, conversationId: string, agentEmail: string) =>
+      Effect.gen(function*() {
+        const agent = yield* assigneeOf(accountId, agentEmail)
+        const found = isUuid(conversationId) ? yield* read(sql`v.conversation_id = ${conversationId} AND v.account_id = ${accountId}`) : undefined
+        if (found === undefined || found.status !== "open") return yield* new ConversationNotFound({ message: `no open conversation ${conversationId}` })
+        return yield* setAssignee(conversationId, agent)
       })
 
     /** Resolves an open conversation by id (GraphQL's resolveConversation); a resolved one stays as it is. */
@@ -110,6 +127,6 @@ export class Conversations extends Effect.Service<Conversations>()("herald/conve
         return yield* resolve(accountId, yield* openWith(accountId, phone, input.phoneNumberId))
       })
 
-    return { assign, resolve, resolveWith } as const
+    return { assign, assignById, resolve, resolveWith } as const
   })
 }) {}

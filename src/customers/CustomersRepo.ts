@@ -86,6 +86,20 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("herald/custo
           ${order} LIMIT ${input.limit + 1}`
       }).pipe(Effect.orDie)
 
-    return { find, upsert, search } as const
+    /** Customers of the account among `ids` (GraphQL's contact loader). */
+    const findMany = (accountId: string, ids: ReadonlyArray<string>) =>
+      ids.length === 0
+        ? Effect.succeed([] as ReadonlyArray<CustomerRow>)
+        : sql<CustomerRow>`SELECT ${columns} FROM customers c WHERE c.account_id = ${accountId} AND c.customer_id = ANY(${ids}::uuid[])`.pipe(Effect.orDie)
+
+    /** Tags taken off a customer; false when the account has no such customer. */
+    const removeTags = (accountId: string, customerId: string, tags: ReadonlyArray<string>) =>
+      isUuid(customerId)
+        ? sql`
+          UPDATE customers SET tags = ARRAY(SELECT t FROM unnest(tags) WITH ORDINALITY AS x(t, n) WHERE NOT t = ANY(${tags}::text[]) ORDER BY n)
+          WHERE account_id = ${accountId} AND customer_id = ${customerId} RETURNING 1`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+        : Effect.succeed(false)
+
+    return { find, findMany, upsert, search, removeTags } as const
   })
 }) {}

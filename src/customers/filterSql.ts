@@ -12,6 +12,7 @@ import type { Comparable, CustomerQuery, TraitFilter } from "./traitFilters.ts"
 export const customerCondition = (sql: SqlClient.SqlClient, query: CustomerQuery): Fragment => {
   const parts = query.filters.map((filter) => filterCondition(sql, filter))
   if (query.tags.length > 0) parts.push(sql`c.tags @> ${query.tags}::text[]`)
+  if (query.search !== undefined && query.search.trim() !== "") parts.push(searchCondition(sql, query.search.trim()))
   return parts.length === 0 ? sql`TRUE` : sql.and(parts)
 }
 
@@ -82,3 +83,12 @@ const compare = (sql: SqlClient.SqlClient, k: string, operator: string, value: C
 
 /** A filter value's instant as epoch seconds, worked out once per query (an InitPlan), not per row. */
 const epochOf = (sql: SqlClient.SqlClient, text: string): Fragment => sql`(SELECT extract(epoch FROM herald_iso_instant(${text})))`
+
+/** A name containing the text (any case), or a phone containing its digits. */
+const searchCondition = (sql: SqlClient.SqlClient, text: string): Fragment => {
+  const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+  const digits = text.replace(/\D/g, "")
+  return digits.length >= 3
+    ? sql`(c.name ILIKE ${pattern} OR c.phone LIKE ${`%${digits}%`})`
+    : sql`c.name ILIKE ${pattern}`
+}

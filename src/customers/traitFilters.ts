@@ -115,6 +115,8 @@ const parseFilter = (raw: unknown, path: string, issues: Array<FieldIssue>): Tra
 export interface CustomerQuery {
   readonly filters: ReadonlyArray<TraitFilter>
   readonly tags: ReadonlyArray<string>
+  /** Part of the name or of the phone's digits (GraphQL's ContactFilter.search). */
+  readonly search?: string | undefined
 }
 
 /** A search's filters and tags, or every problem with them (each named by its path). */

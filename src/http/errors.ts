@@ -6,6 +6,9 @@ import { Conflict, describeIssues, FieldIssue, InvalidRequest, NotFound, Service
 /** Status, code and body fields of each domain error, by tag, for routes answered outside HttpApi. */
 const wireOf = new Map<string, { readonly status: number; readonly code: string; readonly keys: ReadonlyArray<string> }>()
 
+/** The REST `code` of a domain error registered with `errorResponse` (GraphQL reports it as `reason`). */
+export const restCodeOf = (tag: string): string | undefined => wireOf.get(tag)?.code
+
 /** The envelope of a domain error registered with `errorResponse`; undefined for anything else. */
 export const errorEnvelope = (error: { readonly _tag: string }) => {
   const wire = wireOf.get(error._tag)

@@ -63,6 +63,9 @@ import { CapiConfigHttpLive, ConversionsHttpLive } from "./app/ConversionsHttp.t
 import { Conversions } from "../conversions/Conversions.ts"
 import { CapiConfigs } from "../conversions/CapiConfigs.ts"
 import { IntegrationLogs } from "../integrations/IntegrationLogs.ts"
+import { GraphqlRoute } from "../graphql/GraphqlRoute.ts"
+import { GraphqlReads } from "../graphql/reads.ts"
+import { CustomersRepo } from "../customers/CustomersRepo.ts"
 
 /** Handlers of every HttpApi group. Each capability adds its group's layer here. */
 export const ApiHandlers = Layer.mergeAll(
@@ -96,7 +99,7 @@ export const ApiHandlers = Layer.mergeAll(
   Layer.provideMerge(ApiRateLimits.Default),
   Layer.provideMerge(Layer.mergeAll(Messages.Default, MessageReports.Default, GatewayReports.Default)),
   Layer.provideMerge(Layer.mergeAll(MessagesRepo.Default, Wallet.Default)),
-  Layer.provideMerge(Layer.mergeAll(PublicMessages.Default, WaTemplates.Default, WaReports.Default, Customers.Default, Conversations.Default, Conversions.Default, CapiConfigs.Default, IntegrationLogs.Default).pipe(Layer.provideMerge(WaNumbers.Default))),
+  Layer.provideMerge(Layer.mergeAll(PublicMessages.Default, WaTemplates.Default, WaReports.Default, Customers.Default, Conversations.Default, Conversions.Default, CapiConfigs.Default, IntegrationLogs.Default, GraphqlReads.Default, CustomersRepo.Default).pipe(Layer.provideMerge(WaNumbers.Default))),
   Layer.provideMerge(Webhooks.Default),
   Layer.provideMerge(BotApplications.Default),
   Layer.provideMerge(Templates.Default),
@@ -126,6 +129,7 @@ const FullRoutes = Layer.mergeAll(
   BotsRoutes,
   GatewayCallbacksRoute,
   MetaWebhookRoute,
+  GraphqlRoute,
   ContactImportRoute,
   HttpApiSwagger.layerHttpLayerRouter({ api: HeraldApi, path: "/docs" }),
   MetricsRoute,

@@ -1,0 +1,56 @@
+import { buildSchema, GraphQLError, GraphQLObjectType, GraphQLScalarType, type GraphQLSchema, Kind, type ValueNode } from "graphql"
+import { resolvers } from "./resolvers.ts"
+import { SDL } from "./schema.ts"
+
+const literalValue = (node: ValueNode, variables: Record<string, unknown> | null | undefined): unknown => {
+  switch (node.kind) {
+    case Kind.STRING:
+    case Kind.BOOLEAN:
+      return node.value
+    case Kind.INT:
+    case Kind.FLOAT:
+      return Number(node.value)
+    case Kind.NULL:
+      return null
+    case Kind.LIST:
+      return node.values.map((value) => literalValue(value, variables))
+    case Kind.OBJECT:
+      return Object.fromEntries(node.fields.map((field) => [field.name.value, literalValue(field.value, variables)]))
+    case Kind.VARIABLE:
+      return variables?.[node.name.value]
+    default:
+      return undefined
+  }
+}
+
+const scalars: Record<string, Partial<GraphQLScalarType>> = {
+  DateTime: {
+    serialize: (value) => new Date(value as string | Date).toISOString(),
+    parseValue: (value) => {
+      if (typeof value !== "string" || Number.isNaN(Date.parse(value))) throw new GraphQLError("must be an ISO 8601 date-time")
+      return new Date(value)
+    }
+  },
+  JSON: {
+    serialize: (value) => value,
+    parseValue: (value) => value,
+    parseLiteral: literalValue
+  }
+}
+
+/** The SDL with Herald's resolvers and scalars: built once per node. */
+export const makeExecutableSchema = (): GraphQLSchema => {
+  const schema = buildSchema(SDL)
+  for (const [typeName, fields] of Object.entries(resolvers)) {
+    const type = schema.getType(typeName)
+    if (!(type instanceof GraphQLObjectType)) throw new Error(`resolvers for ${typeName}, which the schema has not as an object type`)
+    const declared = type.getFields()
+    for (const [fieldName, resolve] of Object.entries(fields)) {
+      const field = declared[fieldName]
+      if (field === undefined) throw new Error(`a resolver for ${typeName}.${fieldName}, which the schema does not declare`)
+      field.resolve = resolve as typeof field.resolve
+    }
+  }
+  for (const [name, behaviour] of Object.entries(scalars)) Object.assign(schema.getType(name) as GraphQLScalarType, behaviour)
+  return schema
+}

@@ -1,0 +1,312 @@
+import DataLoader from "dataloader"
+import { Effect } from "effect"
+import type { GraphQLResolveInfo } from "graphql"
+import type { CustomerRow } from "../customers/CustomersRepo.ts"
+import type { TraitFilter as ParsedTraitFilter } from "../customers/traitFilters.ts"
+import { parseCustomerQuery } from "../customers/traitFilters.ts"
+import { describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
+import { planRatePerMinute } from "../domain/plans.ts"
+import type { SecretKeyAccount } from "../security/SecretKeys.ts"
+import { readCursor } from "../storage/pageCursor.ts"
+import type { WaTemplateRow } from "../whatsapp/templates/WaTemplatesRepo.ts"
+import { connectionOf, limitOf, type PageArgs, positionCursor } from "./connections.ts"
+import { type ConversationRow, encodeMessageCursor, type LastMessage, type LedgerRow, type MessageRow } from "./reads.ts"
+import type { GraphqlServices } from "./services.ts"
+
+/** Runs a service's Effect for a resolver; its failure becomes the field's GraphQL error. */
+export type Run = <A, E>(effect: Effect.Effect<A, E, never>) => Promise<A>
+
+/** What every resolver of one request sees. */
+export interface GraphqlContext {
+  readonly account: SecretKeyAccount
+  readonly services: GraphqlServices
+  readonly run: Run
+  readonly loaders: Loaders
+}
+
+type Loaders = ReturnType<typeof makeLoaders>
+
+/**
+ * One request's DataLoaders: the by-id reads of each level of a query are one statement each,
+ * whatever the page size (a page of conversations loads its contacts, assignees and sends' statuses
+ * in three statements).
+ */
+export const makeLoaders = (account: SecretKeyAccount, services: GraphqlServices, run: Run) => {
+  const reads = services.reads
+  const byIds = <V>(load: (ids: ReadonlyArray<string>) => Effect.Effect<Map<string, V>>) =>
+    new DataLoader<string, V | undefined>(async (ids) => {
+      const found = await run(load(ids))
+      return ids.map((id) => found.get(id))
+    })
+  const conversationsOfContact = new Map<number, DataLoader<string, ReadonlyArray<ConversationRow>>>()
+  return {
+    contact: byIds((ids) => reads.contactsByIds(account.accountId, ids)),
+    conversation: byIds((ids) => reads.conversationsByIds(account.accountId, ids)),
+    email: byIds((ids) => reads.emailsOf(ids)),
+    send: byIds((ids) => reads.sendsOf(account.accountId, ids)),
+    template: byIds((ids) => reads.templatesByIds(account.accountId, ids)),
+    /** The first page of each contact's conversations, per page size. */
+    conversationsOfContact: (limit: number) => {
+      let loader = conversationsOfContact.get(limit)
+      if (loader === undefined) {
+        loader = new DataLoader(async (ids: ReadonlyArray<string>) => {
+          const found = await run(reads.conversationsOfContacts(account.accountId, ids, limit))
+          return ids.map((id) => found.get(id) ?? [])
+        })
+        conversationsOfContact.set(limit, loader)
+      }
+      return loader
+    }
+  }
+}
+
+const iso = (value: Date | string) => new Date(value).toISOString()
+const upper = (value: string) => value.toUpperCase()
+
+/** A send's status as GraphQL shows it: Meta took it (accepted) or may have (unconfirmed) reads QUEUED until Meta says sent. */
+const messageStatus = (status: string | null | undefined) =>
+  status === null || status === undefined ? null : status === "accepted" || status === "unconfirmed" ? "QUEUED" : upper(status)
+
+const contactNode = (row: CustomerRow) => ({ __kind: "Contact" as const, row })
+const conversationNode = (row: ConversationRow) => ({ __kind: "Conversation" as const, row })
+type ContactNode = ReturnType<typeof contactNode>
+type ConversationNode = ReturnType<typeof conversationNode>
+
+interface MessageNode {
+  readonly id: string
+  readonly conversation_id: string
+  readonly direction: "INBOUND" | "OUTBOUND"
+  readonly type: string
+  readonly text: string | null
+  readonly status?: string | null
+  readonly callback_data?: string | null
+  readonly created_at: string
+}
+
+const messageNode = (conversationId: string, row: MessageRow): MessageNode => ({
+  id: row.id,
+  conversation_id: conversationId,
+  direction: row.direction === "inbound" ? "INBOUND" : "OUTBOUND",
+  type: row.type,
+  text: row.text,
+  status: messageStatus(row.status),
+  callback_data: row.callbackData,
+  created_at: row.at
+})
+
+const lastMessageNode = (conversationId: string, last: LastMessage): MessageNode => ({
+  id: last.id,
+  conversation_id: conversationId,
+  direction: last.direction === "inbound" ? "INBOUND" : "OUTBOUND",
+  type: last.type,
+  text: last.text,
+  created_at: iso(last.at)
+})
+
+const templateNode = (row: WaTemplateRow) => ({
+  id: row.templateId,
+  name: row.name,
+  language: row.language,
+  category: row.category,
+  status: row.status,
+  rejected_reason: row.rejectedReason,
+  components: row.definition.components,
+  created_at: iso(row.createdAt)
+})
+
+const ledgerNode = (row: LedgerRow) => ({
+  id: row.txnId,
+  kind: upper(row.kind),
+  amount: row.kind === "charge" ? -Number(row.amount) : Number(row.amount),
+  balance_after: row.balanceAfter === null ? null : Number(row.balanceAfter),
+  reference: row.reference,
+  created_at: iso(row.createdAt)
+})
+
+const cursorOfPosition = (row: { readonly position: string }, id: string) => positionCursor({ createdAt: row.position, id })
+
+/** GraphQL's trait filter (enum ops, JSON values) in the REST search's shape, checked by the same code. */
+const customerQueryOf = (filter: { search?: string | null; tags?: ReadonlyArray<string> | null; traits?: ReadonlyArray<{ trait: string; op: string; value?: unknown }> | null } | null | undefined) => {
+  const parsed = parseCustomerQuery({
+    filters: filter?.traits?.map((t) => ({ trait: t.trait, op: t.op.toLowerCase(), value: t.value })),
+    tags: filter?.tags ?? undefined
+  })
+  if ("issues" in parsed) {
+    const errors = parsed.issues.map((issue) => new FieldIssue({ path: `filter.${issue.path.replace(/^filters/, "traits")}`, message: issue.message }))
+    throw new InvalidRequest({ message: describeIssues(errors), errors })
+  }
+  return { filters: parsed.filters as ReadonlyArray<ParsedTraitFilter>, tags: parsed.tags, search: filter?.search ?? undefined }
+}
+
+type Args = Record<string, any>
+type Resolver<P = unknown> = (parent: P, args: Args, context: GraphqlContext, info: GraphQLResolveInfo) => unknown
+
+/** Resolvers by type and field, attached to the SDL's schema (schema.ts). */
+export const resolvers: Record<string, Record<string, Resolver<any>>> = {
+  Query: {
+    me: async (_, __, { account, run, services }) => {
+      const row = await run(services.reads.me(account.accountId))
+      return {
+        account_id: row.accountId,
+        label: row.label,
+        plan: upper(row.plan),
+        rate_limit_per_minute: planRatePerMinute(account.plan, row.planRatePerMinute),
+        wallet: { balance: Number(row.walletBalance), currency: row.currency }
+      }
+    },
+    wallet: async (_, __, { account, run, services }) => {
+      const row = await run(services.reads.me(account.accountId))
+      return { balance: Number(row.walletBalance), currency: row.currency }
+    },
+    walletTransactions: async (_, { page }: { page?: PageArgs }, { account, run, services }) => {
+      const limit = limitOf(page)
+      const after = await run(readCursor(page?.cursor ?? undefined))
+      const rows = await run(services.reads.ledger(account.accountId, after, limit))
+      return connectionOf(rows, limit, (row) => cursorOfPosition(row, row.txnId), ledgerNode)
+    },
+    contact: async (_, { id }, { loaders }) => {
+      const row = await loaders.contact.load(id)
+      return row === undefined ? notFoundContact(id) : contactNode(row)
+    },
+    contacts: async (_, { filter, page }, { account, run, services }) => {
+      const limit = limitOf(page)
+      const rows = await run(services.reads.contacts(account.accountId, customerQueryOf(filter), page?.cursor, limit))
+      return connectionOf(rows, limit, (row) => cursorOfPosition(row, row.customerId), contactNode)
+    },
+    conversation: async (_, { id }, { loaders }) => {
+      const row = await loaders.conversation.load(id)
+      return row === undefined ? notFoundConversation(id) : conversationNode(row)
+    },
+    conversations: async (_, { filter, page }, { account, run, services }) => {
+      const limit = limitOf(page)
+      const after = await run(readCursor(page?.cursor ?? undefined))
+      const rows = await run(services.reads.conversations(account.accountId, {
+        status: filter?.status ? filter.status.toLowerCase() : undefined,
+        assigneeEmail: filter?.assignee_email ?? undefined,
+        unassigned: filter?.unassigned ?? undefined
+      }, after, limit))
+      return connectionOf(rows, limit, (row) => cursorOfPosition(row, row.conversationId), conversationNode)
+    },
+    messages: async (_, { conversationId, page }, context, info) => {
+      const conversation = await context.loaders.conversation.load(conversationId)
+      if (conversation === undefined) return notFoundConversation(conversationId)
+      return resolvers.Conversation!.messages!(conversationNode(conversation), { page }, context, info)
+    },
+    template: async (_, { id }, { loaders }) => {
+      const row = await loaders.template.load(id)
+      if (row === undefined) throw new NotFound({ message: `no template ${id}` })
+      return templateNode(row)
+    },
+    templates: async (_, { status, category, page }, { account, run, services }) => {
+      const limit = limitOf(page)
+      const rows = await run(services.reads.templatePage(account.accountId, status ?? undefined, category ?? undefined, page?.cursor, limit))
+      return connectionOf(rows, limit, (row) => cursorOfPosition(row, row.templateId), templateNode)
+    }
+  },
+  Contact: {
+    id: (node: ContactNode) => node.row.customerId,
+    contact_id: (node: ContactNode) => node.row.customerId,
+    name: (node: ContactNode) => node.row.name,
+    phone: (node: ContactNode) => node.row.phone,
+    tags: (node: ContactNode) => node.row.tags,
+    traits: (node: ContactNode) => node.row.traits,
+    created_at: (node: ContactNode) => iso(node.row.createdAt),
+    conversations: async (node: ContactNode, { page }, { account, run, services, loaders }) => {
+      const limit = limitOf(page)
+      const rows = page?.cursor
+        ? await run(services.reads.conversations(account.accountId, { customerId: node.row.customerId }, await run(readCursor(page.cursor)), limit))
+        : await loaders.conversationsOfContact(limit).load(node.row.customerId)
+      return connectionOf(rows, limit, (row) => cursorOfPosition(row, row.conversationId), conversationNode)
+    }
+  },
+  Conversation: {
+    id: (node: ConversationNode) => node.row.conversationId,
+    status: (node: ConversationNode) => upper(node.row.status),
+    updated_at: (node: ConversationNode) => iso(node.row.updatedAt),
+    contact: async (node: ConversationNode, _, { loaders }) => contactNode((await loaders.contact.load(node.row.customerId))!),
+    assignee: async (node: ConversationNode, _, { loaders }) => {
+      if (node.row.assigneeUserId === null) return null
+      const email = await loaders.email.load(node.row.assigneeUserId)
+      return { kind: "MEMBER", email: email ?? null, member_id: null, ai_agent_id: null, name: null }
+    },
+    last_message: (node: ConversationNode) => (node.row.lastMessage === null ? null : lastMessageNode(node.row.conversationId, node.row.lastMessage)),
+    messages: async (node: ConversationNode, { page }, { account, run, services }) => {
+      const limit = limitOf(page)
+      const rows = await run(services.reads.messages(account.accountId, node.row.conversationId, page?.cursor, limit))
+      return connectionOf(rows, limit, encodeMessageCursor, (row) => messageNode(node.row.conversationId, row))
+    }
+  },
+  Message: {
+    // A last message carries neither: its send's row does (outbound only).
+    status: async (node: MessageNode, _, { loaders }) =>
+      node.status !== undefined ? node.status : node.direction === "OUTBOUND" ? messageStatus((await loaders.send.load(node.id))?.status) : null,
+    callback_data: async (node: MessageNode, _, { loaders }) =>
+      node.callback_data !== undefined ? node.callback_data : node.direction === "OUTBOUND" ? (await loaders.send.load(node.id))?.callbackData ?? null : null
+  },
+  Mutation: {
+    sendText: async (_, { input }, { account, run, services }) => {
+      const sent = await run(renameFields(services.messages.send(account, {
+        fullPhoneNumber: input.to,
+        type: "Text",
+        data: { message: input.text },
+        callbackData: input.callback_data ?? undefined
+      }), { fullPhoneNumber: "input.to", "data.message": "input.text", callbackData: "input.callback_data" }))
+      return { message_id: sent.id, status: "QUEUED" }
+    },
+    createContact: async (_, { input }, { account, run, services, loaders }) => {
+      const tracked = await run(renameFields(services.customers.track(account, {
+        fullPhoneNumber: input.phone,
+        name: input.name ?? undefined,
+        tags: input.tags ?? undefined,
+        traits: input.traits ?? undefined
+      }), { fullPhoneNumber: "input.phone", name: "input.name", tags: "input.tags", traits: "input.traits" }))
+      loaders.contact.clear(tracked.id)
+      return contactNode((await loaders.contact.load(tracked.id))!)
+    },
+    addTags: async (_, { input }, { account, run, services, loaders }) => {
+      const contact = await loaders.contact.load(input.contactId)
+      if (contact === undefined) return notFoundContact(input.contactId)
+      await run(renameFields(services.customers.track(account, { fullPhoneNumber: contact.phone, tags: input.tags }), { tags: "input.tags" }))
+      loaders.contact.clear(input.contactId)
+      return contactNode((await loaders.contact.load(input.contactId))!)
+    },
+    removeTags: async (_, { input }, { account, run, services, loaders }) => {
+      const removed = await run(services.customersRepo.removeTags(account.accountId, input.contactId, input.tags))
+      if (!removed) return notFoundContact(input.contactId)
+      loaders.contact.clear(input.contactId)
+      return contactNode((await loaders.contact.load(input.contactId))!)
+    },
+    assignConversation: async (_, { input }, { account, run, services, loaders }) => {
+      await run(renameFields(services.conversations.assignById(account.accountId, input.conversationId, input.agentEmail), { agentEmail: "input.agentEmail" }))
+      loaders.conversation.clear(input.conversationId)
+      return conversationNode((await loaders.conversation.load(input.conversationId))!)
+    },
+    resolveConversation: async (_, { input }, { account, run, services, loaders }) => {
+      await run(services.conversations.resolve(account.accountId, input.conversationId))
+      loaders.conversation.clear(input.conversationId)
+      return conversationNode((await loaders.conversation.load(input.conversationId))!)
+    }
+  }
+}
+
+const notFoundContact = (id: string): never => {
+  throw new NotFound({ message: `no contact ${id}` })
+}
+const notFoundConversation = (id: string): never => {
+  throw new NotFound({ message: `no conversation ${id}` })
+}
+
+/** A REST service's field names in its refusals, as the GraphQL input names them. */
+const renameFields = <A, E, R>(effect: Effect.Effect<A, E, R>, names: Readonly<Record<string, string>>) =>
+  Effect.mapError(effect, (error): E => {
+    if ((error as { readonly _tag?: string } | undefined)?._tag !== "InvalidRequest") return error
+    const errors = (error as unknown as InvalidRequest).errors.map((issue) => new FieldIssue({ path: renamed(issue.path, names), message: issue.message }))
+    return new InvalidRequest({ message: describeIssues(errors), errors }) as unknown as E
+  })
+
+const renamed = (path: string, names: Readonly<Record<string, string>>) => {
+  for (const [from, to] of Object.entries(names)) {
+    if (path === from || path.startsWith(`${from}.`) || path.startsWith(`${from}[`)) return `${to}${path.slice(from.length)}`
+  }
+  return path
+}

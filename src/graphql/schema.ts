@@ -1,0 +1,182 @@
+/**
+ * Herald's GraphQL schema (docs/graphql.md), written once as SDL; resolvers are attached by name
+ * (resolvers.ts). Status-like fields are UPPER_CASE enums; ids are the REST ids; lists are
+ * connections paged newest first by opaque cursors.
+ */
+export const SDL = /* GraphQL */ `
+"ISO 8601 date-time, UTC."
+scalar DateTime
+"Any JSON value (traits, template components)."
+scalar JSON
+
+enum Plan { STARTER GROWTH ADVANCED ENTERPRISE }
+enum TransactionKind { CREDIT CHARGE REFUND }
+enum ConversationStatus { OPEN RESOLVED }
+enum Direction { INBOUND OUTBOUND }
+enum MessageStatus { QUEUED SENT DELIVERED READ FAILED }
+enum TemplateStatus { PENDING APPROVED REJECTED }
+enum TemplateCategory { MARKETING UTILITY AUTHENTICATION }
+enum TraitOp { EQ NEQ CONTAINS GT GTE LT LTE EXISTS NOT_EXISTS IN }
+enum AgentKind { MEMBER AI }
+
+input PageInput {
+  "1 to 100; 20 when absent."
+  limit: Int
+  cursor: String
+}
+
+type PageInfo { hasNextPage: Boolean! endCursor: String }
+
+type Wallet { balance: Float! currency: String! }
+
+type Me {
+  account_id: ID!
+  label: String!
+  plan: Plan!
+  rate_limit_per_minute: Int
+  wallet: Wallet!
+}
+
+type WalletTransaction {
+  id: ID!
+  kind: TransactionKind!
+  "Signed: credits and refunds positive, charges negative."
+  amount: Float!
+  balance_after: Float
+  reference: String
+  created_at: DateTime!
+}
+type WalletTransactionEdge { cursor: String! node: WalletTransaction! }
+type WalletTransactionConnection { edges: [WalletTransactionEdge!]! pageInfo: PageInfo! }
+
+input TraitFilter {
+  trait: String!
+  op: TraitOp!
+  "A string, number or boolean; a list for IN; none for EXISTS and NOT_EXISTS."
+  value: JSON
+}
+input ContactFilter {
+  "Part of the name or phone."
+  search: String
+  "Every tag must be present."
+  tags: [String!]
+  traits: [TraitFilter!]
+}
+
+type Contact {
+  "The customer's id."
+  id: ID!
+  "The same id: the contract names it."
+  contact_id: ID!
+  name: String
+  "E.164."
+  phone: String!
+  tags: [String!]!
+  traits: JSON!
+  created_at: DateTime!
+  conversations(page: PageInput): ConversationConnection!
+}
+type ContactEdge { cursor: String! node: Contact! }
+type ContactConnection { edges: [ContactEdge!]! pageInfo: PageInfo! }
+
+type Agent {
+  kind: AgentKind!
+  email: String
+  member_id: ID
+  ai_agent_id: ID
+  name: String
+}
+
+type Message {
+  id: ID!
+  conversation_id: ID!
+  direction: Direction!
+  "The public API's type name (Text, Image, Template, ...)."
+  type: String!
+  text: String
+  "Outbound messages only."
+  status: MessageStatus
+  callback_data: String
+  created_at: DateTime!
+}
+type MessageEdge { cursor: String! node: Message! }
+type MessageConnection { edges: [MessageEdge!]! pageInfo: PageInfo! }
+
+type Conversation {
+  id: ID!
+  contact: Contact!
+  status: ConversationStatus!
+  assignee: Agent
+  last_message: Message
+  updated_at: DateTime!
+  messages(page: PageInput): MessageConnection!
+}
+type ConversationEdge { cursor: String! node: Conversation! }
+type ConversationConnection { edges: [ConversationEdge!]! pageInfo: PageInfo! }
+
+input ConversationFilter {
+  status: ConversationStatus
+  assignee_email: String
+  "Only conversations nobody is assigned to."
+  unassigned: Boolean
+}
+
+type Template {
+  id: ID!
+  name: String!
+  language: String!
+  category: TemplateCategory!
+  status: TemplateStatus!
+  rejected_reason: String
+  components: JSON!
+  created_at: DateTime!
+}
+type TemplateEdge { cursor: String! node: Template! }
+type TemplateConnection { edges: [TemplateEdge!]! pageInfo: PageInfo! }
+
+type Query {
+  me: Me!
+  wallet: Wallet!
+  walletTransactions(page: PageInput): WalletTransactionConnection!
+  contact(id: ID!): Contact
+  contacts(filter: ContactFilter, page: PageInput): ContactConnection!
+  conversation(id: ID!): Conversation
+  conversations(filter: ConversationFilter, page: PageInput): ConversationConnection!
+  messages(conversationId: ID!, page: PageInput): MessageConnection!
+  template(id: ID!): Template
+  templates(status: TemplateStatus, category: TemplateCategory, page: PageInput): TemplateConnection!
+}
+
+input SendTextInput {
+  "Digits with the country code; '+' optional."
+  to: String!
+  text: String!
+  callback_data: String
+}
+type SendResult { message_id: ID! status: MessageStatus! }
+
+input CreateContactInput {
+  phone: String!
+  name: String
+  tags: [String!]
+  traits: JSON
+}
+input TagsInput { contactId: ID! tags: [String!]! }
+input AssignConversationInput {
+  conversationId: ID!
+  "A team member's e-mail; empty unassigns."
+  agentEmail: String!
+}
+input ResolveConversationInput { conversationId: ID! }
+
+type Mutation {
+  "A WhatsApp Text through the public API's path: the 24-hour window, the plan, the queue."
+  sendText(input: SendTextInput!): SendResult!
+  "Idempotent by phone: an existing contact is updated (traits merged, tags added)."
+  createContact(input: CreateContactInput!): Contact!
+  addTags(input: TagsInput!): Contact!
+  removeTags(input: TagsInput!): Contact!
+  assignConversation(input: AssignConversationInput!): Conversation!
+  resolveConversation(input: ResolveConversationInput!): Conversation!
+}
+`
