@@ -254,6 +254,8 @@ export const resolvers: Record<string, Record<string, Resolver<any>>> = {
       return { message_id: sent.id, status: "QUEUED" }
     },
     createContact: async (_, { input }, { account, run, services, loaders }) => {
+      const existing = await run(renameFields(services.customersRepo.findByPhone(account.accountId, input.phone), { fullPhoneNumber: "input.phone" }))
+      if (existing !== undefined) return contactNode(existing)
       const tracked = await run(renameFields(services.customers.track(account, {
         fullPhoneNumber: input.phone,
         name: input.name ?? undefined,
@@ -263,28 +265,28 @@ export const resolvers: Record<string, Record<string, Resolver<any>>> = {
       loaders.contact.clear(tracked.id)
       return contactNode((await loaders.contact.load(tracked.id))!)
     },
-    addTags: async (_, { input }, { account, run, services, loaders }) => {
-      const contact = await loaders.contact.load(input.contactId)
-      if (contact === undefined) return notFoundContact(input.contactId)
-      await run(renameFields(services.customers.track(account, { fullPhoneNumber: contact.phone, tags: input.tags }), { tags: "input.tags" }))
-      loaders.contact.clear(input.contactId)
-      return contactNode((await loaders.contact.load(input.contactId))!)
+    addTags: async (_, { contactId, tags }, { account, run, services, loaders }) => {
+      const contact = await loaders.contact.load(contactId)
+      if (contact === undefined) return notFoundContact(contactId)
+      await run(services.customers.track(account, { fullPhoneNumber: contact.phone, tags }))
+      loaders.contact.clear(contactId)
+      return contactNode((await loaders.contact.load(contactId))!)
     },
-    removeTags: async (_, { input }, { account, run, services, loaders }) => {
-      const removed = await run(services.customersRepo.removeTags(account.accountId, input.contactId, input.tags))
-      if (!removed) return notFoundContact(input.contactId)
-      loaders.contact.clear(input.contactId)
-      return contactNode((await loaders.contact.load(input.contactId))!)
+    removeTags: async (_, { contactId, tags }, { account, run, services, loaders }) => {
+      const removed = await run(services.customersRepo.removeTags(account.accountId, contactId, tags))
+      if (!removed) return notFoundContact(contactId)
+      loaders.contact.clear(contactId)
+      return contactNode((await loaders.contact.load(contactId))!)
     },
-    assignConversation: async (_, { input }, { account, run, services, loaders }) => {
-      await run(renameFields(services.conversations.assignById(account.accountId, input.conversationId, input.agentEmail), { agentEmail: "input.agentEmail" }))
-      loaders.conversation.clear(input.conversationId)
-      return conversationNode((await loaders.conversation.load(input.conversationId))!)
+    assignConversation: async (_, { conversationId, agentEmail }, { account, run, services, loaders }) => {
+      await run(services.conversations.assignById(account.accountId, conversationId, agentEmail))
+      loaders.conversation.clear(conversationId)
+      return conversationNode((await loaders.conversation.load(conversationId))!)
     },
-    resolveConversation: async (_, { input }, { account, run, services, loaders }) => {
-      await run(services.conversations.resolve(account.accountId, input.conversationId))
-      loaders.conversation.clear(input.conversationId)
-      return conversationNode((await loaders.conversation.load(input.conversationId))!)
+    resolveConversation: async (_, { conversationId }, { account, run, services, loaders }) => {
+      await run(services.conversations.resolve(account.accountId, conversationId))
+      loaders.conversation.clear(conversationId)
+      return conversationNode((await loaders.conversation.load(conversationId))!)
     }
   }
 }

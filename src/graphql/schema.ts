@@ -161,22 +161,17 @@ input CreateContactInput {
   tags: [String!]
   traits: JSON
 }
-input TagsInput { contactId: ID! tags: [String!]! }
-input AssignConversationInput {
-  conversationId: ID!
-  "A team member's e-mail; empty unassigns."
-  agentEmail: String!
-}
-input ResolveConversationInput { conversationId: ID! }
-
 type Mutation {
   "A WhatsApp Text through the public API's path: the 24-hour window, the plan, the queue."
   sendText(input: SendTextInput!): SendResult!
-  "Idempotent by phone: an existing contact is updated (traits merged, tags added)."
+  "Idempotent: the existing contact, unchanged, when the phone is already saved."
   createContact(input: CreateContactInput!): Contact!
-  addTags(input: TagsInput!): Contact!
-  removeTags(input: TagsInput!): Contact!
-  assignConversation(input: AssignConversationInput!): Conversation!
-  resolveConversation(input: ResolveConversationInput!): Conversation!
+  "Appends the tags, without duplicates."
+  addTags(contactId: ID!, tags: [String!]!): Contact!
+  "Removes the given tags."
+  removeTags(contactId: ID!, tags: [String!]!): Contact!
+  "To the team member with that e-mail; an empty agentEmail unassigns."
+  assignConversation(conversationId: ID!, agentEmail: String!): Conversation!
+  resolveConversation(conversationId: ID!): Conversation!
 }
 `
