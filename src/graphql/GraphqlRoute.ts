@@ -93,7 +93,7 @@ export const GraphqlRoute = HttpLayerRouter.use((router) =>
       GRAPHQL_PATH,
       Effect.gen(function*() {
         const http = yield* HttpServerRequest.HttpServerRequest
-        if (Number(http.headers["content-length"] ?? 0) > MAX_GRAPHQL_BODY) {
+        if ((yield* Effect.orElseSucceed(http.arrayBuffer, () => new ArrayBuffer(0))).byteLength > MAX_GRAPHQL_BODY) {
           return answer(413, { errors: [graphqlError("VALIDATION_ERROR", `the request body exceeds ${MAX_GRAPHQL_BODY} bytes`)] })
         }
         const account = yield* Effect.either(authenticate(http.headers["authorization"]))
