@@ -6,6 +6,7 @@ import { InvalidRequest } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
 import { isUtcMicros } from "../domain/timestamps.ts"
 import { type PagePosition, positionOf, readCursor } from "../storage/pageCursor.ts"
+import { Wallet } from "../wallet/Wallet.ts"
 import { WaTemplatesRepo, type WaTemplateStatus } from "../whatsapp/templates/WaTemplatesRepo.ts"
 import type { TemplateCategory } from "../whatsapp/templates/templateRules.ts"
 
@@ -38,16 +39,6 @@ export interface MessageRow {
   readonly at: string
 }
 
-export interface LedgerRow {
-  readonly txnId: string
-  readonly kind: "credit" | "charge" | "refund"
-  readonly amount: string
-  readonly balanceAfter: string | null
-  readonly reference: string | null
-  readonly createdAt: Date
-  readonly position: string
-}
-
 const CONVERSATION_COLUMNS = `v.conversation_id::text, v.customer_id::text, v.status, v.assignee_user_id::text, v.last_message, v.updated_at,
   ${positionOf("v.created_at")} AS position`
 
@@ -76,6 +67,7 @@ export class GraphqlReads extends Effect.Service<GraphqlReads>()("herald/graphql
     const sql = yield* SqlClient.SqlClient
     const customers = yield* CustomersRepo
     const templates = yield* WaTemplatesRepo
+    const wallet = yield* Wallet
     const conversationColumns = sql.literal(CONVERSATION_COLUMNS)
 
     const me = (accountId: string) =>
@@ -85,12 +77,7 @@ export class GraphqlReads extends Effect.Service<GraphqlReads>()("herald/graphql
         Effect.orDie
       )
 
-    const ledger = (accountId: string, after: PagePosition | undefined, limit: number) =>
-      sql<LedgerRow>`
-        SELECT txn_id::text, kind, amount::text, balance_after::text, reference, created_at, ${sql.literal(positionOf("created_at"))} AS position
-        FROM wallet_transactions WHERE account_id = ${accountId}
-          ${after === undefined ? sql`` : sql`AND (created_at, txn_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`}
-        ORDER BY created_at DESC, txn_id DESC LIMIT ${limit + 1}`.pipe(Effect.orDie)
+    const ledger = wallet.ledger
 
     const contactsByIds = (accountId: string, ids: ReadonlyArray<string>) =>
       Effect.map(customers.findMany(accountId, ids.filter(isUuid)), (rows) => new Map(rows.map((row) => [row.customerId, row])))
@@ -191,5 +178,5 @@ export class GraphqlReads extends Effect.Service<GraphqlReads>()("herald/graphql
 
     return { me, ledger, contactsByIds, contacts, conversationsByIds, conversations, conversationsOfContacts, emailsOf, sendsOf, messages, templatesByIds, templatePage } as const
   }),
-  dependencies: [CustomersRepo.Default, WaTemplatesRepo.Default]
+  dependencies: [CustomersRepo.Default, WaTemplatesRepo.Default, Wallet.Default]
 }) {}

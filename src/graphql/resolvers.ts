@@ -10,7 +10,8 @@ import type { SecretKeyAccount } from "../security/SecretKeys.ts"
 import { readCursor } from "../storage/pageCursor.ts"
 import type { WaTemplateRow } from "../whatsapp/templates/WaTemplatesRepo.ts"
 import { connectionOf, limitOf, type PageArgs, positionCursor } from "./connections.ts"
-import { type ConversationRow, encodeMessageCursor, type LastMessage, type LedgerRow, type MessageRow } from "./reads.ts"
+import type { LedgerRow } from "../wallet/Wallet.ts"
+import { type ConversationRow, encodeMessageCursor, type LastMessage, type MessageRow } from "./reads.ts"
 import type { GraphqlServices } from "./services.ts"
 
 /** Runs a service's Effect for a resolver; its failure becomes the field's GraphQL error. */

@@ -2,12 +2,12 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { requireRole } from "../domain/access.ts"
 import type { Principal } from "../domain/signIn.ts"
-import { pageOf, positionOf, readCursor } from "../storage/pageCursor.ts"
+import { type PagePosition, pageOf, positionOf, readCursor } from "../storage/pageCursor.ts"
 
 export const LEDGER_LIMIT_DEFAULT = 100
 export const LEDGER_LIMIT_MAX = 1000
 
-interface LedgerRow {
+export interface LedgerRow {
   readonly txnId: string
   readonly kind: "credit" | "charge" | "refund"
   readonly amount: string
@@ -27,6 +27,15 @@ export class Wallet extends Effect.Service<Wallet>()("herald/wallet/Wallet", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
+    /** One page of the ledger, newest first, after `after` (`limit + 1` rows: the extra one says there is more). */
+    const ledger = (accountId: string, after: PagePosition | undefined, limit: number) =>
+      sql<LedgerRow>`
+        SELECT txn_id::text, kind, amount::text, balance_after::text, reference, created_at, ${sql.literal(positionOf("created_at"))} AS position
+        FROM wallet_transactions
+        WHERE account_id = ${accountId}::uuid
+          ${after === undefined ? sql`` : sql`AND (created_at, txn_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`}
+        ORDER BY created_at DESC, txn_id DESC LIMIT ${limit + 1}`
+
     const read = (principal: Principal, query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) =>
       Effect.gen(function*() {
         yield* requireRole(principal, "owner", "read the wallet")
@@ -34,12 +43,7 @@ export class Wallet extends Effect.Service<Wallet>()("herald/wallet/Wallet", {
         const limit = Math.min(query.limit ?? LEDGER_LIMIT_DEFAULT, LEDGER_LIMIT_MAX)
         const [account] = yield* sql<{ walletBalance: string; currency: string }>`
           SELECT wallet_balance, currency FROM accounts WHERE account_id = ${principal.accountId}::uuid`
-        const rows = yield* sql<LedgerRow>`
-          SELECT txn_id, kind, amount::text, balance_after::text, reference, created_at, ${sql.literal(positionOf("created_at"))} AS position
-          FROM wallet_transactions
-          WHERE account_id = ${principal.accountId}::uuid
-            ${after === undefined ? sql`` : sql`AND (created_at, txn_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`}
-          ORDER BY created_at DESC, txn_id DESC LIMIT ${limit + 1}`
+        const rows = yield* ledger(principal.accountId, after, limit)
         const page = pageOf(rows, limit, (row) => ({ createdAt: row.position, id: row.txnId }))
         return {
           success: true as const,
@@ -64,6 +68,6 @@ export class Wallet extends Effect.Service<Wallet>()("herald/wallet/Wallet", {
         Effect.orDie
       )
 
-    return { read, balanceOf } as const
+    return { read, ledger, balanceOf } as const
   })
 }) {}
