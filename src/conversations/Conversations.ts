@@ -3,7 +3,7 @@ import type { Fragment } from "@effect/sql/Statement"
 import { Effect } from "effect"
 import { InvalidRequest } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
-import { toE164 } from "../messaging/phone.ts"
+import { readE164 } from "../messaging/phone.ts"
 import { digitsOf } from "../whatsapp/events.ts"
 import { AgentNotFound, ConversationNotFound } from "./errors.ts"
 
@@ -65,11 +65,6 @@ export class Conversations extends Effect.Service<Conversations>()("herald/conve
         return row.conversationId
       })
 
-    const phoneOf = (raw: string) => {
-      const phone = toE164(raw)
-      return "problem" in phone ? Effect.fail(InvalidRequest.single("fullPhoneNumber", phone.problem)) : Effect.succeed(phone.e164)
-    }
-
     /** A member of the account by e-mail (any role: whoever answers chats). */
     const agentOf = (accountId: string, email: string) =>
       Effect.gen(function*() {
@@ -97,7 +92,7 @@ export class Conversations extends Effect.Service<Conversations>()("herald/conve
     const assign = (accountId: string, input: AssignInput) =>
       Effect.gen(function*() {
         const agent = yield* assigneeOf(accountId, input.agentEmail)
-        const phone = yield* phoneOf(input.fullPhoneNumber)
+        const phone = yield* readE164(input.fullPhoneNumber, "fullPhoneNumber")
         return yield* setAssignee(yield* openWith(accountId, phone, input.phoneNumberId), agent)
       })
 
@@ -123,7 +118,7 @@ export class Conversations extends Effect.Service<Conversations>()("herald/conve
     /** POST /api/v1/public/chats/resolve: the open conversation with a customer. */
     const resolveWith = (accountId: string, input: { readonly fullPhoneNumber: string; readonly phoneNumberId?: string | undefined }) =>
       Effect.gen(function*() {
-        const phone = yield* phoneOf(input.fullPhoneNumber)
+        const phone = yield* readE164(input.fullPhoneNumber, "fullPhoneNumber")
         return yield* resolve(accountId, yield* openWith(accountId, phone, input.phoneNumberId))
       })
 

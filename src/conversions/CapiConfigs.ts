@@ -77,8 +77,6 @@ export class CapiConfigs extends Effect.Service<CapiConfigs>()("herald/conversio
         return present(found)
       })
 
-    const configured = (accountId: string) => Effect.map(row(accountId), (found) => found !== undefined)
-
     /** The account's target with its token opened; undefined when none is set or it cannot be opened (another HERALD_SECRETS_KEY). */
     const target = (accountId: string) =>
       Effect.map(row(accountId), (found): CapiTarget | undefined => {
@@ -87,7 +85,7 @@ export class CapiConfigs extends Effect.Service<CapiConfigs>()("herald/conversio
         return accessToken === undefined ? undefined : { datasetId: found.datasetId, accessToken, testEventCode: found.testEventCode }
       })
 
-    return { put, get, configured, target } as const
+    return { put, get, target } as const
   }),
   dependencies: [SecretBox.Default]
 }) {}

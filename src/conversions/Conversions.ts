@@ -6,7 +6,6 @@ import { describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/
 import { isUuid } from "../domain/ids.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
 import { type CapiEventInput, capiEventUid, type CheckedEvent, checkCapiEvent, metaEvent } from "./capiEvent.ts"
-import { CapiConfigs } from "./CapiConfigs.ts"
 import { CapiFlush, CapiKind, CapiQueue, CapiRedrive } from "./CapiKind.ts"
 import { CapiNotConfigured } from "./errors.ts"
 
@@ -30,7 +29,6 @@ export class Conversions extends Effect.Service<Conversions>()("herald/conversio
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const client = yield* ActorClient
-    const configs = yield* CapiConfigs
 
     /** Phones of the account's customers named by id (an unknown id is a 400 naming it). */
     const phonesOf = (accountId: string, events: ReadonlyArray<{ readonly checked: CheckedEvent; readonly at: string }>, issues: Array<FieldIssue>) =>
@@ -47,15 +45,19 @@ export class Conversions extends Effect.Service<Conversions>()("herald/conversio
         return phones
       })
 
-    const wabaOf = (accountId: string) =>
-      sql<{ wabaId: string }>`SELECT waba_id FROM wa_numbers WHERE account_id = ${accountId} AND is_default`.pipe(
-        Effect.map((rows) => rows[0]?.wabaId),
+    /** Whether the account has a CAPI configuration, and its default number's WABA: one read per request. */
+    const targetOf = (accountId: string) =>
+      sql<{ configured: boolean; wabaId: string | null }>`
+        SELECT EXISTS (SELECT 1 FROM capi_configs WHERE account_id = ${accountId}) AS configured,
+               (SELECT waba_id FROM wa_numbers WHERE account_id = ${accountId} AND is_default) AS waba_id`.pipe(
+        Effect.map((rows) => rows[0]!),
         Effect.orDie
       )
 
     const accept = (account: SecretKeyAccount, inputs: ReadonlyArray<CapiEventInput>, batch: boolean) =>
       Effect.gen(function*() {
-        if (!(yield* configs.configured(account.accountId))) {
+        const target = yield* targetOf(account.accountId)
+        if (!target.configured) {
           return yield* new CapiNotConfigured({ message: "the Conversions API is not configured: the owner sets it with PUT /api/v1/app/meta-ads/capi/config" })
         }
         const nowSec = Math.floor((yield* Clock.currentTimeMillis) / 1000)
@@ -67,12 +69,11 @@ export class Conversions extends Effect.Service<Conversions>()("herald/conversio
         })
         const phones = yield* phonesOf(account.accountId, checked, issues)
         if (issues.length > 0) return yield* new InvalidRequest({ message: describeIssues(issues), errors: issues })
-        const wabaId = yield* wabaOf(account.accountId)
         const events = checked.map(({ checked: event }) => ({
           uid: capiEventUid(account.accountId, event.eventName, event.eventId),
           eventName: event.eventName,
           eventId: event.eventId,
-          payload: metaEvent(event, event.phone ?? (event.customerId !== undefined ? phones.get(event.customerId) : undefined), wabaId)
+          payload: metaEvent(event, event.phone ?? (event.customerId !== undefined ? phones.get(event.customerId) : undefined), target.wabaId ?? undefined)
         }))
         const uids = events.map((e) => e.uid)
         yield* client.send(CapiKind, account.accountId, new CapiQueue({ events }), { msgId: `capi-${uids.length === 1 ? uids[0] : randomUUID()}` }).pipe(Effect.orDie)
@@ -121,6 +122,5 @@ export class Conversions extends Effect.Service<Conversions>()("herald/conversio
     const nudge = (accountId: string) => client.send(CapiKind, accountId, new CapiFlush()).pipe(Effect.orDie, Effect.asVoid)
 
     return { one, many, get, redrive, nudge } as const
-  }),
-  dependencies: [CapiConfigs.Default]
+  })
 }) {}

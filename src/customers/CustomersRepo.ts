@@ -1,8 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { InvalidRequest } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
-import { toE164 } from "../messaging/phone.ts"
 import { type PagePosition, positionOf } from "../storage/pageCursor.ts"
 import { customerCondition } from "./filterSql.ts"
 import type { CustomerQuery } from "./traitFilters.ts"
@@ -88,15 +86,12 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("herald/custo
           ${order} LIMIT ${input.limit + 1}`
       }).pipe(Effect.orDie)
 
-    /** The customer with a phone (any form a client writes; 400 naming fullPhoneNumber when it is none). */
-    const findByPhone = (accountId: string, raw: string) => {
-      const phone = toE164(raw)
-      if ("problem" in phone) return Effect.fail(InvalidRequest.single("fullPhoneNumber", phone.problem))
-      return sql<CustomerRow>`SELECT ${columns} FROM customers c WHERE c.account_id = ${accountId} AND c.phone = ${phone.e164}`.pipe(
+    /** The customer with a phone (E.164). */
+    const findByPhone = (accountId: string, phone: string) =>
+      sql<CustomerRow>`SELECT ${columns} FROM customers c WHERE c.account_id = ${accountId} AND c.phone = ${phone}`.pipe(
         Effect.map((rows) => rows[0]),
         Effect.orDie
       )
-    }
 
     /** Customers of the account among `ids` (GraphQL's contact loader). */
     const findMany = (accountId: string, ids: ReadonlyArray<string>) =>

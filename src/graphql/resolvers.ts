@@ -7,6 +7,7 @@ import { parseCustomerQuery } from "../customers/traitFilters.ts"
 import { describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
 import { planRatePerMinute } from "../domain/plans.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
+import { readE164 } from "../messaging/phone.ts"
 import { readCursor } from "../storage/pageCursor.ts"
 import type { WaTemplateRow } from "../whatsapp/templates/WaTemplatesRepo.ts"
 import { connectionOf, limitOf, type PageArgs, positionCursor } from "./connections.ts"
@@ -255,7 +256,7 @@ export const resolvers: Record<string, Record<string, Resolver<any>>> = {
       return { message_id: sent.id, status: "QUEUED" }
     },
     createContact: async (_, { input }, { account, run, services, loaders }) => {
-      const existing = await run(renameFields(services.customersRepo.findByPhone(account.accountId, input.phone), { fullPhoneNumber: "input.phone" }))
+      const existing = await run(Effect.flatMap(readE164(input.phone, "input.phone"), (phone) => services.customersRepo.findByPhone(account.accountId, phone)))
       if (existing !== undefined) return contactNode(existing)
       const tracked = await run(renameFields(services.customers.track(account, {
         fullPhoneNumber: input.phone,

@@ -1,4 +1,6 @@
+import { Effect } from "effect"
 import { parsePhoneNumberFromString } from "libphonenumber-js/max"
+import { InvalidRequest } from "../domain/errors.ts"
 
 // A number written in ASCII holds only these; anything else ASCII (letters: vanity numbers and
 // extensions are not recipients) is refused before libphonenumber, which spends about 11 µs on any
@@ -21,4 +23,10 @@ export const toE164 = (raw: string): { readonly e164: string } | { readonly prob
   if (parsed === undefined) return { problem: "must be a phone number with its country code, e.g. +919876543210" }
   if (!parsed.isValid()) return { problem: `${parsed.number} is not a valid phone number` }
   return { e164: parsed.number }
+}
+
+/** A client's phone field as E.164, or the 400 naming the field (`path`) that holds it. */
+export const readE164 = (raw: string, path: string): Effect.Effect<string, InvalidRequest> => {
+  const phone = toE164(raw)
+  return "problem" in phone ? Effect.fail(InvalidRequest.single(path, phone.problem)) : Effect.succeed(phone.e164)
 }

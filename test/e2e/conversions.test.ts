@@ -3,7 +3,7 @@ import { createHash } from "node:crypto"
 import { eventually, useDb, useIsolation } from "../support/e2e.ts"
 import { type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
 import { envFor } from "../support/isolation.ts"
-import { callJson, cliFor } from "../support/http.ts"
+import { callJson, cliFor, ownerSession } from "../support/http.ts"
 import { freePort } from "../support/TcpProxy.ts"
 
 // Conversions to Meta's CAPI end to end (docs/conversions.md): the owner's configuration (token
@@ -74,8 +74,9 @@ beforeAll(async () => {
   accounts.b = made[1].account_id
   await cli("admin", "set-plan", accounts.a!, "enterprise", "--rate", "60000")
   for (const name of ["a", "b"]) {
-    jwt[name] = (await call("POST", "/api/v1/rcs/auth/login", undefined, { email: `${name}@capi.io`, password: `${name} password` })).body.token
-    keys[name] = (await call("POST", "/api/v1/app/developer/secret-key", jwt[name])).body.secret_key
+    const session = await ownerSession(node.url, `${name}@capi.io`, `${name} password`)
+    jwt[name] = session.jwt
+    keys[name] = session.key
   }
 }, 120_000)
 afterAll(async () => {

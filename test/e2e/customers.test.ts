@@ -3,7 +3,7 @@ import { CUSTOMERS_LIMIT_MAX } from "../../src/customers/Customers.ts"
 import { eventually, useDb, useIsolation } from "../support/e2e.ts"
 import { type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
 import { envFor } from "../support/isolation.ts"
-import { callJson, cliFor } from "../support/http.ts"
+import { callJson, cliFor, ownerSession } from "../support/http.ts"
 import { freePort } from "../support/TcpProxy.ts"
 
 // Customers and conversations on the public API end to end: track/users (upsert by phone, trait
@@ -77,8 +77,9 @@ beforeAll(async () => {
   await db("UPDATE accounts SET plan_rate_per_minute = 60000 WHERE account_id = ANY($1::uuid[])", [[accounts.a, accounts.p]])
   const jwt: Record<string, string> = {}
   await Promise.all(["a", "p"].map(async (name) => {
-    jwt[name] = (await call("POST", "/api/v1/rcs/auth/login", undefined, { email: `${name}@customers.io`, password: `${name} password` })).body.token
-    keys[name] = (await call("POST", "/api/v1/app/developer/secret-key", jwt[name])).body.secret_key
+    const session = await ownerSession(node.url, `${name}@customers.io`, `${name} password`)
+    jwt[name] = session.jwt
+    keys[name] = session.key
   }))
   const members = await Promise.all([
     call("POST", "/api/v1/rcs/team", jwt.a, { email: "Agent.One@Customers.io", role: "operator", assigned_bots: ["*"], password: "agent password" }),

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { eventually, useDb, useIsolation } from "../support/e2e.ts"
 import { type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
 import { envFor } from "../support/isolation.ts"
-import { callJson, cliFor } from "../support/http.ts"
+import { callJson, cliFor, ownerSession } from "../support/http.ts"
 import { freePort } from "../support/TcpProxy.ts"
 
 // POST /api/v1/graphql end to end: the transport (Bearer secret key, 400/401/413, the plan lock),
@@ -82,8 +82,9 @@ beforeAll(async () => {
   numberA = number.phone_number_id
   const jwt: Record<string, string> = {}
   await Promise.all(Object.keys(plans).map(async (name) => {
-    jwt[name] = (await call("POST", "/api/v1/rcs/auth/login", undefined, { email: `${name}@gql.io`, password: `${name} password` })).body.token
-    keys[name] = (await call("POST", "/api/v1/app/developer/secret-key", jwt[name])).body.secret_key
+    const session = await ownerSession(node.url, `${name}@gql.io`, `${name} password`)
+    jwt[name] = session.jwt
+    keys[name] = session.key
   }))
   const members = await Promise.all([
     call("POST", "/api/v1/rcs/team", jwt.a, { email: "Agent.One@Gql.io", role: "operator", assigned_bots: ["*"], password: "agent password" }),

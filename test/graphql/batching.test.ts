@@ -35,7 +35,7 @@ const QUERY = `query ($limit: Int) {
   }
 }`
 
-/** 120 customers, each with a conversation on one number, half answered by a send (outbound last message), a third assigned. */
+/** 120 customers, each with a conversation on one number, half answered by a send (outbound last message), a third assigned; pages hold every kind from their first rows. */
 const seed = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const [user] = yield* sql<{ userId: string }>`INSERT INTO users (email, password_hash) VALUES ('agent@batch.io', 'x') RETURNING user_id::text`
@@ -52,8 +52,10 @@ const seed = Effect.gen(function*() {
     SELECT md5(c.phone)::uuid, ${accountId}, '100200300', c.phone, 'Text', '{"type":"text","object":{"body":"hi"}}', 'delivered', 0, 1, 'cb-' || c.phone
     FROM customers c WHERE c.account_id = ${accountId} AND right(c.phone, 1)::int % 2 = 0`
   yield* sql`
-    INSERT INTO conversations (account_id, phone_number_id, customer_id, customer_phone, assignee_user_id, last_message, last_inbound_at)
+    INSERT INTO conversations (account_id, phone_number_id, customer_id, customer_phone, created_at, assignee_user_id, last_message, last_inbound_at)
     SELECT ${accountId}, '100200300', c.customer_id, c.phone,
+      -- In customer order, newest first: any page's first rows hold outbound, inbound and assigned ones.
+      now() - right(c.phone, 5)::int * interval '1 millisecond',
       CASE WHEN right(c.phone, 1)::int % 3 = 0 THEN ${user!.userId}::uuid END,
       CASE WHEN right(c.phone, 1)::int % 2 = 0
         THEN jsonb_build_object('direction', 'outbound', 'id', md5(c.phone)::uuid::text, 'type', 'Text', 'text', 'hi', 'at', now())

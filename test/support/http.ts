@@ -17,3 +17,10 @@ export const cliFor = (env: Record<string, string>) => async (...args: Array<str
   if (r.code !== 0) throw new Error(`herald ${args.join(" ")} exited with ${r.code}: ${r.stderr}`)
   return JSON.parse(r.stdout)
 }
+
+/** An owner signed in, and the account's secret key generated with that session. */
+export const ownerSession = async (base: string, email: string, password: string) => {
+  const jwt = (await callJson(base, "POST", "/api/v1/rcs/auth/login", undefined, { email, password })).body.token as string
+  const key = (await callJson(base, "POST", "/api/v1/app/developer/secret-key", jwt)).body.secret_key as string
+  return { jwt, key }
+}

@@ -7,6 +7,9 @@ import { WaTemplates } from "../../whatsapp/templates/WaTemplates.ts"
 import { HeraldApi } from "../Api.ts"
 import { CurrentAccount } from "../app/AppAuthentication.ts"
 
+/** A conversation as the public API answers it. */
+const answered = <A, E>(conversation: Effect.Effect<A, E>) => Effect.map(conversation, (c) => ({ result: true as const, success: true as const, conversation: c }))
+
 export const PublicHttpLive = HttpApiBuilder.group(HeraldApi, "public", (handlers) =>
   Effect.gen(function*() {
     const messages = yield* PublicMessages
@@ -18,10 +21,8 @@ export const PublicHttpLive = HttpApiBuilder.group(HeraldApi, "public", (handler
       .handle("trackUser", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => customers.track(account, payload)))
       .handle("searchCustomers", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => customers.search(account, payload)))
       .handle("getCustomer", ({ path }) => Effect.flatMap(CurrentAccount, (account) => customers.get(account, path.id)))
-      .handle("assignChat", ({ payload }) =>
-        Effect.flatMap(CurrentAccount, (account) => Effect.map(conversations.assign(account.accountId, payload), (conversation) => ({ result: true as const, success: true as const, conversation }))))
-      .handle("resolveChat", ({ payload }) =>
-        Effect.flatMap(CurrentAccount, (account) => Effect.map(conversations.resolveWith(account.accountId, payload), (conversation) => ({ result: true as const, success: true as const, conversation }))))
+      .handle("assignChat", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => answered(conversations.assign(account.accountId, payload))))
+      .handle("resolveChat", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => answered(conversations.resolveWith(account.accountId, payload))))
       .handle("createTemplate", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => templates.create(account, payload)))
       .handle("listTemplates", ({ urlParams }) => Effect.flatMap(CurrentAccount, (account) => templates.list(account, urlParams)))
       .handle("getTemplate", ({ path }) => Effect.flatMap(CurrentAccount, (account) => templates.get(account, path.id)))
