@@ -4,7 +4,8 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { SendChunk, SenderKind } from "../messaging/SenderKind.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 import { BroadcastsRepo, type Counters } from "./BroadcastsRepo.ts"
-import { progressOf, progressSubject } from "./progress.ts"
+import { liveSubject } from "../live/liveSubjects.ts"
+import { progressOf } from "./progress.ts"
 import { CHUNK_TARGETS, CHUNK_WINDOW, chunkRange, EXPAND_BATCH } from "./chunking.ts"
 
 /** Begin (from the API's outbox row, or the timer of a scheduled broadcast). */
@@ -69,7 +70,7 @@ export const BroadcastKind = ActorKind.make("broadcast", {
       const config = yield* AppConfig
       const broadcastId = ctx.key
 
-      const publishProgress = (counters: Counters) => ctx.notify(progressSubject(config.natsPrefix, broadcastId), progressOf(broadcastId, counters))
+      const publishProgress = (accountId: string, counters: Counters) => ctx.notify(liveSubject(config.natsPrefix, accountId, "broadcast_progress"), progressOf(broadcastId, counters))
 
       const handOut = (s: BroadcastState): BroadcastState => {
         let handedOut = s.handedOut
@@ -103,8 +104,8 @@ export const BroadcastKind = ActorKind.make("broadcast", {
                 Effect.catchTag("NatsUnavailable", Effect.die)
               )
             )
-            publishProgress(final)
-          } else if (counters !== undefined) publishProgress(counters)
+            publishProgress(s.accountId, final)
+          } else if (counters !== undefined) publishProgress(s.accountId, counters)
           return { ...s, phase: "finished" as const }
         })
 

@@ -310,7 +310,7 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
      * message_id; "unchanged" for a duplicate or a late report.
      */
     const applyReport = (report: { messageId: string; status: "delivered" | "read" | "failed"; at: Date; error: GatewayErrorRecord | undefined }) =>
-      sql<{ readonly before: TargetStatus; readonly after: TargetStatus }>`
+      sql<{ readonly before: TargetStatus; readonly after: TargetStatus; readonly broadcastId: string; readonly accountId: string }>`
         WITH prev AS (
           SELECT broadcast_id, target_no, status, error FROM broadcast_targets WHERE message_id = ${report.messageId}::uuid FOR UPDATE
         ), moved AS (
@@ -354,13 +354,15 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
           FROM moved m
           ${sql.literal(ADD_ON_CONFLICT)}
         )
-        SELECT before, after FROM moved
+        SELECT m.before, m.after, m.broadcast_id::text, b.account_id::text FROM moved m JOIN broadcasts b USING (broadcast_id)
         UNION ALL
-        SELECT status AS before, status AS after FROM prev WHERE NOT EXISTS (SELECT 1 FROM moved)`.pipe(
+        SELECT status AS before, status AS after, NULL, NULL FROM prev WHERE NOT EXISTS (SELECT 1 FROM moved)`.pipe(
         Effect.map((rows) => {
           const row = rows[0]
-          if (row === undefined) return "unknown" as const
-          return row.before !== row.after ? "applied" as const : "unchanged" as const
+          if (row === undefined) return { outcome: "unknown" as const }
+          return row.before !== row.after
+            ? { outcome: "applied" as const, broadcastId: row.broadcastId, accountId: row.accountId }
+            : { outcome: "unchanged" as const }
         })
       )
 

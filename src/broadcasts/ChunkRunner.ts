@@ -1,6 +1,4 @@
 import { Duration, Effect, FiberSet, Schedule } from "effect"
-import { encodeJson } from "../actors/runtime/transport.ts"
-import { Nats } from "../bus/Nats.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { MessageContent } from "../domain/content.ts"
 import type { GatewayErrorRecord } from "../gateway/RcsGateway.ts"
@@ -8,8 +6,8 @@ import { SendDispatcher } from "../messaging/SendDispatcher.ts"
 import { MAX_SEND_ATTEMPTS, retryDelay } from "../messaging/sendRetries.ts"
 import { BotsCache } from "../storage/BotsCache.ts"
 import { BroadcastsRepo, type TargetOutcome } from "./BroadcastsRepo.ts"
-import { CHUNK_TARGETS, CHUNK_WINDOW, chunkKey, type ChunkOrder, PROGRESS_EVERY_MS } from "./chunking.ts"
-import { progressOf, progressSubject } from "./progress.ts"
+import { CHUNK_TARGETS, CHUNK_WINDOW, chunkKey, type ChunkOrder } from "./chunking.ts"
+import { BroadcastProgress } from "./progress.ts"
 
 interface Target {
   readonly targetNo: number
@@ -61,11 +59,10 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
     const dispatcher = yield* SendDispatcher
     const bots = yield* BotsCache
     const config = yield* AppConfig
-    const nats = yield* Nats
+    const progress = yield* BroadcastProgress
     const fibers = yield* FiberSet.make()
     const running = new Set<string>()
     const perBot = new Map<string, Effect.Semaphore>()
-    const progressAt = new Map<string, number>()
     // A claim this old belongs to no node still sending it: a slice's claim is renewed before each
     // attempt, and an attempt lasts at most one gateway timeout after its longest backoff (a
     // margin covers the wait in the bot's lane).
@@ -93,23 +90,6 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
     const sliceSize = (rate: number) => rate === 0 ? CHUNK_TARGETS : Math.max(1, Math.min(CHUNK_TARGETS, Math.ceil(rate / 2)))
 
     /**
-     * Publishes the broadcast's counters (core NATS, for live progress) unless this node did less
-     * than PROGRESS_EVERY_MS ago. Best effort: a lost update is superseded by the next.
-     */
-    const publishProgress = (broadcastId: string) =>
-      Effect.gen(function*() {
-        const now = Date.now()
-        if (now - (progressAt.get(broadcastId) ?? 0) < PROGRESS_EVERY_MS) return
-        // One entry per broadcast this node sent for; forgotten wholesale now and then.
-        if (progressAt.size > 10_000) progressAt.clear()
-        progressAt.set(broadcastId, now)
-        const counters = yield* repo.counters(broadcastId)
-        if (counters === undefined) return
-        const { nc } = yield* nats.connected
-        nc.publish(progressSubject(config.natsPrefix, broadcastId), encodeJson(progressOf(broadcastId, counters)))
-      }).pipe(Effect.catchAll(() => Effect.void))
-
-    /**
      * Sends a slice; outcomes are written as they become final, so a target waiting out a
      * gateway backoff holds back no other's. `resent`: these targets were claimed by a node that
      * stopped, and are sent again.
@@ -134,7 +114,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
             else outcomes.push({ targetNo: target.targetNo, status: "failed", error: answer.error })
           })
           yield* repo.recordOutcomes({ broadcastId: order.broadcastId, accountId: order.accountId, price, outcomes })
-          yield* publishProgress(order.broadcastId)
+          yield* progress.changed(order.accountId, order.broadcastId)
           remaining = again
           if (again.length > 0) {
             yield* Effect.sleep(retryDelay(attempt))
@@ -207,7 +187,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
         if (left.count === 0) return
         if (left.waitMs > 0) yield* Effect.sleep(Duration.millis(Math.ceil(left.waitMs)))
         yield* repo.failUnconfirmed(order.broadcastId, order.first, order.last, reportWindowMs)
-        yield* publishProgress(order.broadcastId)
+        yield* progress.changed(order.accountId, order.broadcastId)
         return yield* settleUnconfirmed(order)
       })
 
@@ -247,5 +227,5 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
 
     return { start, isRunning } as const
   }),
-  dependencies: [BroadcastsRepo.Default, BotsCache.Default]
+  dependencies: [BroadcastsRepo.Default, BotsCache.Default, BroadcastProgress.Default]
 }) {}

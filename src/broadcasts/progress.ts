@@ -1,12 +1,12 @@
-import type { Counters } from "./BroadcastsRepo.ts"
+import { Clock, Duration, Effect, FiberMap } from "effect"
+import { LiveEvents } from "../live/LiveEvents.ts"
+import { BroadcastsRepo, type Counters } from "./BroadcastsRepo.ts"
+import { PROGRESS_EVERY_MS } from "./chunking.ts"
 
 /**
- * Live progress of a broadcast: its counters on a core NATS subject, published by the node
- * sending its chunks at most every PROGRESS_EVERY_MS, and once more when it finishes. For the
- * GraphQL broadcastProgress subscription; losing one is harmless (the next supersedes it).
+ * A broadcast's counters as its live progress event carries them (GraphQL's broadcastProgress,
+ * the account's `broadcast_progress` live subject) and broadcast.completed's data.
  */
-export const progressSubject = (prefix: string, broadcastId: string) => `${prefix}.progress.broadcast.${broadcastId}`
-
 export const progressOf = (broadcastId: string, counters: Counters) => ({
   broadcast_id: broadcastId,
   status: counters.status,
@@ -17,3 +17,39 @@ export const progressOf = (broadcastId: string, counters: Counters) => ({
   failed_count: counters.failedCount,
   cancelled_count: counters.cancelledCount
 })
+
+/**
+ * Live progress of broadcasts, published by whichever node changed the counters: the node sending
+ * a chunk, or the node applying delivery reports. At most one event per broadcast every
+ * PROGRESS_EVERY_MS from a node, and always one after the last change (a change inside the window
+ * is published at its end, with the counters read then), so a subscriber's last event shows the
+ * final counts. Best effort: a lost event is superseded by the next.
+ */
+export class BroadcastProgress extends Effect.Service<BroadcastProgress>()("herald/broadcasts/BroadcastProgress", {
+  scoped: Effect.gen(function*() {
+    const repo = yield* BroadcastsRepo
+    const live = yield* LiveEvents
+    const pending = yield* FiberMap.make<string>()
+    const publishedAt = new Map<string, number>()
+
+    const publish = (accountId: string, broadcastId: string) =>
+      Effect.gen(function*() {
+        publishedAt.set(broadcastId, yield* Clock.currentTimeMillis)
+        const counters = yield* repo.counters(broadcastId)
+        if (counters !== undefined) yield* live.publish(accountId, "broadcast_progress", progressOf(broadcastId, counters))
+      }).pipe(Effect.catchAllCause(() => Effect.void))
+
+    /** The counters of a broadcast changed: its progress is published now or at the end of the window. */
+    const changed = (accountId: string, broadcastId: string) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const waitMs = Math.max(0, (publishedAt.get(broadcastId) ?? 0) + PROGRESS_EVERY_MS - now)
+        // One entry per broadcast this node changed lately; forgotten wholesale now and then.
+        if (publishedAt.size > 10_000) publishedAt.clear()
+        yield* FiberMap.run(pending, broadcastId, Effect.zipRight(Effect.sleep(Duration.millis(waitMs)), publish(accountId, broadcastId)), { onlyIfMissing: true })
+      })
+
+    return { changed } as const
+  }),
+  dependencies: [BroadcastsRepo.Default, LiveEvents.Default]
+}) {}

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { BroadcastsRepo } from "../broadcasts/BroadcastsRepo.ts"
+import { BroadcastProgress } from "../broadcasts/progress.ts"
 import { isUuid } from "../domain/ids.ts"
 import type { GatewayReport } from "../gateway/RcsGateway.ts"
 import { BotsRepo } from "../storage/BotsRepo.ts"
@@ -35,6 +36,7 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
     const webhooks = yield* Webhooks
     const bots = yield* BotsRepo
     const broadcasts = yield* BroadcastsRepo
+    const progress = yield* BroadcastProgress
 
     const move = (report: StatusReport) => {
       const at = new Date(report.at).toISOString()
@@ -52,12 +54,22 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
 
     const applyStatus = (report: StatusReport): Effect.Effect<ReportResult> =>
       // Herald's message ids are uuids: another id is about a message Herald never sent.
-      !isUuid(report.messageId) ? Effect.succeed("not_ours" as const) : webhooks.committed(Effect.gen(function*() {
+      !isUuid(report.messageId) ? Effect.succeed("not_ours" as const) : Effect.gen(function*() {
+        let broadcastChanged: { readonly accountId: string; readonly broadcastId: string } | undefined
+        const result = yield* applyCommitted(report, (changed) => (broadcastChanged = changed))
+        // After the commit, so live progress never shows a count that did not happen.
+        if (broadcastChanged !== undefined) yield* progress.changed(broadcastChanged.accountId, broadcastChanged.broadcastId)
+        return result
+      })
+
+    const applyCommitted = (report: StatusReport, onBroadcast: (changed: { readonly accountId: string; readonly broadcastId: string }) => void): Effect.Effect<ReportResult> =>
+      webhooks.committed(Effect.gen(function*() {
         const [moved] = yield* move(report)
         if (moved === undefined) {
           // Not a single send: perhaps one of a broadcast's (those emit no message.* events).
           const result = yield* broadcasts.applyReport({ messageId: report.messageId, status: report.status, at: new Date(report.at), error: report.error })
-          return result === "unknown" ? "unknown_message" as const : result
+          if (result.outcome === "applied") onBroadcast(result)
+          return result.outcome === "unknown" ? "unknown_message" as const : result.outcome
         }
         const reached = moved.after === "delivered" || moved.after === "read"
         if (reached) {
@@ -101,5 +113,5 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
 
     return { applyStatus, recordInbound } as const
   }),
-  dependencies: [BotsRepo.Default, BroadcastsRepo.Default]
+  dependencies: [BotsRepo.Default, BroadcastsRepo.Default, BroadcastProgress.Default]
 }) {}

@@ -249,10 +249,11 @@ describe("cancelling", () => {
     const progress: Array<{ at: number; sent: number; status: string }> = []
     const r = await create({ name: "Stopped", bot_id: bots.slow, template_id: templates.slow, contact_list_id: list })
     const id = r.body.broadcast.id
-    const subscription = nc.subscribe(`${iso.natsPrefix}.progress.broadcast.${id}`, {
+    // The account's live events (src/live): its broadcasts' progress among them.
+    const subscription = nc.subscribe(`${iso.natsPrefix}.live.${accounts.a}.broadcast_progress`, {
       callback: (_, m) => {
-        const p = m.json<{ sent_count: number; status: string }>()
-        progress.push({ at: Date.now(), sent: p.sent_count, status: p.status })
+        const p = m.json<{ broadcast_id: string; sent_count: number; status: string }>()
+        if (p.broadcast_id === id) progress.push({ at: Date.now(), sent: p.sent_count, status: p.status })
       }
     })
     await eventually(async () => expect((await get(id)).sent_count).toBeGreaterThan(60))

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { isUuid } from "../../domain/ids.ts"
+import { LiveEvents } from "../../live/LiveEvents.ts"
 import { Webhooks } from "../../webhooks/Webhooks.ts"
 import { fromMetaStatusError } from "../cloud/errors.ts"
 import { digitsOf, statusEventData, type WaStatus } from "../events.ts"
@@ -34,6 +35,7 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
     const webhooks = yield* Webhooks
     const numbers = yield* WaNumbers
     const templates = yield* WaTemplatesRepo
+    const live = yield* LiveEvents
 
     const move = (messageId: string | undefined, wamid: string, status: WaStatus, at: Date, error: unknown) => {
       const iso = at.toISOString()
@@ -61,8 +63,9 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
         const messageId = callback !== undefined && isUuid(callback) ? callback : undefined
         // Reached Meta, so never retryable: a resend might reach the customer twice.
         const error = reported === "failed" ? fromMetaStatusError(status.errors, messageId ?? wamid) : undefined
-        return yield* webhooks.committed(Effect.gen(function*() {
-          const [moved] = yield* move(messageId, wamid, reported as WaStatus, timeOf(status.timestamp), error)
+        const at = timeOf(status.timestamp)
+        const result = yield* webhooks.committed(Effect.gen(function*() {
+          const [moved] = yield* move(messageId, wamid, reported as WaStatus, at, error)
           if (moved === undefined) return "unknown_message" as const
           const reached = moved.after === "delivered" || moved.after === "read"
           if (reached && Number(moved.price) > 0) {
@@ -79,8 +82,16 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
             channel: "whatsapp",
             data: statusEventData(moved, reported as WaStatus, error)
           })
-          return "applied" as const
+          return moved
         })).pipe(Effect.orDie)
+        if (typeof result === "string") return result
+        yield* live.publish(result.accountId, "message_status", {
+          message_id: result.messageId,
+          status: reported as WaStatus,
+          callback_data: result.callbackData,
+          occurred_at: at.toISOString()
+        })
+        return "applied" as const
       })
 
     /** The customer and their conversation with the number, created on first contact. */
@@ -126,7 +137,7 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
         const receivedAt = timeOf(message.timestamp)
         const type = publicTypeOf(message)
         const text = textOf(message)
-        return yield* webhooks.committed(Effect.gen(function*() {
+        const result = yield* webhooks.committed(Effect.gen(function*() {
           const { conversationId, customerId } = yield* conversationOf(number, phone, name, receivedAt, {
             direction: "inbound",
             id: wamid,
@@ -156,8 +167,17 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
               received_at: receivedAt.toISOString()
             }
           })
-          return "applied" as const
+          return { conversationId }
         })).pipe(Effect.orDie)
+        if (typeof result === "string") return result
+        yield* live.publish(number.accountId, "message_received", {
+          id: wamid,
+          conversation_id: result.conversationId,
+          type,
+          text: text ?? null,
+          received_at: receivedAt.toISOString()
+        })
+        return "applied" as const
       })
 
     const recordCall = (number: WaNumber, call: Record<string, unknown>) =>
@@ -187,14 +207,22 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
         const amount = objectOf(payment.amount)
         const value = Number(amount?.value ?? NaN) / Number(amount?.offset ?? 100)
         if (!Number.isFinite(value)) return
-        yield* sql.withTransaction(Effect.gen(function*() {
-          const { conversationId } = yield* conversationOf(number, customerPhoneOf(recipient), undefined, undefined, undefined)
-          yield* sql`
+        const state = stringOf(status.status) ?? "unknown"
+        const currency = stringOf(payment.currency) ?? "INR"
+        const at = timeOf(status.timestamp).toISOString()
+        const paymentId = `${id}:${state}`
+        const recorded = yield* sql.withTransaction(Effect.gen(function*() {
+          const { conversationId, customerId } = yield* conversationOf(number, customerPhoneOf(recipient), undefined, undefined, undefined)
+          const inserted = yield* sql`
             INSERT INTO wa_payments (payment_id, account_id, conversation_id, reference_id, amount, currency, status, occurred_at)
-            VALUES (${`${id}:${stringOf(status.status) ?? "unknown"}`}, ${number.accountId}::uuid, ${conversationId}::uuid, ${reference}, ${value},
-                    ${stringOf(payment.currency) ?? "INR"}, ${stringOf(status.status) ?? "unknown"}, ${timeOf(status.timestamp).toISOString()}::timestamptz)
-            ON CONFLICT DO NOTHING`
+            VALUES (${paymentId}, ${number.accountId}::uuid, ${conversationId}::uuid, ${reference}, ${value},
+                    ${currency}, ${state}, ${at}::timestamptz)
+            ON CONFLICT DO NOTHING RETURNING payment_id`
+          return inserted.length > 0 ? customerId : undefined
         })).pipe(Effect.orDie)
+        // Money received: Meta's "captured" (India's UPI payments), once per payment.
+        if (recorded === undefined || state !== "captured") return
+        yield* live.publish(number.accountId, "payment_received", { id: paymentId, reference_id: reference, amount: value, currency, customer_id: recorded, created_at: at })
       })
 
     const reviewTemplate = (change: MetaChange) =>
@@ -233,5 +261,5 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
 
     return { apply } as const
   }),
-  dependencies: [WaNumbers.Default, WaTemplatesRepo.Default]
+  dependencies: [WaNumbers.Default, WaTemplatesRepo.Default, LiveEvents.Default]
 }) {}

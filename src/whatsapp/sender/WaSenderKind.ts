@@ -7,6 +7,7 @@ import type { WaSendOutcome } from "../../gateway/WaGateway.ts"
 import { waUnconfirmed } from "../../gateway/cloud/CloudApiGateway.ts"
 import { MAX_SEND_ATTEMPTS, retryDelay } from "../../messaging/sendRetries.ts"
 import { Subscriptions } from "../../webhooks/Subscriptions.ts"
+import { liveSubject, type MessageStatusEvent } from "../../live/liveSubjects.ts"
 import { Webhooks } from "../../webhooks/Webhooks.ts"
 import { statusEventData } from "../events.ts"
 import type { CloudContent } from "../message/publicMessage.ts"
@@ -205,13 +206,15 @@ export const WaSenderKind = ActorKind.make("wa_sender", {
       const record = (messageId: string, attempt: number, changes: Record<string, unknown>) =>
         ctx.update("wa_messages", { message_id: messageId, attempts: attempt, ...changes }, ["message_id"])
 
-      /** message.failed to the developer webhook, when the account has one. */
+      /** message.failed live (after the commit) and to the developer webhook, when the account has one. */
       const emitFailed = (accountId: string, messageId: string, error: GatewayErrorRecord) =>
         Effect.gen(function*() {
-          if (!(yield* subscriptions.wants(accountId, "message.failed", null, "whatsapp"))) return
           const [row] = yield* sql<{ recipient: string; type: string; callbackData: string | null }>`
             SELECT recipient, type, callback_data FROM wa_messages WHERE message_id = ${messageId}::uuid`
           if (row === undefined) return
+          const failed: MessageStatusEvent = { message_id: messageId, status: "failed", callback_data: row.callbackData, occurred_at: new Date().toISOString() }
+          ctx.notify(liveSubject(config.natsPrefix, accountId, "message_status"), failed)
+          if (!(yield* subscriptions.wants(accountId, "message.failed", null, "whatsapp"))) return
           ctx.persist(webhooks.emit({
             accountId,
             type: "message.failed",
