@@ -80,6 +80,8 @@ export interface AppSettings {
   readonly capiRetryBaseMs: number
   /** Tries of one batch before its events fail (a dead end, listed, and redriven with POST …/capi/events/redrive). */
   readonly capiMaxAttempts: number
+  /** Events one GraphQL subscription may hold for a client reading too slowly before the client is dropped. */
+  readonly graphqlSubscriptionBuffer: number
 }
 
 const url = (name: string, protocols: ReadonlyArray<string>) =>
@@ -212,6 +214,7 @@ const allSettings: Config.Config<AppSettings> = Config.all({
   capiBatchWindowMs: integerIn("HERALD_CAPI_BATCH_WINDOW_MS", 0, 60_000).pipe(Config.withDefault(200)),
   capiRetryBaseMs: integerIn("HERALD_CAPI_RETRY_BASE_MS", 10, 600_000).pipe(Config.withDefault(1_000)),
   capiMaxAttempts: integerIn("HERALD_CAPI_MAX_ATTEMPTS", 1, 100).pipe(Config.withDefault(12)),
+  graphqlSubscriptionBuffer: integerIn("HERALD_GRAPHQL_SUBSCRIPTION_BUFFER", 1, 1_000_000).pipe(Config.withDefault(1_000)),
   logFormat: Config.literal("json", "pretty")("LOG_FORMAT").pipe(
     Config.option,
     Config.map(Option.getOrElse((): LogFormat => (process.stdout.isTTY ? "pretty" : "json")))

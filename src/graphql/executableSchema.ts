@@ -1,6 +1,8 @@
 import { buildSchema, GraphQLError, GraphQLObjectType, GraphQLScalarType, type GraphQLSchema, Kind, type ValueNode } from "graphql"
 import { resolvers } from "./resolvers.ts"
 import { SDL } from "./schema.ts"
+import { paymentResolvers, subscriptionResolvers } from "./subscriptions/resolvers.ts"
+import { SUBSCRIPTION_SDL } from "./subscriptions/schema.ts"
 
 const literalValue = (node: ValueNode, variables: Record<string, unknown> | null | undefined): unknown => {
   switch (node.kind) {
@@ -40,8 +42,8 @@ const scalars: Record<string, Partial<GraphQLScalarType>> = {
 
 /** The SDL with Herald's resolvers and scalars: built once per node. */
 export const makeExecutableSchema = (): GraphQLSchema => {
-  const schema = buildSchema(SDL)
-  for (const [typeName, fields] of Object.entries(resolvers)) {
+  const schema = buildSchema(SDL + SUBSCRIPTION_SDL)
+  for (const [typeName, fields] of Object.entries({ ...resolvers, Payment: paymentResolvers })) {
     const type = schema.getType(typeName)
     if (!(type instanceof GraphQLObjectType)) throw new Error(`resolvers for ${typeName}, which the schema has not as an object type`)
     const declared = type.getFields()
@@ -50,6 +52,13 @@ export const makeExecutableSchema = (): GraphQLSchema => {
       if (field === undefined) throw new Error(`a resolver for ${typeName}.${fieldName}, which the schema does not declare`)
       field.resolve = resolve as typeof field.resolve
     }
+  }
+  const subscription = schema.getSubscriptionType()!.getFields()
+  for (const [fieldName, { resolve, subscribe }] of Object.entries(subscriptionResolvers)) {
+    const field = subscription[fieldName]
+    if (field === undefined) throw new Error(`a subscription resolver for ${fieldName}, which the schema does not declare`)
+    field.subscribe = subscribe as typeof field.subscribe
+    field.resolve = resolve as typeof field.resolve
   }
   for (const [name, behaviour] of Object.entries(scalars)) Object.assign(schema.getType(name) as GraphQLScalarType, behaviour)
   return schema

@@ -1,10 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { type BroadcastRow, BroadcastsRepo, type BroadcastStatus, type TargetStatus } from "../broadcasts/BroadcastsRepo.ts"
 import { CustomersRepo } from "../customers/CustomersRepo.ts"
 import type { CustomerQuery } from "../customers/traitFilters.ts"
 import { InvalidRequest } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
 import { isUtcMicros } from "../domain/timestamps.ts"
+import { isIntegerKey, readKeyCursor } from "../storage/keyCursor.ts"
 import { type PagePosition, positionOf, readCursor } from "../storage/pageCursor.ts"
 import { Wallet } from "../wallet/Wallet.ts"
 import { WaTemplatesRepo, type WaTemplateStatus } from "../whatsapp/templates/WaTemplatesRepo.ts"
@@ -58,6 +60,73 @@ const decodeMessageCursor = (cursor: string | null | undefined): Effect.Effect<{
 }
 export { encodeMessageCursor }
 
+/** A cursor of a GraphQL list that is not one it gave out, named as GraphQL's argument (`page.cursor`). */
+const notOurCursor = () => InvalidRequest.single("page.cursor", "is not a cursor this list gave out")
+/** REST's cursor readers name their query parameter (`cursor`); GraphQL names the argument. */
+const asPageCursor = <A>(effect: Effect.Effect<A, InvalidRequest>) => Effect.mapError(effect, notOurCursor)
+/** The position a (created_at, uuid) list's `page.cursor` names: none for the first page. */
+export const readPageCursor = (cursor: string | null | undefined) => asPageCursor(readCursor(cursor ?? undefined))
+
+/** A broadcast target as GraphQL reads it (REST's targets read, without the timestamps). */
+export interface BroadcastTargetRow {
+  readonly targetNo: number
+  readonly phone: string
+  readonly messageId: string
+  readonly status: TargetStatus
+  readonly failureReason: string | null
+}
+
+/** A WhatsApp call as WaReports.recordCall stored it: direction and status as Meta sent them. */
+export interface CallRow {
+  readonly callId: string
+  readonly conversationId: string
+  readonly direction: string
+  readonly status: string
+  readonly durationSec: number
+  readonly recordingUrl: string | null
+  readonly occurredAt: Date
+  /** occurred_at to the microsecond, as the cursor carries it. */
+  readonly position: string
+}
+
+/**
+ * Meta's call fields onto GraphQL's enums (docs/graphql.md, Calls), both ways: what a row shows and
+ * the SQL a filter runs, kept together so the two agree. Meta sends USER_INITIATED (the customer
+ * called) or BUSINESS_INITIATED; any other direction reads INBOUND, as recordCall stores a call
+ * without one as USER_INITIATED. Statuses compare in any case: completed is COMPLETED, rejected
+ * REJECTED, and everything else (missed, failed, unknown, a status Meta adds later) MISSED, so a
+ * stored value never fails the enum.
+ */
+const OUTBOUND_CALL_DIRECTIONS = ["BUSINESS_INITIATED", "OUTBOUND"]
+export type CallStatusName = "COMPLETED" | "MISSED" | "REJECTED"
+export type DirectionName = "INBOUND" | "OUTBOUND"
+export const callDirectionOf = (stored: string): DirectionName => (OUTBOUND_CALL_DIRECTIONS.includes(stored.toUpperCase()) ? "OUTBOUND" : "INBOUND")
+export const callStatusOf = (stored: string): CallStatusName => {
+  const status = stored.toLowerCase()
+  return status === "completed" ? "COMPLETED" : status === "rejected" ? "REJECTED" : "MISSED"
+}
+
+const CALL_COLUMNS = `c.call_id, c.conversation_id::text, c.direction, c.status, c.duration_sec, c.recording_url, c.occurred_at,
+  ${positionOf("c.occurred_at")} AS position`
+
+/** A call list's cursor: the last call's occurred_at (to the microsecond) and Meta's call id (text, not a uuid). */
+export const encodeCallCursor = (row: CallRow) => Buffer.from(JSON.stringify([row.position, row.callId])).toString("base64url")
+const decodeCallCursor = (cursor: string | null | undefined): Effect.Effect<{ at: string; id: string } | undefined, InvalidRequest> => {
+  if (cursor === undefined || cursor === null || cursor === "") return Effect.succeed(undefined)
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))
+    if (
+      Array.isArray(parsed) && parsed.length === 2 && typeof parsed[0] === "string" && isUtcMicros(parsed[0]) &&
+      typeof parsed[1] === "string" && parsed[1].length > 0 && parsed[1].length <= 512
+    ) {
+      return Effect.succeed({ at: parsed[0], id: parsed[1] })
+    }
+  } catch {
+    // not one of ours: answered below
+  }
+  return Effect.fail(notOurCursor())
+}
+
 /**
  * The SQL behind GraphQL's reads, every one scoped to the caller's account. The by-id reads take
  * many ids at once: they are DataLoader batch functions (one statement per level of a query).
@@ -67,6 +136,7 @@ export class GraphqlReads extends Effect.Service<GraphqlReads>()("herald/graphql
     const sql = yield* SqlClient.SqlClient
     const customers = yield* CustomersRepo
     const templates = yield* WaTemplatesRepo
+    const broadcasts = yield* BroadcastsRepo
     const wallet = yield* Wallet
     const conversationColumns = sql.literal(CONVERSATION_COLUMNS)
 
@@ -83,7 +153,7 @@ export class GraphqlReads extends Effect.Service<GraphqlReads>()("herald/graphql
       Effect.map(customers.findMany(accountId, ids.filter(isUuid)), (rows) => new Map(rows.map((row) => [row.customerId, row])))
 
     const contacts = (accountId: string, query: CustomerQuery, cursor: string | null | undefined, limit: number) =>
-      Effect.flatMap(readCursor(cursor ?? undefined), (after) => customers.search({ accountId, query, after, limit }))
+      Effect.flatMap(readPageCursor(cursor), (after) => customers.search({ accountId, query, after, limit }))
 
     const conversationsByIds = (accountId: string, ids: ReadonlyArray<string>) =>
       Effect.map(
@@ -174,9 +244,96 @@ export class GraphqlReads extends Effect.Service<GraphqlReads>()("herald/graphql
         new Map(rows.flatMap((row) => (row === undefined ? [] : [[row.templateId, row] as const]))))
 
     const templatePage = (accountId: string, status: WaTemplateStatus | undefined, category: TemplateCategory | undefined, cursor: string | null | undefined, limit: number) =>
-      Effect.flatMap(readCursor(cursor ?? undefined), (after) => templates.page({ accountId, status, category, after, limit }))
+      Effect.flatMap(readPageCursor(cursor), (after) => templates.page({ accountId, status, category, after, limit }))
 
-    return { me, ledger, contactsByIds, contacts, conversationsByIds, conversations, conversationsOfContacts, emailsOf, sendsOf, messages, templatesByIds, templatePage } as const
+    /** One of the account's broadcasts (any bot: the secret key is account-wide), with its counters: REST's read. */
+    const broadcast = (accountId: string, broadcastId: string): Effect.Effect<BroadcastRow | undefined> =>
+      isUuid(broadcastId) ? broadcasts.find(accountId, broadcastId) : Effect.succeed(undefined)
+
+    /** The account's broadcasts newest first: REST's list (the same statement). */
+    const broadcastPage = (
+      accountId: string,
+      filter: { readonly status?: BroadcastStatus | undefined; readonly botId?: string | undefined },
+      cursor: string | null | undefined,
+      limit: number
+    ) =>
+      Effect.flatMap(readPageCursor(cursor), (after) =>
+        broadcasts.page(accountId, { after, limit, bots: filter.botId === undefined ? undefined : [filter.botId], status: filter.status }))
+
+    /**
+     * A broadcast's targets newest first (target_no descending), of any of `statuses` when given, with
+     * REST's cursor (the last target_no). The caller has checked the broadcast is the account's.
+     */
+    const broadcastTargets = (broadcastId: string, statuses: ReadonlyArray<TargetStatus> | undefined, cursor: string | null | undefined, limit: number) =>
+      Effect.gen(function*() {
+        const before = yield* asPageCursor(readKeyCursor(cursor ?? undefined, isIntegerKey))
+        return yield* sql<BroadcastTargetRow>`
+          SELECT target_no, phone, message_id::text, status, failure_reason FROM broadcast_targets
+          WHERE ${
+          sql.and([
+            sql`broadcast_id = ${broadcastId}::uuid`,
+            ...(statuses === undefined ? [] : [sql`status IN ${sql.in(statuses)}`]),
+            ...(before === undefined ? [] : [sql`target_no < ${before}`])
+          ])
+        }
+          ORDER BY target_no DESC LIMIT ${limit + 1}`.pipe(Effect.orDie)
+      })
+
+    const callColumns = sql.literal(CALL_COLUMNS)
+
+    /** Calls by Meta's call id, the account's only. */
+    const callsByIds = (accountId: string, ids: ReadonlyArray<string>) =>
+      Effect.map(
+        sql<CallRow>`SELECT ${callColumns} FROM wa_calls c WHERE c.account_id = ${accountId} AND c.call_id = ANY(${ids}::text[])`,
+        (rows) => new Map(rows.map((row) => [row.callId, row]))
+      ).pipe(Effect.orDie)
+
+    /** The account's calls newest first (occurred_at, then call_id: index wa_calls_account_idx); filters in SQL, mapped back to Meta's values. */
+    const calls = (accountId: string, filter: { readonly status?: CallStatusName | undefined; readonly direction?: DirectionName | undefined }, cursor: string | null | undefined, limit: number) =>
+      Effect.gen(function*() {
+        const after = yield* decodeCallCursor(cursor)
+        const status = filter.status === undefined ? [] : [
+          filter.status === "COMPLETED"
+            ? sql`lower(c.status) = 'completed'`
+            : filter.status === "REJECTED"
+            ? sql`lower(c.status) = 'rejected'`
+            : sql`lower(c.status) NOT IN ('completed', 'rejected')`
+        ]
+        const direction = filter.direction === undefined ? [] : [
+          filter.direction === "OUTBOUND" ? sql`upper(c.direction) IN ${sql.in(OUTBOUND_CALL_DIRECTIONS)}` : sql`upper(c.direction) NOT IN ${sql.in(OUTBOUND_CALL_DIRECTIONS)}`
+        ]
+        return yield* sql<CallRow>`
+          SELECT ${callColumns} FROM wa_calls c
+          WHERE ${
+          sql.and([
+            sql`c.account_id = ${accountId}`,
+            ...status,
+            ...direction,
+            ...(after === undefined ? [] : [sql`(c.occurred_at, c.call_id) < (${after.at}::timestamptz, ${after.id})`])
+          ])
+        }
+          ORDER BY c.occurred_at DESC, c.call_id DESC LIMIT ${limit + 1}`.pipe(Effect.orDie)
+      })
+
+    return {
+      me,
+      ledger,
+      contactsByIds,
+      contacts,
+      conversationsByIds,
+      conversations,
+      conversationsOfContacts,
+      emailsOf,
+      sendsOf,
+      messages,
+      templatesByIds,
+      templatePage,
+      broadcast,
+      broadcastPage,
+      broadcastTargets,
+      callsByIds,
+      calls
+    } as const
   }),
-  dependencies: [CustomersRepo.Default, WaTemplatesRepo.Default, Wallet.Default]
+  dependencies: [CustomersRepo.Default, WaTemplatesRepo.Default, Wallet.Default, BroadcastsRepo.Default]
 }) {}

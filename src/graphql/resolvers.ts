@@ -8,12 +8,25 @@ import { describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/
 import { planRatePerMinute } from "../domain/plans.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
 import { readE164 } from "../messaging/phone.ts"
-import { readCursor } from "../storage/pageCursor.ts"
+import { encodeKeyCursor } from "../storage/keyCursor.ts"
+import type { BroadcastRow, TargetStatus } from "../broadcasts/BroadcastsRepo.ts"
 import type { WaTemplateRow } from "../whatsapp/templates/WaTemplatesRepo.ts"
 import { connectionOf, limitOf, type PageArgs, positionCursor } from "./connections.ts"
 import type { LedgerRow } from "../wallet/Wallet.ts"
-import { type ConversationRow, encodeMessageCursor, type LastMessage, type MessageRow } from "./reads.ts"
+import {
+  type BroadcastTargetRow,
+  callDirectionOf,
+  type CallRow,
+  callStatusOf,
+  type ConversationRow,
+  encodeCallCursor,
+  encodeMessageCursor,
+  type LastMessage,
+  type MessageRow,
+  readPageCursor
+} from "./reads.ts"
 import type { GraphqlServices } from "./services.ts"
+import type { OpenFeed } from "./subscriptions/resolvers.ts"
 
 /** Runs a service's Effect for a resolver; its failure becomes the field's GraphQL error. */
 export type Run = <A, E>(effect: Effect.Effect<A, E, never>) => Promise<A>
@@ -24,6 +37,8 @@ export interface GraphqlContext {
   readonly services: GraphqlServices
   readonly run: Run
   readonly loaders: Loaders
+  /** Live events for subscriptions: given over the WebSocket only. */
+  readonly openFeed?: OpenFeed | undefined
 }
 
 type Loaders = ReturnType<typeof makeLoaders>
@@ -47,6 +62,7 @@ export const makeLoaders = (account: SecretKeyAccount, services: GraphqlServices
     email: byIds((ids) => reads.emailsOf(ids)),
     send: byIds((ids) => reads.sendsOf(account.accountId, ids)),
     template: byIds((ids) => reads.templatesByIds(account.accountId, ids)),
+    call: byIds((ids) => reads.callsByIds(account.accountId, ids)),
     /** The first page of each contact's conversations, per page size. */
     conversationsOfContact: (limit: number) => {
       let loader = conversationsOfContact.get(limit)
@@ -125,6 +141,82 @@ const ledgerNode = (row: LedgerRow) => ({
   created_at: iso(row.createdAt)
 })
 
+/** A broadcast as GraphQL shows it: plain fields (REST's counters), so any producer of a BroadcastRow can answer a Broadcast. */
+export const broadcastNode = (row: BroadcastRow) => ({
+  id: row.broadcastId,
+  name: row.name,
+  status: upper(row.status),
+  total_count: row.totalCount,
+  sent_count: row.sentCount,
+  delivered_count: row.deliveredCount,
+  read_count: row.readCount,
+  failed_count: row.failedCount,
+  created_at: iso(row.createdAt)
+})
+
+/**
+ * A broadcast target's status as a MessageStatus (docs/graphql.md, Broadcasts): not yet taken by the
+ * gateway, or taken without confirmation, is QUEUED; a target the cancellation stopped is FAILED
+ * (failure_reason "cancelled"). The status filter maps back through the same table.
+ */
+const TARGET_STATUS: Readonly<Record<TargetStatus, string>> = {
+  pending: "QUEUED",
+  unconfirmed: "QUEUED",
+  sent: "SENT",
+  delivered: "DELIVERED",
+  read: "READ",
+  failed: "FAILED",
+  cancelled: "FAILED"
+}
+const MESSAGE_STATUSES = ["QUEUED", "SENT", "DELIVERED", "READ", "FAILED"] as const
+const targetStatusesOf = (status: string) => (Object.keys(TARGET_STATUS) as Array<TargetStatus>).filter((stored) => TARGET_STATUS[stored] === status)
+
+const targetNode = (row: BroadcastTargetRow) => ({
+  phone: row.phone,
+  status: TARGET_STATUS[row.status] ?? "QUEUED",
+  failure_reason: row.status === "cancelled" ? (row.failureReason ?? "cancelled") : row.failureReason,
+  message_id: row.messageId
+})
+
+/**
+ * Recipients per current status, from the broadcast's counters alone (no scan of its targets): the
+ * counters are cumulative (sent includes delivered, delivered includes read), so each status is a
+ * difference; cancelled ones (targets and contacts a cancelled expansion never wrote) are FAILED,
+ * and QUEUED is what is left of total_count. The counts add up to total_count.
+ */
+const byStatusOf = (row: BroadcastRow) => {
+  const failed = row.failedCount + row.cancelledCount
+  const counts: Record<(typeof MESSAGE_STATUSES)[number], number> = {
+    QUEUED: row.totalCount - row.sentCount - failed,
+    SENT: row.sentCount - row.deliveredCount,
+    DELIVERED: row.deliveredCount - row.readCount,
+    READ: row.readCount,
+    FAILED: failed
+  }
+  return MESSAGE_STATUSES.map((status) => ({ status, count: Math.max(0, counts[status]) }))
+}
+
+interface CallNode {
+  readonly id: string
+  readonly conversationId: string
+  readonly direction: string
+  readonly status: string
+  readonly duration_sec: number
+  readonly recording_url: string | null
+  readonly started_at: string
+}
+
+/** A stored call: Meta's direction and status onto the enums (reads.ts), started_at = its end less its duration. */
+const callNode = (row: CallRow): CallNode => ({
+  id: row.callId,
+  conversationId: row.conversationId,
+  direction: callDirectionOf(row.direction),
+  status: callStatusOf(row.status),
+  duration_sec: row.durationSec,
+  recording_url: row.recordingUrl,
+  started_at: new Date(new Date(row.occurredAt).getTime() - row.durationSec * 1000).toISOString()
+})
+
 const cursorOfPosition = (row: { readonly position: string }, id: string) => positionCursor({ createdAt: row.position, id })
 
 /** GraphQL's trait filter (enum ops, JSON values) in the REST search's shape, checked by the same code. */
@@ -162,7 +254,7 @@ export const resolvers: Record<string, Record<string, Resolver<any>>> = {
     },
     walletTransactions: async (_, { page }: { page?: PageArgs }, { account, run, services }) => {
       const limit = limitOf(page)
-      const after = await run(readCursor(page?.cursor ?? undefined))
+      const after = await run(readPageCursor(page?.cursor))
       const rows = await run(services.reads.ledger(account.accountId, after, limit))
       return connectionOf(rows, limit, (row) => cursorOfPosition(row, row.txnId), ledgerNode)
     },
@@ -181,7 +273,7 @@ export const resolvers: Record<string, Record<string, Resolver<any>>> = {
     },
     conversations: async (_, { filter, page }, { account, run, services }) => {
       const limit = limitOf(page)
-      const after = await run(readCursor(page?.cursor ?? undefined))
+      const after = await run(readPageCursor(page?.cursor))
       const rows = await run(services.reads.conversations(account.accountId, {
         status: filter?.status ? filter.status.toLowerCase() : undefined,
         assigneeEmail: filter?.assignee_email ?? undefined,
@@ -203,6 +295,46 @@ export const resolvers: Record<string, Record<string, Resolver<any>>> = {
       const limit = limitOf(page)
       const rows = await run(services.reads.templatePage(account.accountId, status ?? undefined, category ?? undefined, page?.cursor, limit))
       return connectionOf(rows, limit, (row) => cursorOfPosition(row, row.templateId), templateNode)
+    },
+    broadcast: async (_, { id }, { account, run, services }) => {
+      const row = await run(services.reads.broadcast(account.accountId, id))
+      return row === undefined ? notFoundBroadcast(id) : broadcastNode(row)
+    },
+    broadcasts: async (_, { filter, page }, { account, run, services }) => {
+      const limit = limitOf(page)
+      const rows = await run(services.reads.broadcastPage(account.accountId, {
+        status: filter?.status ? filter.status.toLowerCase() : undefined,
+        botId: filter?.bot_id ?? undefined
+      }, page?.cursor, limit))
+      return connectionOf(rows, limit, (row) => cursorOfPosition(row, row.broadcastId), broadcastNode)
+    },
+    broadcastReport: async (_, { id }, { account, run, services }) => {
+      const row = await run(services.reads.broadcast(account.accountId, id))
+      return row === undefined ? notFoundBroadcast(id) : { row, broadcast: broadcastNode(row), by_status: byStatusOf(row) }
+    },
+    call: async (_, { id }, { loaders }) => {
+      const row = await loaders.call.load(id)
+      if (row === undefined) throw new NotFound({ message: `no call ${id}` })
+      return callNode(row)
+    },
+    calls: async (_, { filter, page }, { account, run, services }) => {
+      const limit = limitOf(page)
+      const rows = await run(services.reads.calls(account.accountId, { status: filter?.status ?? undefined, direction: filter?.direction ?? undefined }, page?.cursor, limit))
+      return connectionOf(rows, limit, encodeCallCursor, callNode)
+    }
+  },
+  BroadcastReport: {
+    targets: async (report: { readonly row: BroadcastRow }, { page, status }, { run, services }) => {
+      const limit = limitOf(page)
+      const rows = await run(services.reads.broadcastTargets(report.row.broadcastId, status ? targetStatusesOf(status) : undefined, page?.cursor, limit))
+      return connectionOf(rows, limit, (row) => encodeKeyCursor(row.targetNo), targetNode)
+    }
+  },
+  Call: {
+    // Through the request's conversation loader: a page of calls loads its conversations in one statement.
+    conversation: async (node: CallNode, _, { loaders }) => {
+      const row = await loaders.conversation.load(node.conversationId)
+      return row === undefined ? null : conversationNode(row)
     }
   },
   Contact: {
@@ -216,7 +348,7 @@ export const resolvers: Record<string, Record<string, Resolver<any>>> = {
     conversations: async (node: ContactNode, { page }, { account, run, services, loaders }) => {
       const limit = limitOf(page)
       const rows = page?.cursor
-        ? await run(services.reads.conversations(account.accountId, { customerId: node.row.customerId }, await run(readCursor(page.cursor)), limit))
+        ? await run(services.reads.conversations(account.accountId, { customerId: node.row.customerId }, await run(readPageCursor(page.cursor)), limit))
         : await loaders.conversationsOfContact(limit).load(node.row.customerId)
       return connectionOf(rows, limit, (row) => cursorOfPosition(row, row.conversationId), conversationNode)
     }
@@ -298,6 +430,9 @@ const notFoundContact = (id: string): never => {
 }
 const notFoundConversation = (id: string): never => {
   throw new NotFound({ message: `no conversation ${id}` })
+}
+const notFoundBroadcast = (id: string): never => {
+  throw new NotFound({ message: `no broadcast ${id}` })
 }
 
 /** A REST service's field names in its refusals, as the GraphQL input names them. */

@@ -18,6 +18,9 @@ enum TemplateStatus { PENDING APPROVED REJECTED }
 enum TemplateCategory { MARKETING UTILITY AUTHENTICATION }
 enum TraitOp { EQ NEQ CONTAINS GT GTE LT LTE EXISTS NOT_EXISTS IN }
 enum AgentKind { MEMBER AI }
+enum BroadcastStatus { SCHEDULED QUEUED RUNNING COMPLETED CANCELLED }
+"COMPLETED: answered; REJECTED: declined; MISSED: any other end (not answered, failed, or a status Meta may add)."
+enum CallStatus { COMPLETED MISSED REJECTED }
 
 input PageInput {
   "1 to 100; 20 when absent."
@@ -134,6 +137,72 @@ type Template {
 type TemplateEdge { cursor: String! node: Template! }
 type TemplateConnection { edges: [TemplateEdge!]! pageInfo: PageInfo! }
 
+"An RCS broadcast (REST's /api/v1/rcs/broadcasts), of any bot of the account."
+type Broadcast {
+  id: ID!
+  name: String!
+  status: BroadcastStatus!
+  "Contacts of the list when the broadcast started (0 before)."
+  total_count: Int!
+  "Taken by the gateway (later delivered or read included)."
+  sent_count: Int!
+  "Delivered (read included)."
+  delivered_count: Int!
+  read_count: Int!
+  "Failed sends (cancelled targets not included: see by_status)."
+  failed_count: Int!
+  created_at: DateTime!
+}
+type BroadcastEdge { cursor: String! node: Broadcast! }
+type BroadcastConnection { edges: [BroadcastEdge!]! pageInfo: PageInfo! }
+
+input BroadcastFilter {
+  status: BroadcastStatus
+  bot_id: ID
+}
+
+type StatusCount { status: MessageStatus! count: Int! }
+
+type BroadcastTarget {
+  "E.164."
+  phone: String!
+  "QUEUED until the gateway takes it (or while its send is unconfirmed); a cancelled target is FAILED."
+  status: MessageStatus!
+  "Why it failed (the gateway's error); the word cancelled for a target the broadcast's cancellation stopped."
+  failure_reason: String
+  message_id: ID!
+}
+type BroadcastTargetEdge { cursor: String! node: BroadcastTarget! }
+type BroadcastTargetConnection { edges: [BroadcastTargetEdge!]! pageInfo: PageInfo! }
+
+type BroadcastReport {
+  broadcast: Broadcast!
+  "Every MessageStatus once, counting each recipient under its current status (from the counters); the counts add up to total_count."
+  by_status: [StatusCount!]!
+  "Newest first (the last recipient of the list first)."
+  targets(page: PageInput, status: MessageStatus): BroadcastTargetConnection!
+}
+
+"A WhatsApp call (Meta's Calling API) on one of the account's numbers."
+type Call {
+  "Meta's call id."
+  id: ID!
+  conversation: Conversation
+  direction: Direction!
+  status: CallStatus!
+  duration_sec: Int!
+  recording_url: String
+  "When the call began: its end, as Meta reported it, less its duration."
+  started_at: DateTime!
+}
+type CallEdge { cursor: String! node: Call! }
+type CallConnection { edges: [CallEdge!]! pageInfo: PageInfo! }
+
+input CallFilter {
+  status: CallStatus
+  direction: Direction
+}
+
 type Query {
   me: Me!
   wallet: Wallet!
@@ -145,6 +214,12 @@ type Query {
   messages(conversationId: ID!, page: PageInput): MessageConnection!
   template(id: ID!): Template
   templates(status: TemplateStatus, category: TemplateCategory, page: PageInput): TemplateConnection!
+  broadcast(id: ID!): Broadcast
+  broadcasts(filter: BroadcastFilter, page: PageInput): BroadcastConnection!
+  broadcastReport(id: ID!): BroadcastReport
+  call(id: ID!): Call
+  "Newest first (by when the call ended)."
+  calls(filter: CallFilter, page: PageInput): CallConnection!
 }
 
 input SendTextInput {

@@ -173,11 +173,14 @@ const STREAMED_BODY_ROUTES: ReadonlyArray<{ readonly method: string; readonly pa
 
 /**
  * Routes whose body is read whole but taken as bytes, not as a client's JSON: the gateway's
- * signed callbacks (the signature covers the raw body; nothing in it is stored unverified).
+ * signed callbacks (the signature covers the raw body; nothing in it is stored unverified), and
+ * GraphQL, which answers an unreadable body in GraphQL's shape (`{errors}`) and checks it with
+ * readJsonBody itself.
  */
 const RAW_BODY_ROUTES: ReadonlyArray<{ readonly method: string; readonly path: RegExp }> = [
   { method: "POST", path: /^\/api\/v1\/rcs\/gateway\/rbm\/events(?:\?|$)/ },
-  { method: "POST", path: /^\/api\/v1\/public\/gateway\/whatsapp(?:\?|$)/ }
+  { method: "POST", path: /^\/api\/v1\/public\/gateway\/whatsapp(?:\?|$)/ },
+  { method: "POST", path: /^\/api\/v1\/graphql(?:\?|$)/ }
 ]
 
 const matches = (routes: typeof STREAMED_BODY_ROUTES, request: HttpServerRequest.HttpServerRequest) =>

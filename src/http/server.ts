@@ -1,9 +1,8 @@
 import { HttpApiSwagger, HttpLayerRouter, HttpMiddleware, HttpServer, HttpServerResponse, OpenApi } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
-import { createServer } from "node:http"
 import { AppConfig } from "../config/AppConfig.ts"
-import { answerClientErrors } from "./clientErrors.ts"
+import { NodeServer, NodeServerLive } from "./NodeServer.ts"
 import { HeraldApi, OpsApi, ServedApi } from "./Api.ts"
 import { HealthHttpLive } from "./health/HealthHttp.ts"
 import { MetricsRoute } from "./HttpMetrics.ts"
@@ -64,6 +63,10 @@ import { Conversions } from "../conversions/Conversions.ts"
 import { CapiConfigs } from "../conversions/CapiConfigs.ts"
 import { IntegrationLogs } from "../integrations/IntegrationLogs.ts"
 import { GraphqlRoute } from "../graphql/GraphqlRoute.ts"
+import { GraphqlSocketLive } from "../graphql/GraphqlSocket.ts"
+import { GraphqlOperations } from "../graphql/operations.ts"
+import { LiveHub } from "../live/LiveHub.ts"
+import { PlaygroundRoute } from "../graphql/playground/PlaygroundRoute.ts"
 import { GraphqlReads } from "../graphql/reads.ts"
 import { CustomersRepo } from "../customers/CustomersRepo.ts"
 
@@ -123,13 +126,17 @@ const JwksRoute = HttpLayerRouter.use((router) =>
 /** The OpenAPI document of the whole API, read routes included. */
 const OpenApiRoute = HttpLayerRouter.add("GET", "/api/v1/openapi.json", HttpServerResponse.unsafeJson(OpenApi.fromApi(HeraldApi)))
 
+/** GraphQL over POST and over WebSocket, on one set of operations (schema, limits, services). */
+const GraphqlLive = Layer.merge(GraphqlRoute, GraphqlSocketLive).pipe(Layer.provide(Layer.merge(GraphqlOperations.Default, LiveHub.Default)))
+
 const FullRoutes = Layer.mergeAll(
   HttpLayerRouter.addHttpApi(ServedApi),
   OpenApiRoute,
   BotsRoutes,
   GatewayCallbacksRoute,
   MetaWebhookRoute,
-  GraphqlRoute,
+  GraphqlLive,
+  PlaygroundRoute,
   ContactImportRoute,
   HttpApiSwagger.layerHttpLayerRouter({ api: HeraldApi, path: "/docs" }),
   MetricsRoute,
@@ -139,8 +146,8 @@ const FullRoutes = Layer.mergeAll(
 const OpsRoutes = Layer.mergeAll(HttpLayerRouter.addHttpApi(OpsApi).pipe(Layer.provide(HealthHttpLive)), MetricsRoute)
 
 const Listener = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) => NodeHttpServer.layer(() => answerClientErrors(createServer({ keepAliveTimeout: 5_000 })), { port: config.port }))
-)
+  Effect.map(Effect.all([AppConfig, NodeServer]), ([config, server]) => NodeHttpServer.layer(() => server.server, { port: config.port }))
+).pipe(Layer.provideMerge(NodeServerLive))
 
 /** Where this node listens, for what must call it back (the in-process gateway simulator). */
 export type OnListening = (address: { readonly port: number }) => void

@@ -328,4 +328,27 @@ describe("authorization matrix", () => {
       expect(failures).toEqual([])
     })
   }
+
+  it("POST /api/v1/graphql (secret key as Bearer): GraphQL's codes", async () => {
+    const secretKey = async (token: string | undefined) => (await call("POST", "/api/v1/app/developer/secret-key", token)).body.secret_key as string
+    credentials["replaced secret key"] = await secretKey(credentials.owner)
+    credentials["secret key"] = await secretKey(credentials.owner)
+    credentials["Starter plan's secret key"] = await secretKey(credentials["other account's JWT"])
+    const expected: Record<string, [number, string]> = {
+      "no credential": [401, "UNAUTHENTICATED"],
+      "owner": [401, "UNAUTHENTICATED"],
+      "key with scope": [401, "UNAUTHENTICATED"],
+      "secret key": [200, "allowed"],
+      "replaced secret key": [401, "UNAUTHENTICATED"],
+      "Starter plan's secret key": [200, "FEATURE_LOCKED"]
+    }
+    const failures: Array<string> = []
+    for (const [credential, [status, code]] of Object.entries(expected)) {
+      const raw = credentials[credential]
+      const res = await call("POST", "/api/v1/graphql", raw === undefined ? undefined : `Bearer ${raw}`, { query: "{ me { account_id } }" })
+      const got = res.body.errors?.[0]?.extensions?.code ?? (res.body.data?.me ? "allowed" : `status ${res.status}`)
+      if (got !== code || res.status !== status) failures.push(`${credential}: expected ${status} ${code}, got ${res.status} ${got}`)
+    }
+    expect(failures).toEqual([])
+  })
 })

@@ -8,14 +8,19 @@ import { freePort } from "../support/TcpProxy.ts"
 // POST /api/v1/graphql end to end: the transport (Bearer secret key, 400/401/413, the plan lock),
 // the reads (me, wallet, its ledger, contacts with trait/tag filters and search, conversations and
 // their messages both ways), the six mutations on REST's services, the cost and shape limits
-// (src/graphql/cost.ts), introspection and tenant isolation. Set-up as in customers.test.ts.
+// (src/graphql/cost.ts), introspection and tenant isolation; then broadcasts and their report
+// against REST's reads (an RCS broadcast run by the in-process simulator) and WhatsApp calls made
+// through the simulator's call route. Set-up as in customers.test.ts.
 
 const iso = useIsolation()
 const db = useDb(iso)
 let node: HeraldProcess
 let simUrl: string
+let cli: ReturnType<typeof cliFor>
 const accounts: Record<string, string> = {}
 const keys: Record<string, string> = {}
+/** Owner sessions, for REST's /api/v1/rcs routes (broadcasts). */
+const jwt: Record<string, string> = {}
 let numberA = ""
 
 type Json = Record<string, any>
@@ -65,7 +70,7 @@ beforeAll(async () => {
   const simPort = await freePort()
   simUrl = `http://127.0.0.1:${simPort}`
   const env = envFor(iso, { GATEWAY_SIM_PORT: String(simPort), LOG_LEVEL: "warning" })
-  const cli = cliFor(env)
+  cli = cliFor(env)
   node = await startHerald(env)
   // a: the main account; b: "another account"; s: a Starter account (no API access).
   const plans: Record<string, string> = { a: "enterprise", b: "enterprise", s: "starter" }
@@ -80,7 +85,6 @@ beforeAll(async () => {
     db("UPDATE accounts SET plan_rate_per_minute = 60000 WHERE account_id = ANY($1::uuid[])", [[accounts.a, accounts.b]])
   ])
   numberA = number.phone_number_id
-  const jwt: Record<string, string> = {}
   await Promise.all(Object.keys(plans).map(async (name) => {
     const session = await ownerSession(node.url, `${name}@gql.io`, `${name} password`)
     jwt[name] = session.jwt
@@ -116,8 +120,12 @@ describe("transport", () => {
       expect(r.status, body).toBe(400)
       expect(r.body.errors?.[0]?.extensions?.code, body).toBe("VALIDATION_ERROR")
     }
-    // Not JSON: 400 from the HTTP layer's body check (its REST envelope, before the route runs).
-    expect((await raw("{not json", auth)).status).toBe(400)
+    // Not JSON, JSON Postgres cannot store (a NUL), or another media type: 400 in GraphQL's shape.
+    for (const [body, headers] of [["{not json", {}], [JSON.stringify({ query: "{ me { label } }", variables: { a: "\u0000" } }), {}], ["{ me { label } }", { "content-type": "application/graphql" }]] as const) {
+      const r = await fetch(`${node.url}/api/v1/graphql`, { method: "POST", headers: { "content-type": "application/json", ...auth, ...headers }, body })
+      expect(r.status, body).toBe(400)
+      expect(((await r.json()) as Json).errors[0].extensions.code, body).toBe("VALIDATION_ERROR")
+    }
     const big = JSON.stringify({ query: "{ me { label } }", padding: "x".repeat(1024 * 1024) })
     const sized = await raw(big, auth)
     expect(sized.status).toBe(413)
@@ -469,5 +477,246 @@ describe("cost and shape", () => {
     expect(d.__schema.mutationType.fields.map((f: Json) => f.name).sort()).toEqual(
       ["sendText", "createContact", "addTags", "removeTags", "assignConversation", "resolveConversation"].sort()
     )
+  })
+})
+
+describe("broadcasts and broadcastReport, against REST's reads", () => {
+  // A target's REST status as a MessageStatus (docs/graphql.md, Broadcasts).
+  const AS_MESSAGE_STATUS: Record<string, string> = {
+    pending: "QUEUED",
+    unconfirmed: "QUEUED",
+    sent: "SENT",
+    delivered: "DELIVERED",
+    read: "READ",
+    failed: "FAILED",
+    cancelled: "FAILED"
+  }
+  const BROADCAST = `id name status total_count sent_count delivered_count read_count failed_count created_at`
+  const TARGETS = `query($id: ID!, $s: MessageStatus, $c: String) { broadcastReport(id: $id) {
+    targets(status: $s, page: {limit: 2, cursor: $c}) { edges { node { phone status failure_reason message_id } } pageInfo { hasNextPage endCursor } } } }`
+  const rest = (path: string) => call("GET", `/api/v1/rcs/broadcasts${path}`, jwt.a)
+  let botId = ""
+  /** REST's view of the finished broadcast. */
+  let done: Json = {}
+  let scheduledId = ""
+
+  /** Every target of the report, two a page through GraphQL. */
+  const targetsOf = async (id: string, status?: string) => {
+    const out: Array<Json> = []
+    let cursor: string | undefined
+    for (;;) {
+      const page = (await data(TARGETS, { id, s: status, c: cursor })).broadcastReport.targets
+      out.push(...page.edges.map((e: Json) => e.node))
+      if (!page.pageInfo.hasNextPage) return out
+      cursor = page.pageInfo.endCursor
+    }
+  }
+
+  beforeAll(async () => {
+    botId = (await cli("admin", "create-bot", accounts.a!, "--name", "Gql Promo", "--use-case", "promotional", "--status", "active")).bot_id
+    const template = await call("POST", "/api/v1/rcs/templates", jwt.a, { bot_id: botId, name: "gql offer", type: "text", text: "Big sale today" })
+    expect(template.status, JSON.stringify(template.body)).toBe(200)
+    const list = await call("POST", "/api/v1/rcs/contact-lists", jwt.a, { name: "gql list" })
+    expect(list.status).toBe(200)
+    const listId = list.body.list.list_id as string
+    // Three recipients read it, one never reads (0005), one has no RCS (0001: failed, with the gateway's reason).
+    const phones = ["+919877001111", "+919877002222", "+919877003333", "+919877000005", "+919877000001"]
+    const imported = await fetch(`${node.url}/api/v1/rcs/contact-lists/${listId}/contacts`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${jwt.a}`, "content-type": "text/csv" },
+      body: `phone\n${phones.join("\n")}\n`
+    })
+    expect(imported.status).toBe(200)
+    const body = { bot_id: botId, template_id: template.body.template_id, contact_list_id: listId }
+    const created = await call("POST", "/api/v1/rcs/broadcasts", jwt.a, { ...body, name: "Gql sale" })
+    expect(created.status, JSON.stringify(created.body)).toBe(200)
+    // Finished, and no count moves any more: four delivered, three of them read, one failed.
+    done = await eventually(async () => {
+      const b = (await rest(`/${created.body.broadcast.id}`)).body.broadcast
+      expect(b).toMatchObject({ status: "completed", total_count: 5, sent_count: 4, delivered_count: 4, read_count: 3, failed_count: 1 })
+      return b
+    }, { timeoutMs: 60_000, intervalMs: 200 })
+    const later = await call("POST", "/api/v1/rcs/broadcasts", jwt.a, { ...body, name: "Gql later", scheduled_at: new Date(Date.now() + 86_400_000).toISOString() })
+    expect(later.status, JSON.stringify(later.body)).toBe(200)
+    scheduledId = later.body.broadcast.id
+  }, 90_000)
+
+  it("broadcast(id) and the report's broadcast are REST's; by_status counts REST's targets by status", async () => {
+    const d = await data(`query($id: ID!) { broadcast(id: $id) { ${BROADCAST} } broadcastReport(id: $id) { broadcast { ${BROADCAST} } by_status { status count } } }`, { id: done.id })
+    const expected = {
+      id: done.id,
+      name: "Gql sale",
+      status: "COMPLETED",
+      total_count: done.total_count,
+      sent_count: done.sent_count,
+      delivered_count: done.delivered_count,
+      read_count: done.read_count,
+      failed_count: done.failed_count,
+      created_at: done.created_at
+    }
+    expect(d.broadcast).toEqual(expected)
+    expect(d.broadcastReport.broadcast).toEqual(expected)
+    const targets = (await rest(`/${done.id}/targets?limit=1000`)).body.targets as Array<Json>
+    const counted = ["QUEUED", "SENT", "DELIVERED", "READ", "FAILED"].map((status) => ({ status, count: targets.filter((t) => AS_MESSAGE_STATUS[t.status] === status).length }))
+    expect(d.broadcastReport.by_status).toEqual(counted)
+    expect(counted.map((c) => c.count)).toEqual([0, 0, 1, 3, 1])
+  })
+
+  it("the report's targets: REST's, newest first, paged by endCursor; the status filter; an edited cursor", async () => {
+    const targets = (await rest(`/${done.id}/targets?limit=1000`)).body.targets as Array<Json>
+    expect(targets).toHaveLength(5)
+    const asGraphql = (t: Json) => ({ phone: t.phone, status: AS_MESSAGE_STATUS[t.status], failure_reason: t.failure_reason, message_id: t.message_id })
+    expect(await targetsOf(done.id)).toEqual(targets.map(asGraphql))
+    const failed = await targetsOf(done.id, "FAILED")
+    expect(failed).toEqual([{ phone: "+919877000001", status: "FAILED", failure_reason: expect.stringMatching(/\S/), message_id: expect.stringMatching(UUID) }])
+    expect(await targetsOf(done.id, "DELIVERED")).toEqual(targets.filter((t) => t.phone === "+919877000005").map(asGraphql))
+    expect(await targetsOf(done.id, "READ")).toEqual(targets.filter((t) => t.status === "read").map(asGraphql))
+    expect(await targetsOf(done.id, "QUEUED")).toEqual([])
+    // A cursor that is no target number, and one that is not a cursor.
+    for (const c of [Buffer.from(JSON.stringify(["3"])).toString("base64url"), "garbage"]) {
+      const bad = await refused(TARGETS, { id: done.id, c })
+      expect(bad.error.extensions, c).toMatchObject({ code: "VALIDATION_ERROR", field: "page.cursor" })
+      expect(bad.error.path, c).toEqual(["broadcastReport", "targets"])
+    }
+  })
+
+  it("broadcasts: newest first, paged; filters by status and bot_id; an edited cursor is VALIDATION_ERROR", async () => {
+    const query = `query($c: String) { broadcasts(page: {limit: 1, cursor: $c}) { edges { node { id status } } pageInfo { hasNextPage endCursor } } }`
+    const first = (await data(query)).broadcasts
+    expect(first).toEqual({ edges: [{ node: { id: scheduledId, status: "SCHEDULED" } }], pageInfo: { hasNextPage: true, endCursor: expect.any(String) } })
+    const second = (await data(query, { c: first.pageInfo.endCursor })).broadcasts
+    expect(second).toEqual({ edges: [{ node: { id: done.id, status: "COMPLETED" } }], pageInfo: { hasNextPage: false, endCursor: expect.any(String) } })
+    expect((await rest("")).body.broadcasts.map((b: Json) => b.id)).toEqual([scheduledId, done.id])
+    const ids = async (f: Json) => (await data(`query($f: BroadcastFilter) { broadcasts(filter: $f) { edges { node { id } } } }`, { f })).broadcasts.edges.map((e: Json) => e.node.id)
+    expect(await ids({ status: "COMPLETED" })).toEqual([done.id])
+    expect(await ids({ status: "SCHEDULED", bot_id: botId })).toEqual([scheduledId])
+    expect(await ids({ bot_id: botId })).toEqual([scheduledId, done.id])
+    expect(await ids({ status: "RUNNING" })).toEqual([])
+    expect(await ids({ bot_id: "not-a-uuid" })).toEqual([])
+    const [at, id] = JSON.parse(Buffer.from(first.pageInfo.endCursor, "base64url").toString("utf8"))
+    for (const c of [Buffer.from(JSON.stringify([at, `${id}x`])).toString("base64url"), Buffer.from(JSON.stringify(["yesterday", id])).toString("base64url"), "garbage"]) {
+      const bad = await refused(query, { c })
+      expect(bad.error.extensions, c).toMatchObject({ code: "VALIDATION_ERROR", field: "page.cursor" })
+    }
+  })
+
+  it("tenant isolation: B cannot read A's broadcast or its report (NOT_FOUND), B's list is empty; a malformed or unknown id is NOT_FOUND", async () => {
+    for (const [id, key] of [[done.id, keys.b], ["not-a-uuid", keys.a], ["00000000-0000-0000-0000-000000000000", keys.a]] as const) {
+      for (const [field, selection] of [["broadcast", "id name"], ["broadcastReport", "broadcast { id } by_status { count }"]] as const) {
+        const { error, data: d } = await refused(`query($id: ID!) { ${field}(id: $id) { ${selection} } }`, { id }, key)
+        expect(error.extensions.code, `${field} ${id}`).toBe("NOT_FOUND")
+        expect(error.path, `${field} ${id}`).toEqual([field])
+        expect(d, `${field} ${id}`).toEqual({ [field]: null })
+      }
+    }
+    expect((await data(`{ broadcasts(page: {limit: 100}) { edges { node { id } } } }`, undefined, keys.b)).broadcasts.edges).toEqual([])
+  })
+
+  it("cost: the report's targets is a connection (limit × its node)", async () => {
+    // Each report: 1 + targets 1 + 100 × 4 = 402; two run (804), three are refused (1206).
+    const reports = (n: number) =>
+      `query($id: ID!) { ${
+        Array.from({ length: n }, (_, i) => `r${i}: broadcastReport(id: $id) { targets(page: {limit: 100}) { edges { node { phone status failure_reason message_id } } } }`).join(" ")
+      } }`
+    const ok = await data(reports(2), { id: done.id })
+    expect(ok.r1.targets.edges).toHaveLength(5)
+    const r = await gql(reports(3), { id: done.id })
+    expect(r.body).toEqual({ errors: [expect.objectContaining({ extensions: { code: "QUERY_TOO_EXPENSIVE", cost: 1206, maximum: 1000 } })] })
+  })
+})
+
+describe("calls", () => {
+  const from = "919876600501"
+  const ids: Record<string, string> = {}
+  // Business-initiated, with a status GraphQL has no name for: stored as Meta sent it, read OUTBOUND and MISSED.
+  const OUTBOUND = "wacid.gql-business-initiated"
+  const CALL = `id direction status duration_sec recording_url started_at conversation { id contact { phone } }`
+  let conversationId = ""
+  /** A's calls in the list's order, as SQL orders them. */
+  const ordered = async () =>
+    (await db<{ call_id: string }>("SELECT call_id FROM wa_calls WHERE account_id = $1 ORDER BY occurred_at DESC, call_id DESC", [accounts.a])).map((r) => r.call_id)
+  const byId = async (id: string, key?: string) => gql(`query($id: ID!) { call(id: $id) { ${CALL} } }`, { id }, key)
+
+  beforeAll(async () => {
+    for (const [status, duration_sec, recording] of [["completed", 42, true], ["missed", 0, false], ["rejected", 0, false]] as const) {
+      const r = await fetch(`${simUrl}/simulate/wa/call`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ phone_number_id: numberA, from, status, duration_sec, recording })
+      })
+      expect(r.status).toBe(202)
+      ids[status] = ((await r.json()) as { id: string }).id
+    }
+    await eventually(async () => expect((await ordered()).sort()).toEqual(Object.values(ids).sort()))
+    const [row] = await db<{ conversation_id: string }>("SELECT conversation_id::text FROM wa_calls WHERE call_id = $1", [ids.completed])
+    conversationId = row!.conversation_id
+    await db(
+      `INSERT INTO wa_calls (call_id, account_id, conversation_id, direction, status, duration_sec, occurred_at)
+       VALUES ($1, $2, $3, 'BUSINESS_INITIATED', 'no_answer', 0, now() - interval '1 day')`,
+      [OUTBOUND, accounts.a, conversationId]
+    )
+  }, 30_000)
+
+  it("calls newest first, paged by endCursor, each with its conversation; call(id) maps Meta's values", async () => {
+    const query = `query($c: String) { calls(page: {limit: 3, cursor: $c}) { edges { node { ${CALL} } } pageInfo { hasNextPage endCursor } } }`
+    const first = (await data(query)).calls
+    const second = (await data(query, { c: first.pageInfo.endCursor })).calls
+    expect([first.pageInfo.hasNextPage, second.pageInfo.hasNextPage]).toEqual([true, false])
+    const nodes = [...first.edges, ...second.edges].map((e: Json) => e.node)
+    expect(nodes.map((n) => n.id)).toEqual(await ordered())
+    expect(nodes.at(-1).id).toBe(OUTBOUND)
+    for (const n of nodes) expect(n.conversation).toEqual({ id: conversationId, contact: { phone: `+${from}` } })
+    const [ended] = await db<{ occurred_at: Date }>("SELECT occurred_at FROM wa_calls WHERE call_id = $1", [ids.completed])
+    expect((await byId(ids.completed!)).body).toEqual({
+      data: {
+        call: {
+          id: ids.completed,
+          direction: "INBOUND",
+          status: "COMPLETED",
+          duration_sec: 42,
+          recording_url: `https://sim.herald.local/recordings/${ids.completed}.ogg`,
+          started_at: new Date(ended!.occurred_at.getTime() - 42_000).toISOString(),
+          conversation: { id: conversationId, contact: { phone: `+${from}` } }
+        }
+      }
+    })
+    const shown = Object.fromEntries(nodes.map((n) => [n.id, [n.direction, n.status, n.duration_sec, n.recording_url]]))
+    expect(shown).toEqual({
+      [ids.completed!]: ["INBOUND", "COMPLETED", 42, `https://sim.herald.local/recordings/${ids.completed}.ogg`],
+      [ids.missed!]: ["INBOUND", "MISSED", 0, null],
+      [ids.rejected!]: ["INBOUND", "REJECTED", 0, null],
+      [OUTBOUND]: ["OUTBOUND", "MISSED", 0, null]
+    })
+  })
+
+  it("filters by status and direction, mapped back to Meta's values", async () => {
+    const all = await ordered()
+    const list = async (f: Json) => (await data(`query($f: CallFilter) { calls(filter: $f) { edges { node { id } } } }`, { f })).calls.edges.map((e: Json) => e.node.id)
+    expect(await list({ status: "COMPLETED" })).toEqual([ids.completed])
+    expect(await list({ status: "REJECTED" })).toEqual([ids.rejected])
+    expect(await list({ status: "MISSED" })).toEqual(all.filter((id) => id === ids.missed || id === OUTBOUND))
+    expect(await list({ direction: "OUTBOUND" })).toEqual([OUTBOUND])
+    expect(await list({ direction: "INBOUND" })).toEqual(all.filter((id) => id !== OUTBOUND))
+    expect(await list({ status: "MISSED", direction: "INBOUND" })).toEqual([ids.missed])
+  })
+
+  it("an edited cursor, or none of ours: VALIDATION_ERROR naming page.cursor", async () => {
+    const query = `query($c: String) { calls(page: {limit: 1, cursor: $c}) { edges { node { id } } pageInfo { endCursor } } }`
+    const [at, id] = JSON.parse(Buffer.from((await data(query)).calls.pageInfo.endCursor, "base64url").toString("utf8"))
+    for (const c of [Buffer.from(JSON.stringify(["yesterday", id])).toString("base64url"), Buffer.from(JSON.stringify([at])).toString("base64url"), "garbage"]) {
+      const bad = await refused(query, { c })
+      expect(bad.error.extensions, c).toMatchObject({ code: "VALIDATION_ERROR", field: "page.cursor" })
+      expect(bad.data, c).toBeNull()
+    }
+  })
+
+  it("tenant isolation: B cannot read A's calls (NOT_FOUND) and B's list is empty", async () => {
+    for (const [id, key] of [[ids.completed!, keys.b], [OUTBOUND, keys.b], ["wacid.nope", keys.a]] as const) {
+      const r = await byId(id, key)
+      expect(r.body.errors?.[0]?.extensions?.code, id).toBe("NOT_FOUND")
+      expect(r.body.errors?.[0]?.path, id).toEqual(["call"])
+      expect(r.body.data, id).toEqual({ call: null })
+    }
+    expect((await data(`{ calls(page: {limit: 100}) { edges { node { id } } } }`, undefined, keys.b)).calls.edges).toEqual([])
   })
 })

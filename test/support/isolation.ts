@@ -102,6 +102,7 @@ export const settingsFor = (iso: Isolation, overrides: Partial<AppSettings> = {}
   waUnconfirmedExpiryMs: 86_400_000,
   secretsKey: Redacted.make("test-herald-secrets-key-0123456789abcdef"),
   capiBatchWindowMs: 50,
+  graphqlSubscriptionBuffer: 1_000,
   capiRetryBaseMs: 100,
   capiMaxAttempts: 4,
   ...overrides

@@ -1,0 +1,129 @@
+import { Cause, Effect, Exit, Option, Runtime } from "effect"
+import { type DocumentNode, execute, type ExecutionResult, getOperationAST, GraphQLError, parse, validate } from "graphql"
+import { ApiRateLimits } from "../ratelimit/ApiRateLimits.ts"
+import { type SecretKeyAccount, SecretKeys } from "../security/SecretKeys.ts"
+import { costOf, MAX_COST } from "./cost.ts"
+import { fromDomainError, graphqlError } from "./errors.ts"
+import { makeExecutableSchema } from "./executableSchema.ts"
+import { type GraphqlContext, makeLoaders, type Run } from "./resolvers.ts"
+import { graphqlServices } from "./services.ts"
+import type { OpenFeed } from "./subscriptions/resolvers.ts"
+
+export interface GraphqlRequest {
+  readonly query: string
+  readonly variables: Record<string, unknown> | undefined
+  readonly operationName: string | undefined
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** A body (HTTP) or a subscribe message's payload (WebSocket) as a GraphQL request, or why it is not one. */
+export const requestOf = (body: unknown): GraphqlRequest | string => {
+  if (!isRecord(body)) return "the body must be a JSON object {query, variables?, operationName?}"
+  if (typeof body.query !== "string" || body.query.trim() === "") return "query is required (a GraphQL document)"
+  if (body.variables !== undefined && body.variables !== null && !isRecord(body.variables)) return "variables must be an object"
+  if (body.operationName !== undefined && body.operationName !== null && typeof body.operationName !== "string") return "operationName must be a string"
+  return {
+    query: body.query,
+    variables: isRecord(body.variables) ? body.variables : undefined,
+    operationName: typeof body.operationName === "string" ? body.operationName : undefined
+  }
+}
+
+/** A resolver's failure as the contract's error: Herald's refusals keep their code, anything else is INTERNAL. */
+export const withCode = (error: GraphQLError): GraphQLError => {
+  if (error.extensions?.code !== undefined) return error
+  const original = error.originalError
+  // graphql-js's own errors (variable coercion, a null for a non-null field) have no original.
+  if (original === undefined) return new GraphQLError(error.message, { nodes: error.nodes, path: error.path, extensions: { code: "VALIDATION_ERROR" } })
+  const coded = original instanceof GraphQLError && original.extensions?.code !== undefined ? original : fromDomainError(original)
+  return new GraphQLError(coded.message, { nodes: error.nodes, path: error.path, extensions: coded.extensions })
+}
+
+export const withCodes = <R extends ExecutionResult>(result: R): R => (result.errors === undefined ? result : { ...result, errors: result.errors.map(withCode) })
+
+/** The plan bucket refused: the error, and for RATE_LIMITED the seconds to wait. */
+export interface Refusal {
+  readonly error: GraphQLError
+  readonly retryAfterSec: number | undefined
+}
+
+/**
+ * What both transports (POST and graphql-ws) do with an operation: the secret key, the account's
+ * plan bucket (shared with /api/v1/public and /api/v1/app), then parse, validation and cost before
+ * anything runs; resolvers call REST's services with per-operation DataLoaders.
+ */
+export class GraphqlOperations extends Effect.Service<GraphqlOperations>()("herald/graphql/GraphqlOperations", {
+  effect: Effect.gen(function*() {
+    const keys = yield* SecretKeys
+    const limits = yield* ApiRateLimits
+    const services = yield* graphqlServices
+    const runtime = yield* Effect.runtime<never>()
+    const runExit = Runtime.runPromiseExit(runtime)
+    const schema = makeExecutableSchema()
+
+    const run: Run = (effect) =>
+      runExit(effect).then((exit) => {
+        if (Exit.isSuccess(exit)) return exit.value
+        const failure = Cause.failureOption(exit.cause)
+        if (Option.isSome(failure)) throw failure.value
+        Runtime.runFork(runtime)(Effect.logError("GraphQL resolver failed", exit.cause))
+        throw graphqlError("INTERNAL", "internal error")
+      })
+
+    /** `Bearer <secret key>` (the Authorization header, or connection_init's payload). */
+    const authenticate = (authorization: string | undefined) => {
+      const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "")
+      if (match === null) return Effect.fail(graphqlError("UNAUTHENTICATED", "Authorization: Bearer <secret key> is required"))
+      return Effect.mapError(keys.authenticate(match[1]!), () => graphqlError("UNAUTHENTICATED", "Invalid or revoked secret key"))
+    }
+
+    /** One token of the account's plan bucket; the Starter plan is FEATURE_LOCKED. */
+    const admit = (account: SecretKeyAccount): Effect.Effect<void, Refusal> =>
+      Effect.mapError(limits.plan(account), (refused) => ({
+        error: fromDomainError(refused),
+        retryAfterSec: refused._tag === "RateLimited" ? refused.retry_after_sec : undefined
+      }))
+
+    /**
+     * The request's document once it parses, validates and costs at most MAX_COST, or the errors
+     * that refuse it whole. Subscriptions need a socket: over HTTP they are refused here.
+     */
+    const prepare = (request: GraphqlRequest, transport: "http" | "socket"): DocumentNode | ReadonlyArray<GraphQLError> => {
+      let document: DocumentNode
+      try {
+        document = parse(request.query, { maxTokens: 50_000 })
+      } catch (error) {
+        return [graphqlError("VALIDATION_ERROR", error instanceof GraphQLError ? error.message : "the query does not parse")]
+      }
+      const invalid = validate(schema, document, undefined, { maxErrors: 20 })
+      if (invalid.length > 0) return invalid.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: "VALIDATION_ERROR" } }))
+      const report = costOf(schema, document, request.variables, request.operationName)
+      if (report.problems.length > 0) return report.problems.map((p) => graphqlError("VALIDATION_ERROR", p.message, { field: p.field }))
+      if (report.cost > MAX_COST) {
+        return [graphqlError("QUERY_TOO_EXPENSIVE", `the query costs ${report.cost}, above the maximum of ${MAX_COST}`, { cost: report.cost, maximum: MAX_COST })]
+      }
+      if (transport === "http" && getOperationAST(document, request.operationName)?.operation === "subscription") {
+        return [graphqlError("VALIDATION_ERROR", "subscriptions are served over the WebSocket (protocol graphql-transport-ws) on /api/v1/graphql")]
+      }
+      return document
+    }
+
+    const contextFor = (account: SecretKeyAccount, openFeed?: OpenFeed): GraphqlContext => ({
+      account,
+      services,
+      run,
+      loaders: makeLoaders(account, services, run),
+      openFeed
+    })
+
+    const executeQuery = (account: SecretKeyAccount, request: GraphqlRequest, document: DocumentNode) =>
+      Effect.promise(async () =>
+        withCodes(
+          await execute({ schema, document, variableValues: request.variables ?? null, operationName: request.operationName ?? null, contextValue: contextFor(account) })
+        )
+      )
+
+    return { schema, authenticate, admit, prepare, contextFor, execute: executeQuery } as const
+  })
+}) {}

@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { randomBytes } from "node:crypto"
+import { readFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
+import { type Browser, chromium } from "playwright-core"
+import { useIsolation } from "../support/e2e.ts"
+import { type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
+import { envFor } from "../support/isolation.ts"
+import { cliFor, ownerSession } from "../support/http.ts"
+
+// GET /graphql/playground (src/graphql/playground): GraphiQL served by Herald from the installed
+// packages, then driven in Chromium: the account's secret key typed into the headers panel, a query
+// run with the run button, the answer (the account's label, which only the server knows) in the
+// result panel; no request leaves the origin and the console has no error.
+
+const iso = useIsolation()
+let node: HeraldProcess
+let browser: Browser
+let key = ""
+// Only the server can put this in the result panel: it is nowhere in the page or its scripts.
+const label = `playground-${randomBytes(6).toString("hex")}`
+
+const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+beforeAll(async () => {
+  const env = envFor(iso, { LOG_LEVEL: "warning" })
+  node = await startHerald(env)
+  await cliFor(env)("admin", "create-account", "--email", "owner@playground.io", "--password", "owner password", "--label", label, "--plan", "enterprise")
+  ;[key, browser] = await Promise.all([
+    ownerSession(node.url, "owner@playground.io", "owner password").then((s) => s.key),
+    chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS })
+  ])
+  expect(key).toMatch(/^sk_live_/)
+}, 120_000)
+afterAll(async () => {
+  await browser?.close()
+  await node?.kill()
+})
+
+const assetsOf = (html: string) => [...html.matchAll(/(?:src|href)="(\/graphql\/playground\/assets\/[^"]+)"/g)].map((m) => m[1]!)
+
+describe("GraphQL playground", () => {
+  it("serves the page and every asset itself: CSP, nosniff, hashed names cached for a year, no CORS", async () => {
+    const res = await fetch(`${node.url}/graphql/playground`, { headers: { origin: "https://elsewhere.example" } })
+    expect(res.status).toBe(200)
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/)
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff")
+    expect(res.headers.get("access-control-allow-origin")).toBeNull()
+    const csp = res.headers.get("content-security-policy") ?? ""
+    const host = new URL(node.url).host
+    expect(csp).toContain("script-src 'self';")
+    expect(csp).toContain("style-src 'self' 'unsafe-inline';")
+    expect(csp).toContain(`connect-src 'self' ws://${host} wss://${host};`)
+    const html = await res.text()
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)/) // no inline script
+    expect(html).not.toMatch(/(?:src|href)="(?:https?:)?\/\//) // nothing from another origin
+    const assets = assetsOf(html)
+    expect(assets).toHaveLength(7)
+
+    for (const path of assets) {
+      const asset = await fetch(`${node.url}${path}`)
+      expect(asset.status, path).toBe(200)
+      expect(asset.headers.get("content-type"), path).toMatch(path.endsWith(".css") ? /^text\/css/ : /^text\/javascript/)
+      expect(asset.headers.get("cache-control"), path).toContain("max-age=31536000")
+      expect(asset.headers.get("x-content-type-options"), path).toBe("nosniff")
+      const etag = asset.headers.get("etag")
+      expect(etag, path).toMatch(/^"[\w-]+"$/)
+      expect(path, "the content hash is in the name").toContain(etag!.slice(1, -1))
+      expect((await fetch(`${node.url}${path}`, { headers: { "if-none-match": etag! } })).status, path).toBe(304)
+    }
+    // The installed package's own bytes.
+    const graphiql = assets.find((a) => /\/graphiql\.min\.[\w-]+\.js$/.test(a))!
+    const installed = join(dirname(createRequire(import.meta.url).resolve("graphiql/package.json")), "graphiql.min.js")
+    expect(Buffer.from(await (await fetch(`${node.url}${graphiql}`)).arrayBuffer()).equals(readFileSync(installed))).toBe(true)
+    expect((await fetch(`${node.url}/graphql/playground/assets/graphiql.min.js`)).status).toBe(404)
+  })
+
+  it("runs a query in Chromium with the key from the headers panel", async () => {
+    const page = await browser.newPage()
+    const origin = new URL(node.url).origin
+    const requests: Array<string> = []
+    const problems: Array<string> = []
+    page.on("request", (request) => requests.push(request.url()))
+    page.on("websocket", (socket) => requests.push(socket.url()))
+    page.on("console", (message) => {
+      if (message.type() === "error") problems.push(`console: ${message.text()}`)
+    })
+    page.on("pageerror", (error) => problems.push(`page: ${error.message}`))
+    try {
+      await page.goto(`${node.url}/graphql/playground`)
+      // The headers panel is open, holding the placeholder.
+      await page.locator(`.graphiql-editor-tools button[data-name="headers"].active`).waitFor()
+      const headers = page.locator(".graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror")
+      await expect.poll(() => headers.innerText()).toContain("Bearer sk_live_…")
+
+      await headers.click()
+      await page.keyboard.press("ControlOrMeta+A")
+      await page.keyboard.insertText(JSON.stringify({ Authorization: `Bearer ${key}` }))
+      const query = page.locator(".graphiql-query-editor .CodeMirror")
+      await query.click()
+      await page.keyboard.press("ControlOrMeta+A")
+      await page.keyboard.insertText("{ me { label plan } }")
+      await page.locator(".graphiql-execute-button").click()
+
+      const result = page.locator("section.result-window")
+      await expect.poll(() => result.innerText(), { timeout: 15_000 }).toContain(label)
+      expect(await result.innerText()).toContain("ENTERPRISE")
+      expect(requests.some((url) => url === `${origin}/api/v1/graphql`)).toBe(true)
+      // The run is in GraphiQL's history, the key is not in the browser's storage.
+      const stored = () => page.evaluate<string>("JSON.stringify(localStorage)") // an expression: no DOM types here
+      await expect.poll(stored).toContain("me { label plan }")
+      expect(await stored()).not.toContain(key)
+      expect(requests.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith("data:"))).toEqual([])
+      expect(problems).toEqual([])
+    } finally {
+      await page.close()
+    }
+  })
+})
