@@ -928,6 +928,20 @@ describe("Herald's Meta webhook", () => {
     const payments = await db<Json>("SELECT conversation_id::text, reference_id, amount::text, currency, status FROM wa_payments WHERE account_id = $1", [accounts.a])
     expect(payments).toEqual([{ conversation_id: conversation!.conversation_id, reference_id: "order-77", amount: "1499.50", currency: "INR", status: "captured" }])
   })
+
+  it("a call Meta reports as it goes (connect, then terminate) ends as its last report says; a late repeat of the first changes nothing", async () => {
+    const from = "919876570014"
+    const callEvent = (status: string, duration: number, at: string) =>
+      metaEnvelope("calls", {
+        messaging_product: "whatsapp",
+        metadata: { display_phone_number: "919800000101", phone_number_id: numbers.a1 },
+        calls: [{ id: "wacid.e2e-connect-terminate", from, to: "919800000101", event: status === "connect" ? "connect" : "terminate", direction: "USER_INITIATED", timestamp: at, status, duration }]
+      })
+    const connect = callEvent("connect", 0, unix(-30))
+    for (const body of [connect, callEvent("completed", 27, unix()), connect]) expect((await postMeta(body)).status).toBe(200)
+    const rows = await db<Json>("SELECT status, duration_sec FROM wa_calls WHERE call_id = 'wacid.e2e-connect-terminate'")
+    expect(rows).toEqual([{ status: "completed", duration_sec: 27 }])
+  })
 })
 
 describe("the developer webhook", () => {

@@ -193,7 +193,14 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
             VALUES (${id}, ${number.accountId}::uuid, ${conversationId}::uuid, ${stringOf(call.direction) ?? "USER_INITIATED"},
                     ${stringOf(call.status) ?? "unknown"}, ${Number.isFinite(duration) && duration >= 0 ? Math.round(duration) : 0},
                     ${stringOf(call.recording_url) ?? null}, ${timeOf(call.timestamp).toISOString()}::timestamptz)
-            ON CONFLICT DO NOTHING`
+            -- Meta reports a call more than once as it goes (connect, then terminate with its
+            -- outcome and duration): the latest report of a call is what the call became.
+            ON CONFLICT (call_id) DO UPDATE SET
+              status = excluded.status,
+              duration_sec = greatest(wa_calls.duration_sec, excluded.duration_sec),
+              recording_url = coalesce(excluded.recording_url, wa_calls.recording_url),
+              occurred_at = excluded.occurred_at
+            WHERE excluded.occurred_at >= wa_calls.occurred_at`
         })).pipe(Effect.orDie)
       })
 
