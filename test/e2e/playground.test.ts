@@ -8,25 +8,32 @@ import { useIsolation } from "../support/e2e.ts"
 import { type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
 import { envFor } from "../support/isolation.ts"
 import { cliFor, ownerSession } from "../support/http.ts"
+import { freePort } from "../support/TcpProxy.ts"
 
 // GET /graphql/playground (src/graphql/playground): GraphiQL served by Herald from the installed
 // packages, then driven in Chromium: the account's secret key typed into the headers panel, a query
 // run with the run button, the answer (the account's label, which only the server knows) in the
-// result panel; no request leaves the origin and the console has no error.
+// result panel; then a subscription over the page's WebSocket receives a payment made meanwhile; no
+// request leaves the origin and the console has no error.
 
 const iso = useIsolation()
 let node: HeraldProcess
 let browser: Browser
 let key = ""
+let simUrl = ""
+let numberId = ""
 // Only the server can put this in the result panel: it is nowhere in the page or its scripts.
 const label = `playground-${randomBytes(6).toString("hex")}`
 
 const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 beforeAll(async () => {
-  const env = envFor(iso, { LOG_LEVEL: "warning" })
+  const simPort = await freePort()
+  simUrl = `http://127.0.0.1:${simPort}`
+  const env = envFor(iso, { LOG_LEVEL: "warning", GATEWAY_SIM_PORT: String(simPort) })
   node = await startHerald(env)
-  await cliFor(env)("admin", "create-account", "--email", "owner@playground.io", "--password", "owner password", "--label", label, "--plan", "enterprise")
+  const account = (await cliFor(env)("admin", "create-account", "--email", "owner@playground.io", "--password", "owner password", "--label", label, "--plan", "enterprise")).account_id
+  numberId = (await cliFor(env)("admin", "create-wa-number", account, "--phone", "+919800000601")).phone_number_id
   ;[key, browser] = await Promise.all([
     ownerSession(node.url, "owner@playground.io", "owner password").then((s) => s.key),
     chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS })
@@ -76,7 +83,7 @@ describe("GraphQL playground", () => {
     expect((await fetch(`${node.url}/graphql/playground/assets/graphiql.min.js`)).status).toBe(404)
   })
 
-  it("runs a query in Chromium with the key from the headers panel", async () => {
+  it("runs a query, then a subscription over the WebSocket, in Chromium with the key from the headers panel", async () => {
     const page = await browser.newPage()
     const origin = new URL(node.url).origin
     const requests: Array<string> = []
@@ -107,11 +114,29 @@ describe("GraphQL playground", () => {
       await expect.poll(() => result.innerText(), { timeout: 15_000 }).toContain(label)
       expect(await result.innerText()).toContain("ENTERPRISE")
       expect(requests.some((url) => url === `${origin}/api/v1/graphql`)).toBe(true)
+
+      // A subscription from the page: over the WebSocket, with the headers panel's key.
+      await query.click()
+      await page.keyboard.press("ControlOrMeta+A")
+      await page.keyboard.insertText("subscription { paymentReceived { reference_id amount } }")
+      await page.locator(".graphiql-execute-button").click()
+      const reference = `order-${randomBytes(4).toString("hex")}`
+      // The socket's subscription is in place once the node counts its listener.
+      await expect.poll(async () => /herald_live_listeners\S* 1\b/.test(await (await fetch(`${node.url}/metrics`)).text()), { timeout: 15_000 }).toBe(true)
+      const paid = await fetch(`${simUrl}/simulate/wa/payment`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ phone_number_id: numberId, from: "919811100009", reference_id: reference, amount: 250, currency: "INR" })
+      })
+      expect(paid.status).toBe(202)
+      await expect.poll(() => result.innerText(), { timeout: 15_000 }).toContain(reference)
+      expect(requests).toContain(`${origin.replace(/^http/, "ws")}/api/v1/graphql`)
       // The run is in GraphiQL's history, the key is not in the browser's storage.
       const stored = () => page.evaluate<string>("JSON.stringify(localStorage)") // an expression: no DOM types here
       await expect.poll(stored).toContain("me { label plan }")
       expect(await stored()).not.toContain(key)
-      expect(requests.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith("data:"))).toEqual([])
+      const socketOrigin = origin.replace(/^http/, "ws")
+      expect(requests.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith(`${socketOrigin}/`) && !url.startsWith("data:"))).toEqual([])
       expect(problems).toEqual([])
     } finally {
       await page.close()

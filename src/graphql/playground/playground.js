@@ -39,11 +39,13 @@
     }]
   }
 
-  /** The operation the request runs: the named one, or the document's only one. */
-  const operationOf = (documentAST, operationName) => {
-    const operations = (documentAST?.definitions ?? []).filter((d) => d.kind === "OperationDefinition")
-    const chosen = operationName ? operations.find((o) => o.name?.value === operationName) : operations.length === 1 ? operations[0] : undefined
-    return chosen?.operation
+  // Whether the request runs a subscription, read from the query's text with its strings and
+  // comments blanked (an operation starts the text or follows a '}'). Not from GraphiQL's parsed
+  // document: it is updated after a pause in typing, so a query run at once would go by the last.
+  const SUBSCRIPTION_NAMED = (name) => new RegExp(`(?:^|\\})\\s*subscription\\s+${name.replace(/[^\w]/g, "")}\\b`)
+  const isSubscription = (params) => {
+    const text = String(params.query ?? "").replace(/"""[\s\S]*?"""|"(?:\\.|[^"\\])*"|#[^\n]*/g, " ")
+    return params.operationName ? SUBSCRIPTION_NAMED(params.operationName).test(text) : /(?:^|\})\s*subscription\b/.test(text)
   }
 
   const overHttp = async (params, headers) => {
@@ -119,7 +121,7 @@
   const fetcher = (params, opts) => {
     const headers = opts?.headers ?? {}
     if (lacksKey(headers)) return Promise.resolve(NO_KEY)
-    return operationOf(opts?.documentAST, params.operationName) === "subscription" ? overSocket(params, headers) : overHttp(params, headers)
+    return isSubscription(params) ? overSocket(params, headers) : overHttp(params, headers)
   }
 
   const parsedHeaders = (text) => {
