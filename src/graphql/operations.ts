@@ -42,6 +42,31 @@ export const withCode = (error: GraphQLError): GraphQLError => {
 
 export const withCodes = <R extends ExecutionResult>(result: R): R => (result.errors === undefined ? result : { ...result, errors: result.errors.map(withCode) })
 
+/** Documents kept, and the longest query text kept (a bound on the cache's memory). */
+const CACHED_DOCUMENTS = 256
+const CACHED_QUERY_MAX = 4 * 1024
+
+/** A least-recently-used cache of what `load` makes of a query text. */
+const documentCache = <A>(load: (query: string) => A) => {
+  const entries = new Map<string, A>()
+  return {
+    get: (query: string): A => {
+      const hit = entries.get(query)
+      if (hit !== undefined) {
+        entries.delete(query)
+        entries.set(query, hit)
+        return hit
+      }
+      const made = load(query)
+      if (query.length <= CACHED_QUERY_MAX) {
+        entries.set(query, made)
+        if (entries.size > CACHED_DOCUMENTS) entries.delete(entries.keys().next().value!)
+      }
+      return made
+    }
+  }
+}
+
 /** The plan bucket refused: the error, and for RATE_LIMITED the seconds to wait. */
 export interface Refusal {
   readonly error: GraphQLError
@@ -71,6 +96,20 @@ export class GraphqlOperations extends Effect.Service<GraphqlOperations>()("hera
         throw graphqlError("INTERNAL", "internal error")
       })
 
+    // Parsing and validating a document is most of what a small query costs, and clients send the
+    // same few documents again and again: the outcome is kept per query text (cost is not: it
+    // depends on the variables).
+    const parsed = documentCache((query) => {
+      let document: DocumentNode
+      try {
+        document = parse(query, { maxTokens: 50_000 })
+      } catch (error) {
+        return [graphqlError("VALIDATION_ERROR", error instanceof GraphQLError ? error.message : "the query does not parse")]
+      }
+      const invalid = validate(schema, document, undefined, { maxErrors: 20 })
+      return invalid.length > 0 ? invalid.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: "VALIDATION_ERROR" } })) : document
+    })
+
     /** `Bearer <secret key>` (the Authorization header, or connection_init's payload). */
     const authenticate = (authorization: string | undefined) => {
       const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "")
@@ -90,14 +129,8 @@ export class GraphqlOperations extends Effect.Service<GraphqlOperations>()("hera
      * that refuse it whole. Subscriptions need a socket: over HTTP they are refused here.
      */
     const prepare = (request: GraphqlRequest, transport: "http" | "socket"): DocumentNode | ReadonlyArray<GraphQLError> => {
-      let document: DocumentNode
-      try {
-        document = parse(request.query, { maxTokens: 50_000 })
-      } catch (error) {
-        return [graphqlError("VALIDATION_ERROR", error instanceof GraphQLError ? error.message : "the query does not parse")]
-      }
-      const invalid = validate(schema, document, undefined, { maxErrors: 20 })
-      if (invalid.length > 0) return invalid.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: "VALIDATION_ERROR" } }))
+      const document = parsed.get(request.query)
+      if (Array.isArray(document)) return document
       const report = costOf(schema, document, request.variables, request.operationName)
       if (report.problems.length > 0) return report.problems.map((p) => graphqlError("VALIDATION_ERROR", p.message, { field: p.field }))
       if (report.cost > MAX_COST) {

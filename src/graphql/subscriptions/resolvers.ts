@@ -27,6 +27,18 @@ const withCounters = (row: BroadcastRow, event: BroadcastProgressEvent): Broadca
   cancelledCount: event.cancelled_count
 })
 
+/**
+ * Whether an event shows a later state of the broadcast than a row read about the same time:
+ * finished beats running, and otherwise more recipients accounted for (counters only grow, but a
+ * send failing after it was sent moves one count to another).
+ */
+const isLater = (event: BroadcastProgressEvent, row: BroadcastRow) => {
+  const finished = (status: string) => status === "completed" || status === "cancelled"
+  if (finished(event.status) !== finished(row.status)) return finished(event.status)
+  const seen = event.sent_count + event.delivered_count + event.read_count + event.failed_count + event.cancelled_count
+  return seen >= row.sentCount + row.deliveredCount + row.readCount + row.failedCount + row.cancelledCount
+}
+
 type Args = Record<string, any>
 
 interface SubscriptionField {
@@ -67,19 +79,25 @@ export const subscriptionResolvers: Record<string, SubscriptionField> = {
   broadcastProgress: {
     subscribe: async (_, { broadcastId }, context) => {
       const open = openOf(context)
-      // The row is read once the feed listens: the first event is the counters as they are now,
-      // and nothing published after that read is missed.
+      // The row is read once the feed listens: the first event is the counters as they are now.
+      // An event arriving during that read is kept and applied if it is the later of the two, so
+      // nothing published after the feed listened is lost (the final counts least of all).
       let row: BroadcastRow | undefined
+      let early: BroadcastProgressEvent | undefined
       const feed = await open({
         coalesce: true,
-        accept: (kind, event: BroadcastProgressEvent) =>
-          kind === "broadcast_progress" && event.broadcast_id === broadcastId && row !== undefined ? (row = withCounters(row, event)) : undefined
+        accept: (kind, event: BroadcastProgressEvent) => {
+          if (kind !== "broadcast_progress" || event.broadcast_id !== broadcastId) return undefined
+          if (row === undefined) return void (early = event)
+          return (row = withCounters(row, event))
+        }
       })
-      row = await context.run(context.services.reads.broadcast(context.account.accountId, broadcastId))
-      if (row === undefined) {
+      const read = await context.run(context.services.reads.broadcast(context.account.accountId, broadcastId))
+      if (read === undefined) {
         await feed.return()
         throw new NotFound({ message: `no broadcast ${broadcastId}` })
       }
+      row = early !== undefined && isLater(early, read) ? withCounters(read, early) : read
       feed.push(row)
       return feed
     },

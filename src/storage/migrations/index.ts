@@ -18,7 +18,7 @@ import poisonBytes from "./0015_poison_bytes.ts"
 import broadcastDoubt from "./0016_broadcast_doubt.ts"
 import whatsapp from "./0017_whatsapp.ts"
 import customersConversions from "./0018_customers_conversions.ts"
-import callsByAccount from "./0019_calls_by_account.ts"
+import graphqlReads from "./0019_graphql_reads.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
@@ -43,5 +43,5 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0016_broadcast_doubt": broadcastDoubt,
   "0017_whatsapp": whatsapp,
   "0018_customers_conversions": customersConversions,
-  "0019_calls_by_account": callsByAccount
+  "0019_graphql_reads": graphqlReads
 }
