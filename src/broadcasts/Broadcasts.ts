@@ -162,7 +162,7 @@ export class Broadcasts extends Effect.Service<Broadcasts>()("herald/broadcasts/
         yield* visible(principal, broadcastId)
         const limit = Math.min(params.limit ?? PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX)
         const before = yield* readKeyCursor(params.cursor, isIntegerKey)
-        const page = keyPage(yield* repo.targets(broadcastId, { before, limit, status: params.status }), limit, (target) => target.targetNo)
+        const page = keyPage(yield* repo.targets(broadcastId, { before, limit, statuses: params.status === undefined ? undefined : [params.status] }), limit, (target) => target.targetNo)
         return {
           success: true as const,
           targets: page.rows.map(targetView),

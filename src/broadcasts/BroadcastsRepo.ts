@@ -140,13 +140,13 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
         ORDER BY b.created_at DESC, b.broadcast_id DESC
         LIMIT ${options.limit + 1}`.pipe(Effect.orDie)
 
-    /** Targets newest first (target_no descending) below `before`, optionally of one status. */
-    const targets = (broadcastId: string, options: { before: number | undefined; limit: number; status: TargetStatus | undefined }) =>
+    /** Targets newest first (target_no descending) below `before`, optionally of some statuses. */
+    const targets = (broadcastId: string, options: { before: number | undefined; limit: number; statuses: ReadonlyArray<TargetStatus> | undefined }) =>
       sql<TargetRow>`
         SELECT target_no, phone, message_id, status, failure_reason, error, sent_at, delivered_at, read_at, failed_at
         FROM broadcast_targets
         WHERE broadcast_id = ${broadcastId}::uuid
-        ${options.status === undefined ? sql`` : sql`AND status = ${options.status}`}
+        ${options.statuses === undefined ? sql`` : sql`AND status IN ${sql.in(options.statuses)}`}
         ${options.before === undefined ? sql`` : sql`AND target_no < ${options.before}`}
         ORDER BY target_no DESC
         LIMIT ${options.limit + 1}`.pipe(Effect.orDie)

@@ -1,9 +1,9 @@
 import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import type { ExecutionResult, GraphQLError } from "graphql"
 import { isJsonContentType, readJsonBody } from "../http/requestBody.ts"
 import { graphqlError } from "./errors.ts"
-import { GraphqlOperations, requestOf } from "./operations.ts"
+import { describeUnstorable, GraphqlOperations, requestOf } from "./operations.ts"
 
 export const GRAPHQL_PATH = "/api/v1/graphql"
 /** A GraphQL request's body is at most this (the design's 1 MB); a socket's message too. */
@@ -20,7 +20,7 @@ const requestOfBody = (contentType: string | undefined, bytes: ArrayBuffer) => {
   if (!isJsonContentType(contentType)) return `the body must be JSON (Content-Type: application/json), not ${contentType}`
   const json = readJsonBody(new TextDecoder().decode(bytes))
   if (json._tag === "Unreadable") return `the body is not valid JSON (${json.reason})`
-  if (json._tag === "Unstorable") return `${json.issue.path === "" ? "the body" : json.issue.path} ${json.issue.message}`
+  if (json._tag === "Unstorable") return describeUnstorable(json.issue)
   return requestOf(json.value)
 }
 
@@ -52,8 +52,8 @@ export const GraphqlRoute = HttpLayerRouter.use((router) =>
           return answer(200, { data: null, errors: [admitted.left.error] }, retry)
         }
         const document = operations.prepare(request, "http")
-        if (Array.isArray(document)) return answer(200, { errors: document })
-        return answer(200, yield* operations.execute(account.right, request, document as Exclude<typeof document, ReadonlyArray<GraphQLError>>))
+        if (Either.isLeft(document)) return answer(200, { errors: document.left })
+        return answer(200, yield* operations.execute(account.right, request, document.right))
       })
     )
   })

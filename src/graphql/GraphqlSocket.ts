@@ -1,4 +1,4 @@
-import { Effect, Exit, Layer, Metric, Runtime, Scope } from "effect"
+import { Effect, Either, Exit, Layer, Metric, Runtime, Scope } from "effect"
 import { type FormattedExecutionResult, GraphQLError } from "graphql"
 import { useServer } from "graphql-ws/use/ws"
 import type { IncomingMessage } from "node:http"
@@ -10,7 +10,7 @@ import { LiveHub } from "../live/LiveHub.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
 import { graphqlError } from "./errors.ts"
 import { GRAPHQL_PATH, MAX_GRAPHQL_BODY } from "./GraphqlRoute.ts"
-import { GraphqlOperations, requestOf, withCodes } from "./operations.ts"
+import { describeUnstorable, GraphqlOperations, requestOf, withCodes } from "./operations.ts"
 import { LiveFeed } from "./subscriptions/LiveFeed.ts"
 import type { OpenFeed } from "./subscriptions/resolvers.ts"
 
@@ -46,8 +46,8 @@ export const GraphqlSocketLive = Layer.scopedDiscard(
     const runtime = yield* Effect.runtime<never>()
     const runPromise = Runtime.runPromise(runtime)
     const runFork = Runtime.runFork(runtime)
-    const accounts = new WeakMap<WebSocket, SecretKeyAccount>()
-    const feedsOf = new Map<WebSocket, Set<LiveFeed<unknown>>>()
+    /** Each authenticated socket: its account and its subscriptions' feeds (ended on shutdown). */
+    const connections = new Map<WebSocket, { readonly account: SecretKeyAccount; readonly feeds: Set<LiveFeed<unknown>> }>()
 
     const dropSlow = (socket: WebSocket) => {
       dropped.unsafeUpdate(1, [])
@@ -56,9 +56,8 @@ export const GraphqlSocketLive = Layer.scopedDiscard(
       setTimeout(() => socket.terminate(), 2_000).unref()
     }
 
-    const openFeedFor = (socket: WebSocket, account: SecretKeyAccount): OpenFeed => async ({ accept, coalesce }) => {
-      const feeds = feedsOf.get(socket)
-      if (feeds === undefined) throw graphqlError("INTERNAL", "the connection is closing")
+    const openFeedFor = (socket: WebSocket, account: SecretKeyAccount, feeds: Set<LiveFeed<unknown>>): OpenFeed => async ({ accept, coalesce }) => {
+      if (!connections.has(socket)) throw graphqlError("INTERNAL", "the connection is closing")
       const scope = Effect.runSync(Scope.make())
       const feed = new LiveFeed<any>({
         limit: config.graphqlSubscriptionBuffer,
@@ -87,38 +86,34 @@ export const GraphqlSocketLive = Layer.scopedDiscard(
       schema: operations.schema,
       connectionInitWaitTimeout: INIT_TIMEOUT_MS,
       onConnect: async (ctx) => {
-        const exit = await Runtime.runPromiseExit(runtime)(operations.authenticate(authorizationOf(ctx.connectionParams)))
-        if (Exit.isFailure(exit)) return false
-        accounts.set(ctx.extra.socket, exit.value)
-        feedsOf.set(ctx.extra.socket, new Set())
-        ctx.extra.socket.once("close", () => feedsOf.delete(ctx.extra.socket))
+        const account = await runPromise(Effect.either(operations.authenticate(authorizationOf(ctx.connectionParams))))
+        if (Either.isLeft(account)) return false
+        const socket = ctx.extra.socket
+        connections.set(socket, { account: account.right, feeds: new Set() })
+        socket.once("close", () => connections.delete(socket))
         return true
       },
       onSubscribe: async (ctx, _id, payload) => {
         const socket = ctx.extra.socket
-        const account = accounts.get(socket)!
+        const { account, feeds } = connections.get(socket)!
         if (Object.keys(ctx.subscriptions).length > MAX_OPERATIONS_PER_SOCKET) {
           return [graphqlError("VALIDATION_ERROR", `at most ${MAX_OPERATIONS_PER_SOCKET} operations at once on one connection`, { reason: "too_many_operations" })]
         }
         // graphql-ws parsed the message; what Postgres cannot store is refused as over HTTP.
         const unstorable = firstUnstorable(payload)
-        if (unstorable !== undefined) return [graphqlError("VALIDATION_ERROR", `${unstorable.path === "" ? "the payload" : unstorable.path} ${unstorable.message}`)]
+        if (unstorable !== undefined) return [graphqlError("VALIDATION_ERROR", describeUnstorable(unstorable))]
         const request = requestOf(payload)
         if (typeof request === "string") return [graphqlError("VALIDATION_ERROR", request)]
-        const admitted = await Runtime.runPromiseExit(runtime)(operations.admit(account))
-        if (Exit.isFailure(admitted)) {
-          const refusal = Exit.causeOption(admitted)
-          const failure = refusal._tag === "Some" && refusal.value._tag === "Fail" ? refusal.value.error : undefined
-          return [failure?.error ?? graphqlError("INTERNAL", "internal error")]
-        }
+        const admitted = await runPromise(Effect.either(operations.admit(account)))
+        if (Either.isLeft(admitted)) return [admitted.left.error]
         const document = operations.prepare(request, "socket")
-        if (Array.isArray(document)) return document as ReadonlyArray<GraphQLError>
+        if (Either.isLeft(document)) return document.left
         return {
           schema: operations.schema,
-          document: document as Exclude<typeof document, ReadonlyArray<GraphQLError>>,
+          document: document.right,
           variableValues: request.variables ?? null,
           operationName: request.operationName ?? null,
-          contextValue: operations.contextFor(account, openFeedFor(socket, account))
+          contextValue: operations.contextFor(account, openFeedFor(socket, account, feeds))
         }
       },
       onNext: (_ctx, _id, _payload, _args, result) => withCodes(result) as FormattedExecutionResult,
@@ -131,8 +126,8 @@ export const GraphqlSocketLive = Layer.scopedDiscard(
     yield* Effect.addFinalizer(() =>
       Effect.promise(async () => {
         // Each subscription ends (graphql-ws sends its `complete`), then the sockets close.
-        for (const feeds of feedsOf.values()) for (const feed of [...feeds]) feed.end()
-        if (feedsOf.size > 0) await new Promise((resolve) => setTimeout(resolve, SHUTDOWN_GRACE_MS))
+        for (const { feeds } of connections.values()) for (const feed of [...feeds]) feed.end()
+        if (connections.size > 0) await new Promise((resolve) => setTimeout(resolve, SHUTDOWN_GRACE_MS))
         for (const socket of sockets.clients) socket.close(1001, "server shutting down")
         await graphqlWs.dispose()
       }))

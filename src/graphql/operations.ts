@@ -1,5 +1,6 @@
-import { Cause, Effect, Exit, Option, Runtime } from "effect"
+import { Cause, Effect, Either, Exit, Option, Runtime } from "effect"
 import { type DocumentNode, execute, type ExecutionResult, getOperationAST, GraphQLError, parse, validate } from "graphql"
+import type { Unstorable } from "../domain/storable.ts"
 import { ApiRateLimits } from "../ratelimit/ApiRateLimits.ts"
 import { type SecretKeyAccount, SecretKeys } from "../security/SecretKeys.ts"
 import { costOf, MAX_COST } from "./cost.ts"
@@ -16,6 +17,9 @@ export interface GraphqlRequest {
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** Why a body (HTTP) or a subscribe message's payload (WebSocket) holds what Postgres cannot store. */
+export const describeUnstorable = (issue: Unstorable) => `${issue.path === "" ? "the request" : issue.path} ${issue.message}`
 
 /** A body (HTTP) or a subscribe message's payload (WebSocket) as a GraphQL request, or why it is not one. */
 export const requestOf = (body: unknown): GraphqlRequest | string => {
@@ -99,15 +103,17 @@ export class GraphqlOperations extends Effect.Service<GraphqlOperations>()("hera
     // Parsing and validating a document is most of what a small query costs, and clients send the
     // same few documents again and again: the outcome is kept per query text (cost is not: it
     // depends on the variables).
-    const parsed = documentCache((query) => {
+    const parsed = documentCache((query): Either.Either<DocumentNode, ReadonlyArray<GraphQLError>> => {
       let document: DocumentNode
       try {
         document = parse(query, { maxTokens: 50_000 })
       } catch (error) {
-        return [graphqlError("VALIDATION_ERROR", error instanceof GraphQLError ? error.message : "the query does not parse")]
+        return Either.left([graphqlError("VALIDATION_ERROR", error instanceof GraphQLError ? error.message : "the query does not parse")])
       }
       const invalid = validate(schema, document, undefined, { maxErrors: 20 })
-      return invalid.length > 0 ? invalid.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: "VALIDATION_ERROR" } })) : document
+      return invalid.length > 0
+        ? Either.left(invalid.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: "VALIDATION_ERROR" } })))
+        : Either.right(document)
     })
 
     /** `Bearer <secret key>` (the Authorization header, or connection_init's payload). */
@@ -128,16 +134,16 @@ export class GraphqlOperations extends Effect.Service<GraphqlOperations>()("hera
      * The request's document once it parses, validates and costs at most MAX_COST, or the errors
      * that refuse it whole. Subscriptions need a socket: over HTTP they are refused here.
      */
-    const prepare = (request: GraphqlRequest, transport: "http" | "socket"): DocumentNode | ReadonlyArray<GraphQLError> => {
+    const prepare = (request: GraphqlRequest, transport: "http" | "socket"): Either.Either<DocumentNode, ReadonlyArray<GraphQLError>> => {
       const document = parsed.get(request.query)
-      if (Array.isArray(document)) return document
-      const report = costOf(schema, document, request.variables, request.operationName)
-      if (report.problems.length > 0) return report.problems.map((p) => graphqlError("VALIDATION_ERROR", p.message, { field: p.field }))
+      if (Either.isLeft(document)) return document
+      const report = costOf(schema, document.right, request.variables, request.operationName)
+      if (report.problems.length > 0) return Either.left(report.problems.map((p) => graphqlError("VALIDATION_ERROR", p.message, { field: p.field })))
       if (report.cost > MAX_COST) {
-        return [graphqlError("QUERY_TOO_EXPENSIVE", `the query costs ${report.cost}, above the maximum of ${MAX_COST}`, { cost: report.cost, maximum: MAX_COST })]
+        return Either.left([graphqlError("QUERY_TOO_EXPENSIVE", `the query costs ${report.cost}, above the maximum of ${MAX_COST}`, { cost: report.cost, maximum: MAX_COST })])
       }
-      if (transport === "http" && getOperationAST(document, request.operationName)?.operation === "subscription") {
-        return [graphqlError("VALIDATION_ERROR", "subscriptions are served over the WebSocket (protocol graphql-transport-ws) on /api/v1/graphql")]
+      if (transport === "http" && getOperationAST(document.right, request.operationName)?.operation === "subscription") {
+        return Either.left([graphqlError("VALIDATION_ERROR", "subscriptions are served over the WebSocket (protocol graphql-transport-ws) on /api/v1/graphql")])
       }
       return document
     }

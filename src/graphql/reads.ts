@@ -44,37 +44,35 @@ export interface MessageRow {
 const CONVERSATION_COLUMNS = `v.conversation_id::text, v.customer_id::text, v.status, v.assignee_user_id::text, v.last_message, v.updated_at,
   ${positionOf("v.created_at")} AS position`
 
-/** A message list's cursor: the last message's time (to the microsecond) and id (a wamid or a uuid). */
-const encodeMessageCursor = (row: MessageRow) => Buffer.from(JSON.stringify([row.at, row.id])).toString("base64url")
-const decodeMessageCursor = (cursor: string | null | undefined): Effect.Effect<{ at: string; id: string } | undefined, InvalidRequest> => {
+/** A cursor of a GraphQL list that is not one it gave out, named as GraphQL's argument (`page.cursor`). */
+const notOurCursor = () => InvalidRequest.single("page.cursor", "is not a cursor this list gave out")
+
+/**
+ * The cursor of a list ordered by (time, text id), newest first: messages (a wamid or a uuid) and
+ * calls (Meta's call id). The last row's time to the microsecond and its id.
+ */
+const encodeTimeIdCursor = (at: string, id: string) => Buffer.from(JSON.stringify([at, id])).toString("base64url")
+const decodeTimeIdCursor = (cursor: string | null | undefined): Effect.Effect<{ at: string; id: string } | undefined, InvalidRequest> => {
   if (cursor === undefined || cursor === null || cursor === "") return Effect.succeed(undefined)
   try {
     const parsed: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))
-    if (Array.isArray(parsed) && parsed.length === 2 && typeof parsed[0] === "string" && isUtcMicros(parsed[0]) && typeof parsed[1] === "string" && parsed[1].length <= 200) {
+    if (
+      Array.isArray(parsed) && parsed.length === 2 && typeof parsed[0] === "string" && isUtcMicros(parsed[0]) &&
+      typeof parsed[1] === "string" && parsed[1].length > 0 && parsed[1].length <= 512
+    ) {
       return Effect.succeed({ at: parsed[0], id: parsed[1] })
     }
   } catch {
     // not one of ours: answered below
   }
-  return Effect.fail(InvalidRequest.single("page.cursor", "is not a cursor this list gave out"))
+  return Effect.fail(notOurCursor())
 }
-export { encodeMessageCursor }
+export const encodeMessageCursor = (row: MessageRow) => encodeTimeIdCursor(row.at, row.id)
 
-/** A cursor of a GraphQL list that is not one it gave out, named as GraphQL's argument (`page.cursor`). */
-const notOurCursor = () => InvalidRequest.single("page.cursor", "is not a cursor this list gave out")
 /** REST's cursor readers name their query parameter (`cursor`); GraphQL names the argument. */
 const asPageCursor = <A>(effect: Effect.Effect<A, InvalidRequest>) => Effect.mapError(effect, notOurCursor)
 /** The position a (created_at, uuid) list's `page.cursor` names: none for the first page. */
 export const readPageCursor = (cursor: string | null | undefined) => asPageCursor(readCursor(cursor ?? undefined))
-
-/** A broadcast target as GraphQL reads it (REST's targets read, without the timestamps). */
-export interface BroadcastTargetRow {
-  readonly targetNo: number
-  readonly phone: string
-  readonly messageId: string
-  readonly status: TargetStatus
-  readonly failureReason: string | null
-}
 
 /** A WhatsApp call as WaReports.recordCall stored it: direction and status as Meta sent them. */
 export interface CallRow {
@@ -109,23 +107,7 @@ export const callStatusOf = (stored: string): CallStatusName => {
 const CALL_COLUMNS = `c.call_id, c.conversation_id::text, c.direction, c.status, c.duration_sec, c.recording_url, c.occurred_at,
   ${positionOf("c.occurred_at")} AS position`
 
-/** A call list's cursor: the last call's occurred_at (to the microsecond) and Meta's call id (text, not a uuid). */
-export const encodeCallCursor = (row: CallRow) => Buffer.from(JSON.stringify([row.position, row.callId])).toString("base64url")
-const decodeCallCursor = (cursor: string | null | undefined): Effect.Effect<{ at: string; id: string } | undefined, InvalidRequest> => {
-  if (cursor === undefined || cursor === null || cursor === "") return Effect.succeed(undefined)
-  try {
-    const parsed: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))
-    if (
-      Array.isArray(parsed) && parsed.length === 2 && typeof parsed[0] === "string" && isUtcMicros(parsed[0]) &&
-      typeof parsed[1] === "string" && parsed[1].length > 0 && parsed[1].length <= 512
-    ) {
-      return Effect.succeed({ at: parsed[0], id: parsed[1] })
-    }
-  } catch {
-    // not one of ours: answered below
-  }
-  return Effect.fail(notOurCursor())
-}
+export const encodeCallCursor = (row: CallRow) => encodeTimeIdCursor(row.position, row.callId)
 
 /**
  * The SQL behind GraphQL's reads, every one scoped to the caller's account. The by-id reads take
@@ -223,7 +205,7 @@ export class GraphqlReads extends Effect.Service<GraphqlReads>()("herald/graphql
     /** A conversation's messages both ways, newest first. */
     const messages = (accountId: string, conversationId: string, cursor: string | null | undefined, limit: number) =>
       Effect.gen(function*() {
-        const after = yield* decodeMessageCursor(cursor)
+        const after = yield* decodeTimeIdCursor(cursor)
         const at = sql.literal(`'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`)
         return yield* sql<MessageRow>`
           WITH conv AS (SELECT conversation_id, phone_number_id, customer_phone FROM conversations WHERE conversation_id = ${conversationId} AND account_id = ${accountId}),
@@ -261,23 +243,11 @@ export class GraphqlReads extends Effect.Service<GraphqlReads>()("herald/graphql
         broadcasts.page(accountId, { after, limit, bots: filter.botId === undefined ? undefined : [filter.botId], status: filter.status }))
 
     /**
-     * A broadcast's targets newest first (target_no descending), of any of `statuses` when given, with
-     * REST's cursor (the last target_no). The caller has checked the broadcast is the account's.
+     * A broadcast's targets newest first, of any of `statuses` when given: REST's read, with its
+     * cursor (the last target_no). The caller has checked the broadcast is the account's.
      */
     const broadcastTargets = (broadcastId: string, statuses: ReadonlyArray<TargetStatus> | undefined, cursor: string | null | undefined, limit: number) =>
-      Effect.gen(function*() {
-        const before = yield* asPageCursor(readKeyCursor(cursor ?? undefined, isIntegerKey))
-        return yield* sql<BroadcastTargetRow>`
-          SELECT target_no, phone, message_id::text, status, failure_reason FROM broadcast_targets
-          WHERE ${
-          sql.and([
-            sql`broadcast_id = ${broadcastId}::uuid`,
-            ...(statuses === undefined ? [] : [sql`status IN ${sql.in(statuses)}`]),
-            ...(before === undefined ? [] : [sql`target_no < ${before}`])
-          ])
-        }
-          ORDER BY target_no DESC LIMIT ${limit + 1}`.pipe(Effect.orDie)
-      })
+      Effect.flatMap(asPageCursor(readKeyCursor(cursor ?? undefined, isIntegerKey)), (before) => broadcasts.targets(broadcastId, { before, limit, statuses }))
 
     const callColumns = sql.literal(CALL_COLUMNS)
 
@@ -291,7 +261,7 @@ export class GraphqlReads extends Effect.Service<GraphqlReads>()("herald/graphql
     /** The account's calls newest first (occurred_at, then call_id: index wa_calls_account_idx); filters in SQL, mapped back to Meta's values. */
     const calls = (accountId: string, filter: { readonly status?: CallStatusName | undefined; readonly direction?: DirectionName | undefined }, cursor: string | null | undefined, limit: number) =>
       Effect.gen(function*() {
-        const after = yield* decodeCallCursor(cursor)
+        const after = yield* decodeTimeIdCursor(cursor)
         const status = filter.status === undefined ? [] : [
           filter.status === "COMPLETED"
             ? sql`lower(c.status) = 'completed'`

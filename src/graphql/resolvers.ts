@@ -9,12 +9,11 @@ import { planRatePerMinute } from "../domain/plans.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
 import { readE164 } from "../messaging/phone.ts"
 import { encodeKeyCursor } from "../storage/keyCursor.ts"
-import type { BroadcastRow, TargetStatus } from "../broadcasts/BroadcastsRepo.ts"
+import type { BroadcastRow, TargetRow, TargetStatus } from "../broadcasts/BroadcastsRepo.ts"
 import type { WaTemplateRow } from "../whatsapp/templates/WaTemplatesRepo.ts"
 import { connectionOf, limitOf, type PageArgs, positionCursor } from "./connections.ts"
 import type { LedgerRow } from "../wallet/Wallet.ts"
 import {
-  type BroadcastTargetRow,
   callDirectionOf,
   type CallRow,
   callStatusOf,
@@ -171,9 +170,9 @@ const TARGET_STATUS: Readonly<Record<TargetStatus, string>> = {
 const MESSAGE_STATUSES = ["QUEUED", "SENT", "DELIVERED", "READ", "FAILED"] as const
 const targetStatusesOf = (status: string) => (Object.keys(TARGET_STATUS) as Array<TargetStatus>).filter((stored) => TARGET_STATUS[stored] === status)
 
-const targetNode = (row: BroadcastTargetRow) => ({
+const targetNode = (row: TargetRow) => ({
   phone: row.phone,
-  status: TARGET_STATUS[row.status] ?? "QUEUED",
+  status: TARGET_STATUS[row.status],
   failure_reason: row.status === "cancelled" ? (row.failureReason ?? "cancelled") : row.failureReason,
   message_id: row.messageId
 })

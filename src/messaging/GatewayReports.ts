@@ -55,21 +55,20 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
     const applyStatus = (report: StatusReport): Effect.Effect<ReportResult> =>
       // Herald's message ids are uuids: another id is about a message Herald never sent.
       !isUuid(report.messageId) ? Effect.succeed("not_ours" as const) : Effect.gen(function*() {
-        let broadcastChanged: { readonly accountId: string; readonly broadcastId: string } | undefined
-        const result = yield* applyCommitted(report, (changed) => (broadcastChanged = changed))
-        // After the commit, so live progress never shows a count that did not happen.
-        if (broadcastChanged !== undefined) yield* progress.changed(broadcastChanged.accountId, broadcastChanged.broadcastId)
-        return result
+        const result = yield* applyCommitted(report)
+        if (typeof result === "string") return result
+        // A broadcast's target moved: its live progress, after the commit (never a count that did not happen).
+        yield* progress.changed(result.accountId, result.broadcastId)
+        return "applied" as const
       })
 
-    const applyCommitted = (report: StatusReport, onBroadcast: (changed: { readonly accountId: string; readonly broadcastId: string }) => void): Effect.Effect<ReportResult> =>
+    const applyCommitted = (report: StatusReport) =>
       webhooks.committed(Effect.gen(function*() {
         const [moved] = yield* move(report)
         if (moved === undefined) {
           // Not a single send: perhaps one of a broadcast's (those emit no message.* events).
           const result = yield* broadcasts.applyReport({ messageId: report.messageId, status: report.status, at: new Date(report.at), error: report.error })
-          if (result.outcome === "applied") onBroadcast(result)
-          return result.outcome === "unknown" ? "unknown_message" as const : result.outcome
+          return result.outcome === "applied" ? result : result.outcome === "unknown" ? "unknown_message" as const : result.outcome
         }
         const reached = moved.after === "delivered" || moved.after === "read"
         if (reached) {
