@@ -15,18 +15,22 @@ export type ParsedRow =
     readonly name: string | null
     /** The params object as JSON text (serialised once, here), or null for none. */
     readonly params: string | null
+    /** A customer import's other fields (src/customers/customerRows.ts); a contact list's rows have none. */
+    readonly userId?: string | null
+    /** The tags as JSON text. */
+    readonly tags?: string | null
   }
   | { readonly _tag: "Malformed"; readonly row: number; readonly phone: string; readonly reason: string }
 
-const malformed = (row: number, phone: string, reason: string): ParsedRow => ({ _tag: "Malformed", row, phone, reason })
+export const malformed = (row: number, phone: string, reason: string): ParsedRow => ({ _tag: "Malformed", row, phone, reason })
 
 /** A phone as the report may quote it: what cannot be stored or sent back as JSON is dropped. */
-const reportable = (phone: string) => (unstorableText(phone) === undefined ? phone : "")
+export const reportable = (phone: string) => (unstorableText(phone) === undefined ? phone : "")
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** The phone as the client wrote it, for the report: strings as they are, numbers printed, anything else empty. */
-const phoneText = (value: unknown): string => (typeof value === "string" ? value : typeof value === "number" ? String(value) : "")
+export const phoneText = (value: unknown): string => (typeof value === "string" ? value : typeof value === "number" ? String(value) : "")
 
 /** Name and params checked the same way whatever the format. */
 const contact = (row: number, phone: string, name: string | null, params: string | null): ParsedRow => {

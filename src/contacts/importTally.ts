@@ -14,6 +14,8 @@ export interface ValidContact {
   readonly phone: string
   readonly name: string | null
   readonly params: string | null
+  readonly userId: string | null
+  readonly tags: string | null
 }
 
 /** A batch of valid rows, column by column, as the INSERT … FROM unnest takes them. */
@@ -43,6 +45,7 @@ const PHONE_REPORTED_MAX = 64
  */
 export class ImportTally {
   private added = 0
+  private updated = 0
   private duplicates = 0
   private invalidCount = 0
   private read = 0
@@ -61,7 +64,7 @@ export class ImportTally {
         this.invalidRow(row.row, row.phone, phone.problem)
         continue
       }
-      valid.push({ phone: phone.e164, name: row.name, params: row.params })
+      valid.push({ phone: phone.e164, name: row.name, params: row.params, userId: row.userId ?? null, tags: row.tags ?? null })
     }
   }
 
@@ -69,6 +72,13 @@ export class ImportTally {
   written(valid: number, inserted: number): void {
     this.added += inserted
     this.duplicates += valid - inserted
+  }
+
+  /** A batch of a customer import was written: new customers, existing ones changed, repeats of the file's own rows. */
+  upserted(counts: { readonly added: number; readonly updated: number; readonly duplicates: number }): void {
+    this.added += counts.added
+    this.updated += counts.updated
+    this.duplicates += counts.duplicates
   }
 
   /** Whether the import should stop: past INVALID_ROWS_MAX invalid rows, and most of those read. */
@@ -89,6 +99,18 @@ export class ImportTally {
     return {
       success: true as const,
       added: this.added,
+      duplicates: this.duplicates,
+      invalid: this.invalid,
+      invalid_count: this.invalidCount
+    }
+  }
+
+  /** A customer import's report: also the rows that changed an existing customer. */
+  customerReport() {
+    return {
+      success: true as const,
+      added: this.added,
+      updated: this.updated,
       duplicates: this.duplicates,
       invalid: this.invalid,
       invalid_count: this.invalidCount

@@ -24,8 +24,20 @@ export interface RowReader {
 
 export type ImportFormat = "json" | "ndjson" | "csv"
 
-export const readerFor = (format: ImportFormat): RowReader =>
-  format === "json" ? new JsonReader() : format === "ndjson" ? new NdjsonReader() : new CsvReader()
+/**
+ * What a data row becomes once a reader has cut it out: a contact-list contact by default; an
+ * import of other rows (customers, src/customers/customerRows.ts) reads the same formats with its
+ * own decoder.
+ */
+export interface RowDecoder {
+  readonly json: (row: number, value: unknown) => ParsedRow
+  readonly csv: (row: number, columns: CsvColumns, fields: ReadonlyArray<string>) => ParsedRow
+}
+
+export const LIST_ROWS: RowDecoder = { json: contactOfJson, csv: contactOfCsv }
+
+export const readerFor = (format: ImportFormat, decoder: RowDecoder = LIST_ROWS): RowReader =>
+  format === "json" ? new JsonReader(decoder) : format === "ndjson" ? new NdjsonReader(decoder) : new CsvReader(decoder)
 
 const broken = (path: string, message: string) => Either.left(InvalidRequest.single(path, message))
 const tooLong = (path: string) => broken(path, `is longer than ${RECORD_MAX_CHARS} characters, the largest record an import takes`)
@@ -38,6 +50,8 @@ const isSpace = (c: number) => c === SPACE || c === LF || c === CR || c === TAB
 // NDJSON: one JSON object a line; blank lines skipped; a trailing \r dropped.
 
 export class NdjsonReader implements RowReader {
+  constructor(private readonly decoder: RowDecoder = LIST_ROWS) {}
+
   private partial = ""
   private line = 0
   private row = 0
@@ -85,7 +99,7 @@ export class NdjsonReader implements RowReader {
     } catch (error) {
       return InvalidRequest.single(`line ${this.line}`, `is not valid JSON (${(error as Error).message})`)
     }
-    out.push(contactOfJson(++this.row, value))
+    out.push(this.decoder.json(++this.row, value))
     return undefined
   }
 }
@@ -99,6 +113,8 @@ const ROOT = 0, FIRST_KEY = 1, NEXT_KEY = 2, KEY = 3, COLON_NEXT = 4, VALUE = 5,
 const IN_VALUE = 8, AFTER_ELEMENT = 9, AFTER_MEMBER = 10, DONE = 11
 
 export class JsonReader implements RowReader {
+  constructor(private readonly decoder: RowDecoder = LIST_ROWS) {}
+
   private state = ROOT
   private key = ""
   private keyRaw = ""
@@ -288,7 +304,7 @@ export class JsonReader implements RowReader {
       return InvalidRequest.single(this.element ? `contacts[${this.row}]` : this.key, `is not valid JSON (${(error as Error).message})`)
     }
     if (this.element) {
-      out.push(contactOfJson(++this.row, value))
+      out.push(this.decoder.json(++this.row, value))
       this.state = AFTER_ELEMENT
     } else this.state = AFTER_MEMBER
     return undefined
@@ -305,6 +321,8 @@ export class JsonReader implements RowReader {
 const FIELD_START = 0, UNQUOTED = 1, QUOTED = 2, QUOTE_SEEN = 3
 
 export class CsvReader implements RowReader {
+  constructor(private readonly decoder: RowDecoder = LIST_ROWS) {}
+
   private mode = FIELD_START
   private fields: Array<string> = []
   private fieldsLength = 0
@@ -417,7 +435,7 @@ export class CsvReader implements RowReader {
       this.columns = columns
       return undefined
     }
-    out.push(contactOfCsv(++this.row, this.columns, fields))
+    out.push(this.decoder.csv(++this.row, this.columns, fields))
     return undefined
   }
 }

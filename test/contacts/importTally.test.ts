@@ -17,8 +17,8 @@ describe("the import tally", () => {
     ]
     tally.sort(rows, valid)
     expect(valid).toEqual([
-      { phone: "+919876543210", name: "n1", params: null },
-      { phone: "+919876543211", name: "n2", params: null }
+      { phone: "+919876543210", name: "n1", params: null, userId: null, tags: null },
+      { phone: "+919876543211", name: "n2", params: null, userId: null, tags: null }
     ])
     const report = tally.report()
     expect(report.invalid_count).toBe(151)
@@ -37,7 +37,7 @@ describe("the import tally", () => {
   })
 
   it("lays valid contacts out column by column for unnest", () => {
-    expect(columnsOf([{ phone: "+1", name: null, params: "{}" }, { phone: "+2", name: "b", params: null }])).toEqual({
+    expect(columnsOf([{ phone: "+1", name: null, params: "{}", userId: null, tags: null }, { phone: "+2", name: "b", params: null, userId: null, tags: null }])).toEqual({
       phones: ["+1", "+2"],
       names: [null, "b"],
       params: ["{}", null]

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Stream } from "effect"
-import { importFormatOf, readRows } from "../../src/contacts/ContactLists.ts"
+import { importFormatOf, readRows } from "../../src/contacts/Imports.ts"
 import type { ParsedRow } from "../../src/contacts/contactRow.ts"
 import { RECORD_MAX_CHARS } from "../../src/contacts/importLimits.ts"
 import { CsvReader, type ImportFormat, JsonReader, NdjsonReader, type RowReader } from "../../src/contacts/readers.ts"

@@ -2,7 +2,8 @@ import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/
 import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
 import { Duration, Effect, Stream } from "effect"
 import type { IncomingMessage } from "node:http"
-import { ContactLists, type Upload } from "../../contacts/ContactLists.ts"
+import { ContactLists } from "../../contacts/ContactLists.ts"
+import type { Upload } from "../../contacts/Imports.ts"
 import { ImportTooLarge, UploadInterrupted, UploadStalled } from "../../contacts/errors.ts"
 import { IMPORT_MAX_BYTES } from "../../contacts/importLimits.ts"
 import { AppConfig } from "../../config/AppConfig.ts"
@@ -20,7 +21,7 @@ export const CONTACT_IMPORT_PATH = "/api/v1/rcs/contact-lists/:list_id/contacts"
  * (declared or counted) or if the client goes away before its end. The request is never
  * destroyed here: whoever answers decides what happens to the unread rest (see below).
  */
-const bodyOf = (source: IncomingMessage, idleMs: number): Upload["body"] =>
+export const bodyOf = (source: IncomingMessage, idleMs: number): Upload["body"] =>
   Stream.suspend(() => {
     if (Number(source.headers["content-length"] ?? 0) > IMPORT_MAX_BYTES) return Stream.fail(ImportTooLarge.instance())
     let received = 0
