@@ -30,6 +30,12 @@ export const presentConversation = (row: ConversationRow) => ({
   updated_at: row.updatedAt.toISOString()
 })
 
+/** A conversation's assignee: a member, an AI agent, or nobody. */
+interface Assignee {
+  readonly user: string | null
+  readonly ai: string | null
+}
+
 export interface AssignInput {
   readonly fullPhoneNumber: string
   readonly agentEmail: string
@@ -46,7 +52,8 @@ export class Conversations extends Effect.Service<Conversations>()("herald/conve
 
     const read = (where: Fragment) =>
       sql<ConversationRow>`
-        SELECT v.conversation_id::text, v.phone_number_id, v.status, u.email AS assignee_email, v.last_message, v.updated_at,
+        SELECT v.conversation_id::text, v.phone_number_id, v.status,
+               coalesce(u.email, 'ai:' || v.assignee_ai_agent_id::text) AS assignee_email, v.last_message, v.updated_at,
                c.customer_id::text, v.customer_phone, c.name AS customer_name
         FROM conversations v JOIN customers c ON c.customer_id = v.customer_id LEFT JOIN users u ON u.user_id = v.assignee_user_id
         WHERE ${where}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
@@ -75,16 +82,31 @@ export class Conversations extends Effect.Service<Conversations>()("herald/conve
         return agent.userId
       })
 
-    /** The member an agentEmail names: null (unassign) when empty. */
-    const assigneeOf = (accountId: string, agentEmail: string) =>
+    /** An AI agent of the account by id (`ai:<id>`), active or not. */
+    const aiAgentOf = (accountId: string, agentId: string) =>
       Effect.gen(function*() {
-        if (agentEmail.length > 320) return yield* InvalidRequest.single("agentEmail", "must be an e-mail address, or empty to unassign")
-        return agentEmail.trim() === "" ? null : yield* agentOf(accountId, agentEmail)
+        const [agent] = isUuid(agentId)
+          ? yield* sql<{ agentId: string }>`SELECT agent_id::text FROM ai_agents WHERE account_id = ${accountId} AND agent_id = ${agentId}`.pipe(Effect.orDie)
+          : []
+        if (agent === undefined) return yield* new AgentNotFound({ message: `this account has no AI agent ${agentId}` })
+        return agent.agentId
       })
 
-    const setAssignee = (conversationId: string, agent: string | null) =>
+    /** Who an agentEmail names: a member by e-mail, an AI agent as `ai:<id>`, nobody (unassign) when empty. */
+    const assigneeOf = (accountId: string, agentEmail: string) =>
+      Effect.gen(function*(): Effect.fn.Return<Assignee, InvalidRequest | AgentNotFound> {
+        if (agentEmail.length > 320) return yield* InvalidRequest.single("agentEmail", "must be an e-mail address, ai:<agent id>, or empty to unassign")
+        const named = agentEmail.trim()
+        if (named === "") return { user: null, ai: null }
+        if (named.toLowerCase().startsWith("ai:")) return { user: null, ai: yield* aiAgentOf(accountId, named.slice(3).trim()) }
+        return { user: yield* agentOf(accountId, named), ai: null }
+      })
+
+    const setAssignee = (conversationId: string, agent: Assignee) =>
       Effect.gen(function*() {
-        yield* sql`UPDATE conversations SET assignee_user_id = ${agent}, updated_at = now() WHERE conversation_id = ${conversationId}`.pipe(Effect.orDie)
+        yield* sql`
+          UPDATE conversations SET assignee_user_id = ${agent.user}, assignee_ai_agent_id = ${agent.ai}, updated_at = now()
+          WHERE conversation_id = ${conversationId}`.pipe(Effect.orDie)
         return presentConversation((yield* read(sql`v.conversation_id = ${conversationId}`))!)
       })
 

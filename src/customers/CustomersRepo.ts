@@ -18,6 +18,15 @@ export interface CustomerRow {
   readonly position: string
 }
 
+/** A customer import's batch, column by column as the upsert's unnest takes it (traits and tags as JSON text). */
+export interface CustomerBatch {
+  readonly phones: ReadonlyArray<string>
+  readonly names: ReadonlyArray<string | null>
+  readonly userIds: ReadonlyArray<string | null>
+  readonly traits: ReadonlyArray<string | null>
+  readonly tags: ReadonlyArray<string | null>
+}
+
 /** Customers a search's first try walks (see `search`). */
 const SCAN_WINDOW = 20_000
 
@@ -99,6 +108,81 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("herald/custo
         ? Effect.succeed([] as ReadonlyArray<CustomerRow>)
         : sql<CustomerRow>`SELECT ${columns} FROM customers c WHERE c.account_id = ${accountId} AND c.customer_id = ANY(${ids}::uuid[])`.pipe(Effect.orDie)
 
+    /**
+     * Changes one customer of the account under its row's lock (as `upsert`): name and user id set
+     * when given (null clears them), traits and tags as `merge` decides from the current ones.
+     * Undefined when the account has no such customer.
+     */
+    const update = <E>(
+      input: { readonly accountId: string; readonly customerId: string; readonly name: string | null | undefined; readonly userId: string | null | undefined },
+      merge: (current: { readonly traits: Traits; readonly tags: ReadonlyArray<string> }) => Effect.Effect<{ readonly traits: Traits; readonly tags: ReadonlyArray<string> }, E>
+    ) =>
+      isUuid(input.customerId)
+        ? sql.withTransaction(Effect.gen(function*() {
+          const [current] = yield* sql<{ traits: Traits; tags: ReadonlyArray<string> }>`
+            SELECT traits, tags FROM customers WHERE account_id = ${input.accountId} AND customer_id = ${input.customerId} FOR UPDATE`
+          if (current === undefined) return undefined
+          const next = yield* merge(current)
+          yield* sql`
+            UPDATE customers SET traits = ${JSON.stringify(next.traits)}::jsonb, tags = ${next.tags}::text[],
+              name = CASE WHEN ${input.name !== undefined} THEN ${input.name ?? null} ELSE name END,
+              user_id = CASE WHEN ${input.userId !== undefined} THEN ${input.userId ?? null} ELSE user_id END
+            WHERE customer_id = ${input.customerId}`
+          return input.customerId
+        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        : Effect.succeed(undefined)
+
+    /** Deletes a customer of the account (their conversations and inbound messages with it); false when there is none. */
+    const remove = (accountId: string, customerId: string) =>
+      isUuid(customerId)
+        ? sql`DELETE FROM customers WHERE account_id = ${accountId} AND customer_id = ${customerId} RETURNING 1`.pipe(
+          Effect.map((rows) => rows.length > 0),
+          Effect.orDie
+        )
+        : Effect.succeed(false)
+
+    /** How many customers of the account `query` matches (a segment's live count). */
+    const count = (accountId: string, query: CustomerQuery) =>
+      sql<{ n: number }>`SELECT count(*)::int AS n FROM customers c WHERE c.account_id = ${accountId} AND ${customerCondition(sql, query)}`.pipe(
+        Effect.map((rows) => rows[0]?.n ?? 0),
+        Effect.orDie
+      )
+
+    /**
+     * A customer import's batch (one row per phone), upserted like POST /app/contacts: names and
+     * user ids set when given, traits merged (a null one removed), tags added. Counts rows new to
+     * the account, rows that changed a customer from before the import, and rows repeating a phone
+     * this import already wrote (its transaction is the row's last writer: xmin is its id).
+     */
+    const upsertBatch = (accountId: string, batch: CustomerBatch) =>
+      sql<{ added: number; updated: number; duplicates: number }>`
+        WITH t AS (
+          SELECT * FROM unnest(${batch.phones}::text[], ${batch.names}::text[], ${batch.userIds}::text[], ${batch.traits}::jsonb[], ${batch.tags}::jsonb[])
+            AS t(phone, name, user_id, traits, tags)
+        ), prior AS (
+          SELECT c.phone, c.xmin = pg_current_xact_id()::xid AS ours
+          FROM customers c WHERE c.account_id = ${accountId} AND c.phone = ANY(${batch.phones}::text[])
+        ), up AS (
+          INSERT INTO customers AS c (account_id, phone, name, user_id, traits, tags)
+          SELECT ${accountId}::uuid, t.phone, t.name, t.user_id, jsonb_strip_nulls(coalesce(t.traits, '{}')),
+                 ARRAY(SELECT jsonb_array_elements_text(coalesce(t.tags, '[]')))
+          FROM t
+          ON CONFLICT (account_id, phone) DO UPDATE SET
+            name = coalesce(excluded.name, c.name),
+            user_id = coalesce(excluded.user_id, c.user_id),
+            -- The row as sent (excluded.traits has its nulls stripped): a null removes the trait.
+            traits = jsonb_strip_nulls(c.traits || (SELECT coalesce(t.traits, '{}') FROM t WHERE t.phone = excluded.phone)),
+            tags = c.tags || ARRAY(SELECT x FROM unnest(excluded.tags) x WHERE NOT x = ANY(c.tags))
+          RETURNING c.phone
+        )
+        SELECT count(*) FILTER (WHERE p.phone IS NULL)::int AS added,
+               count(*) FILTER (WHERE p.phone IS NOT NULL AND NOT p.ours)::int AS updated,
+               count(*) FILTER (WHERE p.ours)::int AS duplicates
+        FROM up LEFT JOIN prior p ON p.phone = up.phone`.pipe(
+        Effect.map((rows) => rows[0] ?? { added: 0, updated: 0, duplicates: 0 }),
+        Effect.orDie
+      )
+
     /** Tags taken off a customer; false when the account has no such customer. */
     const removeTags = (accountId: string, customerId: string, tags: ReadonlyArray<string>) =>
       isUuid(customerId)
@@ -107,6 +191,6 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("herald/custo
           WHERE account_id = ${accountId} AND customer_id = ${customerId} RETURNING 1`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
         : Effect.succeed(false)
 
-    return { find, findByPhone, findMany, upsert, search, removeTags } as const
+    return { find, findByPhone, findMany, upsert, upsertBatch, update, remove, count, search, removeTags } as const
   })
 }) {}

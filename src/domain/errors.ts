@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 
 /**
  * Expected failures shared by every capability. Each carries the message a client reads; the HTTP
@@ -99,3 +99,18 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited"
 export class FeatureLocked extends Schema.TaggedError<FeatureLocked>()("FeatureLocked", {
   message: Schema.String
 }) {}
+
+/** A service's field names in its refusals, as the caller's input names them (GraphQL's input, /app's send-text). */
+export const renameFields = <A, E, R>(effect: Effect.Effect<A, E, R>, names: Readonly<Record<string, string>>) =>
+  Effect.mapError(effect, (error): E => {
+    if ((error as { readonly _tag?: string } | undefined)?._tag !== "InvalidRequest") return error
+    const errors = (error as unknown as InvalidRequest).errors.map((issue) => new FieldIssue({ path: renamed(issue.path, names), message: issue.message }))
+    return new InvalidRequest({ message: describeIssues(errors), errors }) as unknown as E
+  })
+
+const renamed = (path: string, names: Readonly<Record<string, string>>) => {
+  for (const [from, to] of Object.entries(names)) {
+    if (path === from || path.startsWith(`${from}.`) || path.startsWith(`${from}[`)) return `${to}${path.slice(from.length)}`
+  }
+  return path
+}

@@ -20,3 +20,9 @@ export const planRatePerMinute = (plan: Plan, enterpriseRate: number | null): nu
       return enterpriseRate ?? 600
   }
 }
+
+/**
+ * Starter has no API, but GET /api/v1/app/me answers its keys too (a client can always tell which
+ * account and plan a key belongs to), from a bucket of this many requests a minute.
+ */
+export const STARTER_IDENTITY_PER_MINUTE = 60

@@ -17,6 +17,7 @@ export interface ConversationRow {
   readonly customerId: string
   readonly status: "open" | "resolved"
   readonly assigneeUserId: string | null
+  readonly assigneeAiAgentId: string | null
   readonly lastMessage: LastMessage | null
   readonly updatedAt: Date
   readonly position: string
@@ -41,7 +42,7 @@ export interface MessageRow {
   readonly at: string
 }
 
-const CONVERSATION_COLUMNS = `v.conversation_id::text, v.customer_id::text, v.status, v.assignee_user_id::text, v.last_message, v.updated_at,
+const CONVERSATION_COLUMNS = `v.conversation_id::text, v.customer_id::text, v.status, v.assignee_user_id::text, v.assignee_ai_agent_id::text, v.last_message, v.updated_at,
   ${positionOf("v.created_at")} AS position`
 
 /** A cursor of a GraphQL list that is not one it gave out, named as GraphQL's argument (`page.cursor`). */
@@ -143,6 +144,13 @@ export class GraphqlReads extends Effect.Service<GraphqlReads>()("herald/graphql
         (rows) => new Map(rows.map((row) => [row.conversationId, row]))
       ).pipe(Effect.orDie)
 
+    /** A member by e-mail, or an AI agent as `ai:<id>` (a malformed id matches nothing). */
+    const assigneeCondition = (named: string) => {
+      if (!named.toLowerCase().startsWith("ai:")) return sql`v.assignee_user_id = (SELECT user_id FROM users WHERE lower(email) = ${named.toLowerCase()})`
+      const agentId = named.slice(3).trim()
+      return isUuid(agentId) ? sql`v.assignee_ai_agent_id = ${agentId}` : sql`FALSE`
+    }
+
     const conversations = (
       accountId: string,
       filter: { readonly status?: "open" | "resolved" | undefined; readonly assigneeEmail?: string | undefined; readonly unassigned?: boolean | undefined; readonly customerId?: string | undefined },
@@ -156,10 +164,8 @@ export class GraphqlReads extends Effect.Service<GraphqlReads>()("herald/graphql
           sql`v.account_id = ${accountId}`,
           ...(filter.customerId === undefined ? [] : [sql`v.customer_id = ${filter.customerId}`]),
           ...(filter.status === undefined ? [] : [sql`v.status = ${filter.status}`]),
-          ...(filter.unassigned === true ? [sql`v.assignee_user_id IS NULL`] : []),
-          ...(filter.assigneeEmail === undefined ? [] : [
-            sql`v.assignee_user_id = (SELECT user_id FROM users WHERE lower(email) = ${filter.assigneeEmail.trim().toLowerCase()})`
-          ]),
+          ...(filter.unassigned === true ? [sql`v.assignee_user_id IS NULL AND v.assignee_ai_agent_id IS NULL`] : []),
+          ...(filter.assigneeEmail === undefined ? [] : [assigneeCondition(filter.assigneeEmail.trim())]),
           ...(after === undefined ? [] : [sql`(v.created_at, v.conversation_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`])
         ])
       }

@@ -4,7 +4,7 @@ import type { GraphQLResolveInfo } from "graphql"
 import type { CustomerRow } from "../customers/CustomersRepo.ts"
 import type { TraitFilter as ParsedTraitFilter } from "../customers/traitFilters.ts"
 import { parseCustomerQuery } from "../customers/traitFilters.ts"
-import { describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
+import { describeIssues, FieldIssue, InvalidRequest, NotFound, renameFields } from "../domain/errors.ts"
 import { planRatePerMinute } from "../domain/plans.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
 import { readE164 } from "../messaging/phone.ts"
@@ -358,6 +358,7 @@ export const resolvers: Record<string, Record<string, Resolver<any>>> = {
     updated_at: (node: ConversationNode) => iso(node.row.updatedAt),
     contact: async (node: ConversationNode, _, { loaders }) => contactNode((await loaders.contact.load(node.row.customerId))!),
     assignee: async (node: ConversationNode, _, { loaders }) => {
+      if (node.row.assigneeAiAgentId !== null) return { kind: "AI", email: null, member_id: null, ai_agent_id: node.row.assigneeAiAgentId, name: null }
       if (node.row.assigneeUserId === null) return null
       const email = await loaders.email.load(node.row.assigneeUserId)
       return { kind: "MEMBER", email: email ?? null, member_id: null, ai_agent_id: null, name: null }
@@ -434,17 +435,3 @@ const notFoundBroadcast = (id: string): never => {
   throw new NotFound({ message: `no broadcast ${id}` })
 }
 
-/** A REST service's field names in its refusals, as the GraphQL input names them. */
-const renameFields = <A, E, R>(effect: Effect.Effect<A, E, R>, names: Readonly<Record<string, string>>) =>
-  Effect.mapError(effect, (error): E => {
-    if ((error as { readonly _tag?: string } | undefined)?._tag !== "InvalidRequest") return error
-    const errors = (error as unknown as InvalidRequest).errors.map((issue) => new FieldIssue({ path: renamed(issue.path, names), message: issue.message }))
-    return new InvalidRequest({ message: describeIssues(errors), errors }) as unknown as E
-  })
-
-const renamed = (path: string, names: Readonly<Record<string, string>>) => {
-  for (const [from, to] of Object.entries(names)) {
-    if (path === from || path.startsWith(`${from}.`) || path.startsWith(`${from}[`)) return `${to}${path.slice(from.length)}`
-  }
-  return path
-}

@@ -16,7 +16,10 @@ import { BroadcastsApi } from "./rcs/BroadcastsApi.ts"
 import { WebhooksApi } from "./rcs/WebhooksApi.ts"
 import { DeveloperApi } from "./app/DeveloperApi.ts"
 import { CapiConfigApi, ConversionsApi } from "./app/ConversionsApi.ts"
-import { AccountApi } from "./app/AccountApi.ts"
+import { AccountApi, BillingApi } from "./app/AccountApi.ts"
+import { AiAgentsApi } from "./app/AiAgentsApi.ts"
+import { AppMessagesApi } from "./app/AppMessagesApi.ts"
+import { ContactsApi, CustomerImportApi, SegmentsApi } from "./app/ContactsApi.ts"
 import { PublicApi } from "./public/PublicApi.ts"
 
 // HttpApi answers a request that fails its schemas with its own `HttpApiDecodeError` body; the
@@ -63,6 +66,11 @@ export const ServedApi = withStrictPayloads(withEnvelopeErrors(
     .add(BroadcastsApi)
     .add(DeveloperApi)
     .add(AccountApi)
+    .add(BillingApi)
+    .add(ContactsApi)
+    .add(SegmentsApi)
+    .add(AiAgentsApi)
+    .add(AppMessagesApi)
     .add(CapiConfigApi)
     .add(ConversionsApi)
     .add(PublicApi)
@@ -76,6 +84,7 @@ export const HeraldApi = withEnvelopeErrors(
   ServedApi
     .add(BotsApi)
     .add(ContactImportApi)
+    .add(CustomerImportApi)
     .annotate(OpenApi.Title, "Herald")
     .annotate(OpenApi.Version, "1")
     .annotate(OpenApi.Description, "Herald messaging engine: RCS business messaging, WhatsApp (public messaging API), webhooks, broadcasts.")

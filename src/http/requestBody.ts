@@ -163,12 +163,13 @@ export const withBody = (request: HttpServerRequest.HttpServerRequest, body: Buf
 }
 
 /**
- * Routes that read their own body as a stream, under a limit of their own: the contact import
- * (IMPORT_MAX_BYTES, src/contacts/importLimits.ts). The middleware neither holds their
+ * Routes that read their own body as a stream, under a limit of their own: the contact and
+ * customer imports (IMPORT_MAX_BYTES, src/contacts/importLimits.ts). The middleware neither holds their
  * Content-Length to MAX_BODY_BYTES nor reads their bodies.
  */
 const STREAMED_BODY_ROUTES: ReadonlyArray<{ readonly method: string; readonly path: RegExp }> = [
-  { method: "POST", path: /^\/api\/v1\/rcs\/contact-lists\/[^/?]+\/contacts(?:\?|$)/ }
+  { method: "POST", path: /^\/api\/v1\/rcs\/contact-lists\/[^/?]+\/contacts(?:\?|$)/ },
+  { method: "POST", path: /^\/api\/v1\/app\/contacts\/import(?:\?|$)/ }
 ]
 
 /**

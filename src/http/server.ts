@@ -43,8 +43,15 @@ import { MessageReports } from "../messaging/MessageReports.ts"
 import { GatewayReports } from "../messaging/GatewayReports.ts"
 import { MessagesRepo } from "../messaging/MessagesRepo.ts"
 import { DeveloperHttpLive } from "./app/DeveloperHttp.ts"
-import { AccountHttpLive } from "./app/AccountHttp.ts"
-import { AppAuthenticationLive } from "./app/AppAuthentication.ts"
+import { AccountHttpLive, BillingHttpLive } from "./app/AccountHttp.ts"
+import { AppAuthenticationLive, AppIdentityLive } from "./app/AppAuthentication.ts"
+import { AppHttpLive } from "./app/AppHttp.ts"
+import { CustomerImportRoute } from "./app/CustomerImportRoute.ts"
+import { AiAgents } from "../aiAgents/AiAgents.ts"
+import { AppContacts } from "../customers/AppContacts.ts"
+import { CustomerImport } from "../customers/CustomerImport.ts"
+import { Segments } from "../segments/Segments.ts"
+import { Billing } from "../wallet/Billing.ts"
 import { ApiRateLimits } from "../ratelimit/ApiRateLimits.ts"
 import { SecretKeys } from "../security/SecretKeys.ts"
 import { Team } from "../team/Team.ts"
@@ -79,6 +86,8 @@ export const ApiHandlers = Layer.mergeAll(
   TeamHttpLive,
   DeveloperHttpLive,
   AccountHttpLive,
+  BillingHttpLive,
+  AppHttpLive,
   WebhooksHttpLive,
   BotApplicationsHttpLive,
   TemplatesHttpLive,
@@ -93,7 +102,7 @@ export const ApiHandlers = Layer.mergeAll(
 ).pipe(
   Layer.provideMerge(AuthenticationLive),
   Layer.provideMerge(RcsCredentials.Default),
-  Layer.provideMerge(Layer.merge(AppAuthenticationLive, PublicAuthenticationLive)),
+  Layer.provideMerge(Layer.mergeAll(AppAuthenticationLive, AppIdentityLive, PublicAuthenticationLive)),
   Layer.provideMerge(SignIn.Default),
   Layer.provideMerge(ApiKeys.Default),
   Layer.provideMerge(Team.Default),
@@ -101,7 +110,7 @@ export const ApiHandlers = Layer.mergeAll(
   Layer.provideMerge(BotsCache.Default),
   Layer.provideMerge(ApiRateLimits.Default),
   Layer.provideMerge(Layer.mergeAll(Messages.Default, MessageReports.Default, GatewayReports.Default)),
-  Layer.provideMerge(Layer.mergeAll(MessagesRepo.Default, Wallet.Default)),
+  Layer.provideMerge(Layer.mergeAll(MessagesRepo.Default, Wallet.Default, Billing.Default, AppContacts.Default, Segments.Default, AiAgents.Default, CustomerImport.Default)),
   Layer.provideMerge(Layer.mergeAll(PublicMessages.Default, WaTemplates.Default, WaReports.Default, Customers.Default, Conversations.Default, Conversions.Default, CapiConfigs.Default, IntegrationLogs.Default, GraphqlReads.Default, CustomersRepo.Default).pipe(Layer.provideMerge(WaNumbers.Default))),
   Layer.provideMerge(Webhooks.Default),
   Layer.provideMerge(BotApplications.Default),
@@ -138,6 +147,7 @@ const FullRoutes = Layer.mergeAll(
   GraphqlLive,
   PlaygroundRoute,
   ContactImportRoute,
+  CustomerImportRoute,
   HttpApiSwagger.layerHttpLayerRouter({ api: HeraldApi, path: "/docs" }),
   MetricsRoute,
   JwksRoute

@@ -17,6 +17,16 @@ export interface LedgerRow {
   readonly position: string
 }
 
+/** A ledger row as the wallet's and billing's answers show it. */
+export const presentLedgerRow = (row: LedgerRow) => ({
+  txn_id: row.txnId,
+  kind: row.kind,
+  amount: Number(row.amount),
+  balance_after: row.balanceAfter === null ? null : Number(row.balanceAfter),
+  reference: row.reference,
+  created_at: new Date(row.createdAt).toISOString()
+})
+
 /**
  * The account's wallet as its owner reads it (billing is the owner's, DESIGN.md Team): the
  * balance and the ledger, newest first. Credits come from `herald admin wallet-credit`; a charge is
@@ -49,14 +59,7 @@ export class Wallet extends Effect.Service<Wallet>()("herald/wallet/Wallet", {
           success: true as const,
           balance: Number(account?.walletBalance ?? 0),
           currency: account?.currency ?? "INR",
-          transactions: page.rows.map((row) => ({
-            txn_id: row.txnId,
-            kind: row.kind,
-            amount: Number(row.amount),
-            balance_after: row.balanceAfter === null ? null : Number(row.balanceAfter),
-            reference: row.reference,
-            created_at: new Date(row.createdAt).toISOString()
-          })),
+          transactions: page.rows.map(presentLedgerRow),
           next_cursor: page.nextCursor ?? ""
         }
       }).pipe(Effect.orDie)

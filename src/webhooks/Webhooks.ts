@@ -13,8 +13,8 @@ import { type AttemptRow, type DeadLetterRow, type WebhookChannel, type WebhookR
 
 /** Event types a subscription may ask for (contract, Events). `webhook.test` goes to one endpoint on request. */
 export const EVENT_TYPES = ["message.sent", "message.delivered", "message.read", "message.failed", "broadcast.completed"] as const
-/** What the developer webhook (channel whatsapp) receives: the public API's messages and inbound ones. */
-export const WA_EVENT_TYPES = ["message.sent", "message.delivered", "message.read", "message.failed", "message.received"] as const
+/** What the developer webhook (channel whatsapp) receives: the public API's messages, inbound ones, and AI agents' handoffs to a person. */
+export const WA_EVENT_TYPES = ["message.sent", "message.delivered", "message.read", "message.failed", "message.received", "conversation.handoff"] as const
 export type EventType = (typeof EVENT_TYPES)[number] | (typeof WA_EVENT_TYPES)[number] | "webhook.test"
 
 export const DELIVERIES_LIMIT_DEFAULT = 100

@@ -101,7 +101,12 @@ export class PublicMessages extends Effect.Service<PublicMessages>()("herald/wha
         } satisfies Prepared
       })
 
-    const send = (account: SecretKeyAccount, input: PublicMessageInput) =>
+    /**
+     * `messageId` is given by a sender that must be able to send the same message again without it
+     * leaving twice (an AI agent's answer, src/aiAgents/AgentTurns.ts): the actor's stream
+     * deduplicates on it. Anyone else gets a new one.
+     */
+    const send = (account: Pick<SecretKeyAccount, "accountId">, input: PublicMessageInput, messageId: string = randomUUID()) =>
       Effect.gen(function*() {
         const number = yield* numbers.sender(account.accountId, input.fromPhoneNumberId)
         if (number === undefined) {
@@ -140,7 +145,6 @@ export class PublicMessages extends Effect.Service<PublicMessages>()("herald/wha
             })
           }
         }
-        const messageId = randomUUID()
         yield* client.send(
           WaSenderKind,
           number.phoneNumberId,

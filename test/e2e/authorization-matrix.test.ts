@@ -103,8 +103,31 @@ const ROUTES: ReadonlyArray<Rule> = [
 // Routes of the secret-key surfaces (/api/v1/app/* but key management, /api/v1/public/*):
 // `sk_live_` only, plan-gated; the public API takes it as Basic. None of this account's WhatsApp
 // answers (no number, unknown template) is an authorization answer.
-const SECRET_KEY_ROUTES: ReadonlyArray<{ readonly method: string; readonly route: string; readonly scheme?: "Basic"; readonly body?: unknown }> = [
-  { method: "GET", route: "/api/v1/app/me" },
+// /app/me answers Starter too; AI agents are Advanced and up (this account is on Growth).
+const SECRET_KEY_ROUTES: ReadonlyArray<{
+  readonly method: string
+  readonly route: string
+  readonly scheme?: "Basic"
+  readonly body?: unknown
+  readonly expect?: Readonly<Record<string, string>>
+}> = [
+  { method: "GET", route: "/api/v1/app/me", expect: { "Starter plan's secret key": "allowed" } },
+  { method: "GET", route: "/api/v1/app/billing" },
+  { method: "GET", route: "/api/v1/app/contacts" },
+  { method: "POST", route: "/api/v1/app/contacts", body: { phone: "+919876541234" } },
+  { method: "GET", route: "/api/v1/app/contacts/:id" },
+  { method: "PATCH", route: "/api/v1/app/contacts/:id", body: { name: "x" } },
+  { method: "DELETE", route: "/api/v1/app/contacts/:id" },
+  { method: "POST", route: "/api/v1/app/contacts/import", body: { contacts: [{ phone: "+919876541234" }] } },
+  { method: "GET", route: "/api/v1/app/segments" },
+  { method: "POST", route: "/api/v1/app/segments", body: { name: "matrix" } },
+  { method: "GET", route: "/api/v1/app/segments/:id" },
+  { method: "PATCH", route: "/api/v1/app/segments/:id", body: { name: "matrix 2" } },
+  { method: "DELETE", route: "/api/v1/app/segments/:id" },
+  { method: "GET", route: "/api/v1/app/segments/:id/contacts" },
+  { method: "POST", route: "/api/v1/app/messages/send-text", body: { to: "+919876541234", text: "hi" } },
+  ...([["GET", "/api/v1/app/ai-agents"], ["POST", "/api/v1/app/ai-agents"], ["GET", "/api/v1/app/ai-agents/:id"], ["PATCH", "/api/v1/app/ai-agents/:id"], ["DELETE", "/api/v1/app/ai-agents/:id"]] as const)
+    .map(([method, route]) => ({ method, route, body: method === "POST" || method === "PATCH" ? { name: "matrix" } : undefined, expect: { "secret key": "feature_locked" } })),
   { method: "POST", route: "/api/v1/public/message", scheme: "Basic", body: { fullPhoneNumber: "919876541234", type: "Text", data: { message: "hi" } } },
   { method: "POST", route: "/api/v1/public/templates", scheme: "Basic", body: { name: "matrix", language: "en", category: "UTILITY", components: [{ type: "BODY", text: "Hello there, this is the matrix" }] } },
   { method: "GET", route: "/api/v1/public/templates", scheme: "Basic" },
@@ -315,7 +338,7 @@ describe("authorization matrix", () => {
       credentials["secret key"] = await secretKey(credentials.owner)
       credentials["Starter plan's secret key"] = await secretKey(credentials["other account's JWT"])
       const failures: Array<string> = []
-      for (const [credential, want] of Object.entries(SECRET_KEY_EXPECTED)) {
+      for (const [credential, want] of Object.entries({ ...SECRET_KEY_EXPECTED, ...rule.expect })) {
         const raw = credentials[credential]
         const path = rule.route.replace(":id", "00000000-0000-4000-8000-0000000000ab")
         const res = await call(rule.method, path, raw !== undefined && rule.scheme === "Basic" ? `Basic ${raw}` : raw, rule.body)

@@ -31,3 +31,25 @@ export const AppAuthenticationLive = Layer.effect(
     }
   })
 )
+
+/**
+ * GET /api/v1/app/me's credential: the secret key as for every /app path, but answered on every
+ * plan, Starter included (its own bucket of STARTER_IDENTITY_PER_MINUTE), so that a client can
+ * always tell which account and plan a key belongs to.
+ */
+export class AppIdentity extends HttpApiMiddleware.Tag<AppIdentity>()("AppIdentity", {
+  failure: Schema.Union(InvalidApiKeyResponse, RateLimitedResponse),
+  provides: CurrentAccount,
+  security: { secretKey: HttpApiSecurity.bearer }
+}) {}
+
+export const AppIdentityLive = Layer.effect(
+  AppIdentity,
+  Effect.gen(function*() {
+    const keys = yield* SecretKeys
+    const limits = yield* ApiRateLimits
+    return {
+      secretKey: (token: Redacted.Redacted<string>) => Effect.tap(keys.authenticate(Redacted.value(token)), limits.identity)
+    }
+  })
+)

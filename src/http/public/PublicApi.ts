@@ -65,7 +65,7 @@ const Conversation = Schema.Struct({
 
 const ConversationAnswer = Schema.Struct({ result: Schema.Literal(true), success: Schema.Literal(true), conversation: Conversation })
 
-const TraitFilter = Schema.Struct({
+export const TraitFilter = Schema.Struct({
   trait: Schema.String,
   op: Schema.String.annotations({ description: `one of ${OPERATORS.join(", ")}` }),
   value: Schema.optional(Schema.Unknown).annotations({ description: "a string, number or boolean; a list for in; none for exists and not_exists" })

@@ -19,6 +19,7 @@ import broadcastDoubt from "./0016_broadcast_doubt.ts"
 import whatsapp from "./0017_whatsapp.ts"
 import customersConversions from "./0018_customers_conversions.ts"
 import graphqlReads from "./0019_graphql_reads.ts"
+import appApi from "./0020_app_api.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
@@ -43,5 +44,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0016_broadcast_doubt": broadcastDoubt,
   "0017_whatsapp": whatsapp,
   "0018_customers_conversions": customersConversions,
-  "0019_graphql_reads": graphqlReads
+  "0019_graphql_reads": graphqlReads,
+  "0020_app_api": appApi
 }

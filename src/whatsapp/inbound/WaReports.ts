@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { isUuid } from "../../domain/ids.ts"
+import { AgentTurns } from "../../aiAgents/AgentTurns.ts"
 import { LiveEvents } from "../../live/LiveEvents.ts"
 import { Webhooks } from "../../webhooks/Webhooks.ts"
 import { fromMetaStatusError } from "../cloud/errors.ts"
@@ -36,6 +37,7 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
     const numbers = yield* WaNumbers
     const templates = yield* WaTemplatesRepo
     const live = yield* LiveEvents
+    const agents = yield* AgentTurns
 
     const move = (messageId: string | undefined, wamid: string, status: WaStatus, at: Date, error: unknown) => {
       const iso = at.toISOString()
@@ -130,9 +132,13 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
         const wamid = stringOf(message.id)
         const from = stringOf(message.from)
         if (wamid === undefined || from === undefined) return "ignored" as const
-        const [known] = yield* sql`SELECT 1 FROM wa_inbound WHERE upstream_id = ${wamid}`
-        if (known !== undefined) return "unchanged" as const
         const phone = customerPhoneOf(from)
+        const turn = { accountId: number.accountId, phoneNumberId: number.phoneNumberId, phone, wamid }
+        const [known] = yield* sql`SELECT 1 FROM wa_inbound WHERE upstream_id = ${wamid}`
+        if (known !== undefined) {
+          yield* agents.redeliver(turn)
+          return "unchanged" as const
+        }
         const name = stringOf(objectOf(contacts.find((c) => c.wa_id === from)?.profile)?.name)
         const receivedAt = timeOf(message.timestamp)
         const type = publicTypeOf(message)
@@ -167,9 +173,12 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
               received_at: receivedAt.toISOString()
             }
           })
-          return { conversationId }
+          // After message.received, so that a consumer reads the message before its handoff.
+          const reply = yield* agents.take({ ...turn, conversationId, text: text ?? null })
+          return { conversationId, reply }
         })).pipe(Effect.orDie)
         if (typeof result === "string") return result
+        if (result.reply !== undefined) yield* agents.deliver(turn, result.reply)
         yield* live.publish(number.accountId, "message_received", {
           id: wamid,
           conversation_id: result.conversationId,
@@ -268,5 +277,5 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
 
     return { apply } as const
   }),
-  dependencies: [WaNumbers.Default, WaTemplatesRepo.Default, LiveEvents.Default]
+  dependencies: [WaNumbers.Default, WaTemplatesRepo.Default, LiveEvents.Default, AgentTurns.Default]
 }) {}

@@ -1,0 +1,93 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { randomUUID } from "node:crypto"
+import { Webhooks } from "../webhooks/Webhooks.ts"
+import { PublicMessages } from "../whatsapp/PublicMessages.ts"
+import { decide, type FaqEntry } from "./agentRules.ts"
+
+/** An answer an agent owes a customer, decided with the inbound message and sent once it committed. */
+export interface AgentReply {
+  readonly agentId: string
+  readonly messageId: string
+  readonly text: string
+}
+
+export interface InboundTurn {
+  readonly accountId: string
+  readonly phoneNumberId: string
+  readonly conversationId: string
+  /** The customer (E.164). */
+  readonly phone: string
+  /** Meta's id of the inbound message. */
+  readonly wamid: string
+  readonly text: string | null
+}
+
+/**
+ * An AI agent's turn on a customer's message (docs/app-api.md, AI agents). `take` runs inside the
+ * inbound message's transaction, so what the agent decided is stored with the message, or not at
+ * all: a handoff unassigns the conversation and emits `conversation.handoff` through the outbox;
+ * an answer is recorded on the message (wa_inbound.ai_reply) with its message id. `deliver` sends
+ * that answer after the commit, through the public API's send path (the window, the number's
+ * sender actor). If the node dies in between, Meta repeats the webhook (it was never answered)
+ * and `redeliver` sends the recorded answer under the same message id, unless the sender already
+ * has it: the customer gets it once.
+ */
+export class AgentTurns extends Effect.Service<AgentTurns>()("herald/aiAgents/AgentTurns", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const webhooks = yield* Webhooks
+    const messages = yield* PublicMessages
+
+    const take = (turn: InboundTurn) =>
+      Effect.gen(function*() {
+        // The conversation's row is already locked by the inbound's upsert: turns of one
+        // conversation run one after another.
+        const [agent] = yield* sql<{ agentId: string; faq: ReadonlyArray<FaqEntry>; handoffKeywords: ReadonlyArray<string> }>`
+          SELECT a.agent_id::text, a.faq, a.handoff_keywords
+          FROM conversations v JOIN ai_agents a ON a.agent_id = v.assignee_ai_agent_id
+          WHERE v.conversation_id = ${turn.conversationId}::uuid AND a.active`
+        if (agent === undefined) return undefined
+        const decision = decide(agent, turn.text)
+        if (decision._tag === "Handoff") {
+          yield* sql`UPDATE conversations SET assignee_ai_agent_id = NULL, updated_at = now() WHERE conversation_id = ${turn.conversationId}::uuid`
+          yield* webhooks.emit({
+            accountId: turn.accountId,
+            type: "conversation.handoff",
+            botId: null,
+            channel: "whatsapp",
+            data: { conversation_id: turn.conversationId, ai_agent_id: agent.agentId, reason: decision.reason, text: turn.text }
+          })
+          return undefined
+        }
+        const reply: AgentReply = { agentId: agent.agentId, messageId: randomUUID(), text: decision.answer }
+        yield* sql`UPDATE wa_inbound SET ai_reply = ${JSON.stringify(reply)}::jsonb WHERE upstream_id = ${turn.wamid}`
+        return reply
+      })
+
+    /** Sends a committed answer; a refusal (the window closed for a message Meta delivered late) is logged, not retried. */
+    const deliver = (turn: Pick<InboundTurn, "accountId" | "phoneNumberId" | "phone">, reply: AgentReply) =>
+      messages.send(
+        { accountId: turn.accountId },
+        { fullPhoneNumber: turn.phone, type: "Text", data: { message: reply.text }, fromPhoneNumberId: turn.phoneNumberId },
+        reply.messageId
+      ).pipe(
+        Effect.asVoid,
+        Effect.catchAll((error) =>
+          Effect.logWarning("AI agent answer not sent", { ai_agent_id: reply.agentId, message_id: reply.messageId, reason: error.message }))
+      )
+
+    /** A repeated webhook of a recorded message: its answer again, if the sender never got it. */
+    const redeliver = (turn: Pick<InboundTurn, "accountId" | "phoneNumberId" | "phone" | "wamid">) =>
+      Effect.gen(function*() {
+        const [row] = yield* sql<{ aiReply: AgentReply | null; queued: boolean }>`
+          SELECT i.ai_reply, EXISTS (SELECT 1 FROM wa_messages m WHERE m.message_id = (i.ai_reply ->> 'messageId')::uuid) AS queued
+          FROM wa_inbound i WHERE i.upstream_id = ${turn.wamid} AND i.ai_reply IS NOT NULL`.pipe(Effect.orDie)
+        if (row === undefined || row.aiReply === null || row.queued) return
+        yield* deliver(turn, row.aiReply)
+      })
+
+    return { take, deliver, redeliver } as const
+  }),
+  dependencies: [PublicMessages.Default]
+}) {}

@@ -1,0 +1,128 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { FeatureLocked, NotFound } from "../domain/errors.ts"
+import { isUuid } from "../domain/ids.ts"
+import type { SecretKeyAccount } from "../security/SecretKeys.ts"
+import { pageOf, positionOf, readCursor } from "../storage/pageCursor.ts"
+import { type AgentDefinition, type AgentInput, checkAgent, type FaqEntry } from "./agentRules.ts"
+
+export const AGENTS_LIMIT_DEFAULT = 20
+export const AGENTS_LIMIT_MAX = 100
+
+export interface AgentRow {
+  readonly agentId: string
+  readonly name: string
+  readonly instructions: string
+  readonly faq: ReadonlyArray<FaqEntry>
+  readonly handoffKeywords: ReadonlyArray<string>
+  readonly active: boolean
+  readonly createdAt: Date
+  readonly updatedAt: Date
+  readonly position: string
+}
+
+const COLUMNS = `agent_id::text, name, instructions, faq, handoff_keywords, active, created_at, updated_at, ${positionOf("created_at")} AS position`
+
+const present = (row: AgentRow) => ({
+  id: row.agentId,
+  name: row.name,
+  instructions: row.instructions,
+  faq: row.faq,
+  handoff_keywords: row.handoffKeywords,
+  active: row.active,
+  // How a conversation names it as its assignee (chats/assign, assignConversation).
+  assignee: `ai:${row.agentId}`,
+  created_at: row.createdAt.toISOString(),
+  updated_at: row.updatedAt.toISOString()
+})
+
+const NEW_AGENT: AgentDefinition = { name: "", instructions: "", faq: [], handoffKeywords: [], active: true }
+
+/** AI agents are an Advanced and Enterprise feature (docs/app-api.md). */
+const requireAgentsPlan = (account: SecretKeyAccount) =>
+  account.plan === "advanced" || account.plan === "enterprise"
+    ? Effect.void
+    : Effect.fail(new FeatureLocked({ message: `AI agents are part of the Advanced and Enterprise plans; this account is on the ${account.plan} plan` }))
+
+/**
+ * AI agent definitions (docs/app-api.md): an FAQ, handoff keywords and instructions kept for the
+ * team (no model runs in Herald: an agent answers only with its FAQ, see agentRules.ts).
+ * Conversations are assigned to one as `ai:<id>` (src/conversations/Conversations.ts).
+ */
+export class AiAgents extends Effect.Service<AiAgents>()("herald/aiAgents/AiAgents", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const columns = sql.literal(COLUMNS)
+
+    const find = (accountId: string, agentId: string) =>
+      Effect.gen(function*() {
+        const [row] = isUuid(agentId)
+          ? yield* sql<AgentRow>`SELECT ${columns} FROM ai_agents WHERE account_id = ${accountId} AND agent_id = ${agentId}`.pipe(Effect.orDie)
+          : []
+        if (row === undefined) return yield* new NotFound({ message: `no AI agent ${agentId}` })
+        return row
+      })
+
+    const checked = (input: AgentInput, base: AgentDefinition) => {
+      const result = checkAgent(input, base)
+      return result instanceof Error ? Effect.fail(result) : Effect.succeed(result)
+    }
+
+    const create = (account: SecretKeyAccount, input: AgentInput & { readonly name: string }) =>
+      Effect.gen(function*() {
+        yield* requireAgentsPlan(account)
+        const agent = yield* checked(input, NEW_AGENT)
+        const [row] = yield* sql<AgentRow>`
+          INSERT INTO ai_agents (account_id, name, instructions, faq, handoff_keywords, active)
+          VALUES (${account.accountId}, ${agent.name}, ${agent.instructions}, ${JSON.stringify(agent.faq)}::jsonb, ${agent.handoffKeywords}::text[], ${agent.active})
+          RETURNING ${columns}`.pipe(Effect.orDie)
+        return { success: true as const, ai_agent: present(row!) }
+      })
+
+    const update = (account: SecretKeyAccount, agentId: string, input: AgentInput) =>
+      Effect.gen(function*() {
+        yield* requireAgentsPlan(account)
+        const current = yield* find(account.accountId, agentId)
+        const agent = yield* checked(input, current)
+        const [row] = yield* sql<AgentRow>`
+          UPDATE ai_agents SET name = ${agent.name}, instructions = ${agent.instructions}, faq = ${JSON.stringify(agent.faq)}::jsonb,
+            handoff_keywords = ${agent.handoffKeywords}::text[], active = ${agent.active}, updated_at = now()
+          WHERE account_id = ${account.accountId} AND agent_id = ${agentId}
+          RETURNING ${columns}`.pipe(Effect.orDie)
+        if (row === undefined) return yield* new NotFound({ message: `no AI agent ${agentId}` })
+        return { success: true as const, ai_agent: present(row) }
+      })
+
+    const get = (account: SecretKeyAccount, agentId: string) =>
+      Effect.gen(function*() {
+        yield* requireAgentsPlan(account)
+        return { success: true as const, ai_agent: present(yield* find(account.accountId, agentId)) }
+      })
+
+    /** Deleting an agent unassigns its conversations (the foreign key sets them to nobody). */
+    const remove = (account: SecretKeyAccount, agentId: string) =>
+      Effect.gen(function*() {
+        yield* requireAgentsPlan(account)
+        const deleted = isUuid(agentId)
+          ? yield* sql`DELETE FROM ai_agents WHERE account_id = ${account.accountId} AND agent_id = ${agentId} RETURNING 1`.pipe(Effect.orDie)
+          : []
+        if (deleted.length === 0) return yield* new NotFound({ message: `no AI agent ${agentId}` })
+        return { success: true as const }
+      })
+
+    const list = (account: SecretKeyAccount, query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) =>
+      Effect.gen(function*() {
+        yield* requireAgentsPlan(account)
+        const after = yield* readCursor(query.cursor)
+        const limit = query.limit ?? AGENTS_LIMIT_DEFAULT
+        const rows = yield* sql<AgentRow>`
+          SELECT ${columns} FROM ai_agents WHERE account_id = ${account.accountId}
+            ${after === undefined ? sql`` : sql`AND (created_at, agent_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`}
+          ORDER BY created_at DESC, agent_id DESC LIMIT ${limit + 1}`.pipe(Effect.orDie)
+        const page = pageOf(rows, limit, (row) => ({ createdAt: row.position, id: row.agentId }))
+        return { success: true as const, ai_agents: page.rows.map(present), next_cursor: page.nextCursor ?? "" }
+      })
+
+    return { create, update, get, remove, list } as const
+  })
+}) {}

@@ -1,0 +1,187 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { Conflict, describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
+import { isUuid } from "../domain/ids.ts"
+import { unstorableText } from "../domain/storable.ts"
+import { presentAppCustomer } from "../customers/appCustomer.ts"
+import { CUSTOMERS_LIMIT_DEFAULT } from "../customers/Customers.ts"
+import { CustomersRepo } from "../customers/CustomersRepo.ts"
+import { type CustomerQuery, parseCustomerQuery } from "../customers/traitFilters.ts"
+import type { SecretKeyAccount } from "../security/SecretKeys.ts"
+import { type PagePosition, pageOf, positionOf, readCursor } from "../storage/pageCursor.ts"
+import { isUniqueViolation } from "../storage/sqlState.ts"
+
+export const SEGMENTS_LIMIT_DEFAULT = 20
+export const SEGMENTS_LIMIT_MAX = 100
+export const SEGMENT_NAME_MAX = 100
+
+interface SegmentRow {
+  readonly segmentId: string
+  readonly name: string
+  readonly filters: ReadonlyArray<unknown>
+  readonly tags: ReadonlyArray<string>
+  readonly createdAt: Date
+  readonly updatedAt: Date
+  readonly position: string
+}
+
+export interface SegmentInput {
+  readonly name?: string | undefined
+  readonly filters?: unknown
+  readonly tags?: unknown
+}
+
+interface PageQuery {
+  readonly limit?: number | undefined
+  readonly cursor?: string | undefined
+}
+
+const COLUMNS = `segment_id::text, name, filters, tags, created_at, updated_at, ${positionOf("created_at")} AS position`
+
+/** A segment's stored filters and tags as a query: stored only after the same parser accepted them. */
+const queryOf = (row: SegmentRow): CustomerQuery => {
+  const query = parseCustomerQuery({ filters: row.filters, tags: row.tags })
+  // Unreachable for rows this service wrote; a hand-edited row matches no one rather than everyone.
+  return "issues" in query ? { filters: [{ trait: "\u0000", op: "exists" }], tags: [] } : query
+}
+
+const nameOf = (name: string | undefined, issues: Array<FieldIssue>) => {
+  if (name === undefined) return undefined
+  const trimmed = name.trim()
+  if (trimmed.length === 0 || trimmed.length > SEGMENT_NAME_MAX) issues.push(new FieldIssue({ path: "name", message: `must be 1 to ${SEGMENT_NAME_MAX} characters` }))
+  else {
+    const problem = unstorableText(trimmed)
+    if (problem !== undefined) issues.push(new FieldIssue({ path: "name", message: problem }))
+  }
+  return trimmed
+}
+
+/**
+ * Segments (docs/app-api.md): saved customer searches, `{name, filters, tags}` in the public
+ * search's shape, checked by the same parser and evaluated in Postgres by the same condition
+ * (src/customers/filterSql.ts) as POST /public/customers/search. Their count is worked out when
+ * read, never stored, so it is always the customers matching now.
+ */
+export class Segments extends Effect.Service<Segments>()("herald/segments/Segments", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const customers = yield* CustomersRepo
+    const columns = sql.literal(COLUMNS)
+
+    const present = (accountId: string, row: SegmentRow) =>
+      Effect.map(customers.count(accountId, queryOf(row)), (count) => ({
+        id: row.segmentId,
+        name: row.name,
+        filters: row.filters,
+        tags: row.tags,
+        customer_count: count,
+        created_at: row.createdAt.toISOString(),
+        updated_at: row.updatedAt.toISOString()
+      }))
+
+    const find = (accountId: string, segmentId: string) =>
+      Effect.gen(function*() {
+        const [row] = isUuid(segmentId)
+          ? yield* sql<SegmentRow>`SELECT ${columns} FROM segments WHERE account_id = ${accountId} AND segment_id = ${segmentId}`.pipe(Effect.orDie)
+          : []
+        if (row === undefined) return yield* new NotFound({ message: `no segment ${segmentId}` })
+        return row
+      })
+
+    /** The customer query a segment stands for (GET /app/contacts?segment_id=). */
+    const queryFor = (account: SecretKeyAccount, segmentId: string) => Effect.map(find(account.accountId, segmentId), queryOf)
+
+    const nameTaken = (name: string) => new Conflict({ key: "name", message: `the account already has a segment named ${name}` })
+
+    /** Name, filters and tags checked together: every problem at once, nothing written. */
+    const check = (input: SegmentInput) => {
+      const issues: Array<FieldIssue> = []
+      const name = nameOf(input.name, issues)
+      const query = parseCustomerQuery({ filters: input.filters, tags: input.tags })
+      if ("issues" in query) issues.push(...query.issues)
+      return issues.length > 0 || "issues" in query
+        ? Effect.fail(new InvalidRequest({ message: describeIssues(issues), errors: issues }))
+        : Effect.succeed({ name, query })
+    }
+
+    const create = (account: SecretKeyAccount, input: SegmentInput & { readonly name: string }) =>
+      Effect.gen(function*() {
+        const { name } = yield* check(input)
+        const [row] = yield* sql<SegmentRow>`
+          INSERT INTO segments (account_id, name, filters, tags)
+          VALUES (${account.accountId}, ${name!}, ${JSON.stringify(input.filters ?? [])}::jsonb, ${(input.tags as ReadonlyArray<string> | undefined) ?? []}::text[])
+          RETURNING ${columns}`.pipe(
+          Effect.catchIf((error) => isUniqueViolation(error), () => Effect.fail(nameTaken(name!))),
+          Effect.catchTag("SqlError", Effect.die)
+        )
+        return { success: true as const, segment: yield* present(account.accountId, row!) }
+      })
+
+    const update = (account: SecretKeyAccount, segmentId: string, input: SegmentInput) =>
+      Effect.gen(function*() {
+        yield* find(account.accountId, segmentId)
+        const { name } = yield* check(input)
+        const [row] = yield* sql<SegmentRow>`
+          UPDATE segments SET
+            name = coalesce(${name ?? null}, name),
+            filters = coalesce(${input.filters === undefined ? null : JSON.stringify(input.filters)}::jsonb, filters),
+            tags = coalesce(${(input.tags as ReadonlyArray<string> | undefined) ?? null}::text[], tags),
+            updated_at = now()
+          WHERE account_id = ${account.accountId} AND segment_id = ${segmentId}
+          RETURNING ${columns}`.pipe(
+          Effect.catchIf((error) => isUniqueViolation(error), () => Effect.fail(nameTaken(name!))),
+          Effect.catchTag("SqlError", Effect.die)
+        )
+        if (row === undefined) return yield* new NotFound({ message: `no segment ${segmentId}` })
+        return { success: true as const, segment: yield* present(account.accountId, row) }
+      })
+
+    const get = (account: SecretKeyAccount, segmentId: string) =>
+      Effect.gen(function*() {
+        const row = yield* find(account.accountId, segmentId)
+        return { success: true as const, segment: yield* present(account.accountId, row) }
+      })
+
+    const remove = (account: SecretKeyAccount, segmentId: string) =>
+      Effect.gen(function*() {
+        const deleted = isUuid(segmentId)
+          ? yield* sql`DELETE FROM segments WHERE account_id = ${account.accountId} AND segment_id = ${segmentId} RETURNING 1`.pipe(Effect.orDie)
+          : []
+        if (deleted.length === 0) return yield* new NotFound({ message: `no segment ${segmentId}` })
+        return { success: true as const }
+      })
+
+    const page = (accountId: string, after: PagePosition | undefined, limit: number) =>
+      sql<SegmentRow>`
+        SELECT ${columns} FROM segments WHERE account_id = ${accountId}
+          ${after === undefined ? sql`` : sql`AND (created_at, segment_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`}
+        ORDER BY created_at DESC, segment_id DESC LIMIT ${limit + 1}`.pipe(Effect.orDie)
+
+    /** Newest first; each with its count, two counted at a time (each is a query over the account's customers). */
+    const list = (account: SecretKeyAccount, query: PageQuery) =>
+      Effect.gen(function*() {
+        const after = yield* readCursor(query.cursor)
+        const limit = query.limit ?? SEGMENTS_LIMIT_DEFAULT
+        const paged = pageOf(yield* page(account.accountId, after, limit), limit, (row) => ({ createdAt: row.position, id: row.segmentId }))
+        return {
+          success: true as const,
+          segments: yield* Effect.forEach(paged.rows, (row) => present(account.accountId, row), { concurrency: 2 }),
+          next_cursor: paged.nextCursor ?? ""
+        }
+      })
+
+    /** GET /app/segments/{id}/contacts: the customers the segment matches now, newest first. */
+    const members = (account: SecretKeyAccount, segmentId: string, query: PageQuery) =>
+      Effect.gen(function*() {
+        const row = yield* find(account.accountId, segmentId)
+        const after = yield* readCursor(query.cursor)
+        const limit = query.limit ?? CUSTOMERS_LIMIT_DEFAULT
+        const rows = yield* customers.search({ accountId: account.accountId, query: queryOf(row), after, limit })
+        const paged = pageOf(rows, limit, (customer) => ({ createdAt: customer.position, id: customer.customerId }))
+        return { success: true as const, contacts: paged.rows.map(presentAppCustomer), next_cursor: paged.nextCursor ?? "" }
+      })
+
+    return { create, update, get, remove, list, members, queryFor } as const
+  }),
+  dependencies: [CustomersRepo.Default]
+}) {}
