@@ -133,7 +133,7 @@ export class PublicApi extends HttpApiGroup.make("public")
     HttpApiEndpoint.post("assignChat", "/chats/assign")
       .setPayload(Schema.Struct({
         fullPhoneNumber: Schema.String,
-        agentEmail: Schema.String.annotations({ description: "a team member's e-mail; empty unassigns" }),
+        agentEmail: Schema.String.annotations({ description: "a team member's e-mail, or ai:<agent id> for an AI agent; empty unassigns" }),
         phoneNumberId: Schema.optional(Schema.String).annotations({ description: "the conversation on this number of the account; else the customer's most recently active open one" })
       }))
       .addSuccess(ConversationAnswer)
