@@ -5,6 +5,9 @@ import { envFor } from "../support/isolation.ts"
 import { callJson, cliFor, ownerSession } from "../support/http.ts"
 import { startConsumer } from "../support/consumer.ts"
 import { freePort } from "../support/TcpProxy.ts"
+import { randomUUID } from "node:crypto"
+import { DEV_WA_APP_SECRET } from "../../src/config/AppConfig.ts"
+import { signWaBody } from "../../src/gateway/simulator/whatsapp/webhooks.ts"
 
 // The app API (/api/v1/app, docs/app-api.md) end to end with secret keys: /me on every plan,
 // Starter locked out of the rest, contacts (idempotent by phone, search, tag, segment, cursor),
@@ -409,6 +412,56 @@ describe("AI agents", () => {
     await new Promise((r) => setTimeout(r, 1500))
     expect((await answers()).map((r) => r.body)).toEqual(["We are open 9 to 6."])
     expect(handoffs()).toHaveLength(2)
+  })
+})
+
+describe("an AI agent's answer across a crash", () => {
+  it("is sent once when Meta repeats the webhook of a message whose answer was recorded but never queued", async () => {
+    const agent = (await app("POST", "/ai-agents", { name: "Crash", faq: [{ question: "status", answer: "All systems normal." }] })).body.ai_agent
+    const customer = "+919876580011"
+    await inbound(customer, "hello")
+    await eventually(async () => {
+      const r = await callJson(node.url, "POST", "/api/v1/public/chats/assign", `Basic ${keys.a}`, { fullPhoneNumber: customer, agentEmail: `ai:${agent.id}` })
+      expect(r.status).toBe(200)
+    })
+    // Meta's webhook of a message, signed as Meta signs it; sent again, as Meta retries one it had
+    // no answer to.
+    const wamid = `wamid.crash-${Date.now()}`
+    const webhook = new TextEncoder().encode(JSON.stringify({
+      object: "whatsapp_business_account",
+      entry: [{ id: "waba", changes: [{ field: "messages", value: {
+        messaging_product: "whatsapp",
+        metadata: { phone_number_id: numberA, display_phone_number: "919800000901" },
+        contacts: [{ wa_id: customer.slice(1), profile: { name: "Crash" } }],
+        messages: [{ id: wamid, from: customer.slice(1), timestamp: String(Math.floor(Date.now() / 1000)), type: "text", text: { body: "status please" } }]
+      } }] }]
+    }))
+    const deliver = () =>
+      fetch(`${node.url}/api/v1/public/gateway/whatsapp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-hub-signature-256": signWaBody(webhook, DEV_WA_APP_SECRET) },
+        body: webhook
+      }).then((r) => r.status)
+    const sends = () => db<{ messageId: string }>("SELECT message_id::text AS \"messageId\" FROM wa_messages WHERE recipient = $1", [customer])
+    // The node recorded the message and its answer, then died before the answer reached the
+    // number's sender: the transaction's rows are all that is left of it.
+    const [conversation] = await db<{ conversationId: string; customerId: string }>(
+      "SELECT conversation_id::text AS \"conversationId\", customer_id::text AS \"customerId\" FROM conversations WHERE customer_phone = $1",
+      [customer]
+    )
+    const answerId = randomUUID()
+    await db(
+      `INSERT INTO wa_inbound (upstream_id, account_id, phone_number_id, conversation_id, customer_id, sender, type, text, payload, received_at, ai_reply)
+       VALUES ($1, $2, $3, $4, $5, $6, 'Text', 'status please', '{}', now(), $7)`,
+      [wamid, accounts.a, numberA, conversation!.conversationId, conversation!.customerId, customer, JSON.stringify({ agentId: agent.id, messageId: answerId, text: "All systems normal." })]
+    )
+    expect(await sends()).toEqual([])
+    expect(await deliver()).toBe(200)
+    await eventually(async () => expect((await sends()).map((r) => r.messageId)).toEqual([answerId]))
+    // Once the sender has it, a further repeat sends nothing.
+    expect(await deliver()).toBe(200)
+    await new Promise((r) => setTimeout(r, 500))
+    expect((await sends()).map((r) => r.messageId)).toEqual([answerId])
   })
 })
 
