@@ -382,6 +382,10 @@ describe("AI agents", () => {
 
     await inbound(customer, "hello")
     await eventually(assignToAgent)
+    const graphql = await callJson(node.url, "POST", "/api/v1/graphql", `Bearer ${keys.a}`, {
+      query: `{ conversations(filter: {assignee_email: "ai:${agent.id}"}) { edges { node { assignee { kind ai_agent_id email } } } } }`
+    })
+    expect(graphql.body.data.conversations.edges).toEqual([{ node: { assignee: { kind: "AI", ai_agent_id: agent.id, email: null } } }])
     // Another account's agent is no one this account can assign.
     const foreign = (await app("POST", "/ai-agents", { name: "Other" }, keys.o)).body.ai_agent
     expect((await pub("/chats/assign", { fullPhoneNumber: customer, agentEmail: `ai:${foreign.id}` })).body.code).toBe("agent_not_found")
