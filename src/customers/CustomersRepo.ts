@@ -164,14 +164,16 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("herald/custo
           FROM customers c WHERE c.account_id = ${accountId} AND c.phone = ANY(${batch.phones}::text[])
         ), up AS (
           INSERT INTO customers AS c (account_id, phone, name, user_id, traits, tags)
-          SELECT ${accountId}::uuid, t.phone, t.name, t.user_id, jsonb_strip_nulls(coalesce(t.traits, '{}')),
+          -- A new customer's traits without the nulls; a known one's as sent, so that the update
+          -- below reads the nulls (a null removes the trait) in excluded.traits.
+          SELECT ${accountId}::uuid, t.phone, t.name, t.user_id,
+                 CASE WHEN p.phone IS NULL THEN jsonb_strip_nulls(coalesce(t.traits, '{}')) ELSE coalesce(t.traits, '{}') END,
                  ARRAY(SELECT jsonb_array_elements_text(coalesce(t.tags, '[]')))
-          FROM t
+          FROM t LEFT JOIN prior p ON p.phone = t.phone
           ON CONFLICT (account_id, phone) DO UPDATE SET
             name = coalesce(excluded.name, c.name),
             user_id = coalesce(excluded.user_id, c.user_id),
-            -- The row as sent (excluded.traits has its nulls stripped): a null removes the trait.
-            traits = jsonb_strip_nulls(c.traits || (SELECT coalesce(t.traits, '{}') FROM t WHERE t.phone = excluded.phone)),
+            traits = jsonb_strip_nulls(c.traits || excluded.traits),
             tags = c.tags || ARRAY(SELECT x FROM unnest(excluded.tags) x WHERE NOT x = ANY(c.tags))
           RETURNING c.phone
         )

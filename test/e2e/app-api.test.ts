@@ -318,10 +318,13 @@ describe("contacts import", () => {
     const lines = [
       JSON.stringify({ phone: "+919876560001", name: "Nd", user_id: "u1", traits: { score: 9, vip: true }, tags: ["nd"] }),
       JSON.stringify({ phone: "+919876560001", traits: { score: null }, tags: ["two"] }),
-      JSON.stringify({ phone: "+919876560002", nickname: "x" })
+      JSON.stringify({ phone: "+919876560002", nickname: "x" }),
+      // A contact of the CSV import above: a null removes its trait.
+      JSON.stringify({ phone: "+919876550001", traits: { keep: null } })
     ]
     const r = await importBody(lines.join("\n") + "\n", "application/x-ndjson")
-    expect(r.body).toMatchObject({ added: 1, updated: 0, duplicates: 1, invalid_count: 1, invalid: [{ row: 3, reason: expect.stringContaining("nickname") }] })
+    expect(r.body).toMatchObject({ added: 1, updated: 1, duplicates: 1, invalid_count: 1, invalid: [{ row: 3, reason: expect.stringContaining("nickname") }] })
+    expect((await app("GET", "/contacts?search=919876550001")).body.contacts[0].traits).toEqual({ city: "Mumbai" })
     const [contact] = (await app("GET", "/contacts?search=98765600")).body.contacts
     expect(contact).toMatchObject({ name: "Nd", user_id: "u1", traits: { vip: true }, tags: ["nd", "two"] })
     const before = await customerCount(accounts.a!)
