@@ -2,6 +2,8 @@ import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { ValidationError } from "@effect/cli"
 import { Cause, ConfigError, Effect, Layer, Option } from "effect"
 import { makeCli } from "./cli/Cli.ts"
+import { isClientFailure } from "./cli/client/exitCodes.ts"
+import { reportClientFailure } from "./cli/client/output.ts"
 import { printFailure } from "./cli/output.ts"
 import { AppConfig, describeConfigError } from "./config/AppConfig.ts"
 import { NodeLive } from "./node.ts"
@@ -29,7 +31,10 @@ const program = Effect.suspend(() => cli(process.argv)).pipe(
   Effect.catchAllCause((cause) => {
     if (Cause.isInterruptedOnly(cause)) return Effect.void
     const failure = Option.getOrUndefined(Cause.failureOption(cause))
-    if (ValidationError.isValidationError(failure)) return Effect.sync(() => void (process.exitCode = 1))
+    // A usage error (@effect/cli printed what was wrong and the usage): exit 2, as is conventional.
+    if (ValidationError.isValidationError(failure)) return Effect.sync(() => void (process.exitCode = 2))
+    // The client commands' failures carry their exit code (src/cli/client/exitCodes.ts).
+    if (isClientFailure(failure)) return reportClientFailure(failure)
     if (ConfigError.isConfigError(failure)) return printFailure("invalid_config", `invalid configuration: ${describeConfigError(failure)}`)
     if (failure !== undefined && failure !== null && typeof failure === "object" && "_tag" in failure && "message" in failure) {
       return printFailure(snake(String(failure._tag)), String(failure.message))

@@ -11,6 +11,8 @@ import { PoisonQueue } from "../actors/runtime/poison.ts"
 import { NatsLive } from "../bus/Nats.ts"
 import { webhooks } from "./webhooks.ts"
 import { gatewaySim } from "./gatewaySim.ts"
+import { clientCommands } from "./client/commands.ts"
+import { HERALD_VERSION } from "./client/version.ts"
 
 /**
  * What one-shot commands run on: the database (created and migrated first, once, failing fast
@@ -52,6 +54,6 @@ export const makeCli = (serve: Effect.Effect<void, unknown, AppConfig>) => {
   const serveCommand = Command.make("serve", {}, () => Effect.provide(serve, AppConfig.layer)).pipe(
     Command.withDescription("Run a node: HERALD_ROLE=all (default) | api | worker")
   )
-  const herald = Command.make("herald").pipe(Command.withSubcommands([serveCommand, migrate, admin, webhooks, gatewaySim]))
-  return Command.run(herald, { name: "herald", version: "0.1.0" })
+  const herald = Command.make("herald").pipe(Command.withSubcommands([serveCommand, migrate, admin, webhooks, gatewaySim, ...clientCommands]))
+  return Command.run(herald, { name: "herald", version: HERALD_VERSION })
 }

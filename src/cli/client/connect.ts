@@ -1,0 +1,91 @@
+import { Command, Options, Prompt } from "@effect/cli"
+import { Effect, Option, Redacted } from "effect"
+import { type Connection, removeConnection, writeConnection } from "./config.ts"
+import { AnswerFailed, UsageError } from "./exitCodes.ts"
+import { answerJson, apiUrl, isSuccess, parseBaseUrl, send } from "./http.ts"
+import { printPretty } from "./output.ts"
+
+export const DEFAULT_URL = "http://127.0.0.1:8080"
+
+/** The first line of standard input (a key piped in: `echo $KEY | herald connect`). */
+const readKeyLine = Effect.tryPromise({
+  try: async () => {
+    let text = ""
+    for await (const chunk of process.stdin) {
+      text += typeof chunk === "string" ? chunk : (chunk as Buffer).toString("utf8")
+      if (text.includes("\n") || text.length > 4_096) break
+    }
+    return text.split("\n")[0]!.trim()
+  },
+  catch: (error) => new UsageError({ message: `cannot read the key from standard input: ${(error as Error).message}` })
+})
+
+/** The key typed at a hidden prompt on a terminal. */
+const promptKey = Prompt.hidden({ message: "Secret key (sk_live_…)" }).pipe(
+  Prompt.run,
+  Effect.map((key) => Redacted.value(key).trim()),
+  Effect.catchTag("QuitException", () => Effect.succeed(""))
+)
+
+interface Me {
+  readonly account?: { readonly account_id?: unknown; readonly label?: unknown; readonly plan?: unknown }
+  readonly code?: unknown
+  readonly message?: unknown
+}
+
+/**
+ * `herald connect [--url URL] [--key KEY]`: checks the key with GET /api/v1/app/me and stores
+ * `{url, key}` (mode 0600); a refused key stores nothing. Without --key it asks at a hidden prompt
+ * on a terminal, or reads one line from a pipe.
+ */
+export const connect = Command.make(
+  "connect",
+  {
+    url: Options.text("url").pipe(Options.withDescription(`the Herald server (default ${DEFAULT_URL})`), Options.withDefault(DEFAULT_URL)),
+    key: Options.redacted("key").pipe(
+      Options.withDescription("the account's secret key (sk_live_…); asked for when absent"),
+      Options.optional
+    )
+  },
+  (input) =>
+    Effect.gen(function*() {
+      const url = yield* parseBaseUrl(input.url)
+      const given = Option.isSome(input.key)
+        ? Redacted.value(input.key.value).trim()
+        : process.stdin.isTTY
+        ? yield* promptKey
+        : yield* readKeyLine
+      if (given === "") return yield* new UsageError({ message: "no key given: pass --key, type it at the prompt or pipe it in" })
+      const connection: Connection = { url, key: Redacted.make(given) }
+      const answer = yield* send({ method: "GET", url: apiUrl(url, "app/me"), key: connection.key })
+      const me = answerJson(answer) as Me | undefined
+      if (!isSuccess(answer.status)) {
+        const code = typeof me?.code === "string" ? me.code : `http_${answer.status}`
+        const why = typeof me?.message === "string" ? `: ${me.message}` : ""
+        return yield* new AnswerFailed({
+          status: answer.status,
+          answerCode: code,
+          message: answer.status === 401 ? `the key was refused${why}; nothing stored` : `the server answered ${answer.status}${why}; nothing stored`,
+          printed: false
+        })
+      }
+      const account = me?.account
+      if (typeof account?.plan !== "string") {
+        return yield* new AnswerFailed({
+          status: answer.status,
+          answerCode: "unexpected_answer",
+          message: `${url} did not answer GET /api/v1/app/me as a Herald server does; nothing stored`,
+          printed: false
+        })
+      }
+      const path = yield* writeConnection(connection)
+      yield* printPretty({ connected: true, url, account: { account_id: account.account_id, label: account.label, plan: account.plan }, config: path })
+    })
+).pipe(Command.withDescription("Check a secret key and store it with the server's URL for the other client commands"))
+
+/** `herald disconnect`: removes the stored connection. */
+export const disconnect = Command.make("disconnect", {}, () =>
+  Effect.gen(function*() {
+    const removed = yield* removeConnection()
+    yield* printPretty({ disconnected: true, config: removed.path, removed: removed.existed })
+  })).pipe(Command.withDescription("Remove the stored connection (its config file)"))
