@@ -2,6 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Plan } from "../../domain/plans.ts"
 import { BILLING_TRANSACTIONS } from "../../wallet/Billing.ts"
+import { LedgerTransaction } from "../rcs/WalletApi.ts"
 import { AppAuthentication, AppIdentity } from "./AppAuthentication.ts"
 
 const WalletBalance = Schema.Struct({ balance: Schema.Number, currency: Schema.String })
@@ -34,14 +35,7 @@ export class BillingApi extends HttpApiGroup.make("appBilling")
         plan: Plan,
         rate_limit_per_minute: Schema.Number,
         wallet: WalletBalance,
-        transactions: Schema.Array(Schema.Struct({
-          txn_id: Schema.String,
-          kind: Schema.Literal("credit", "charge", "refund"),
-          amount: Schema.Number,
-          balance_after: Schema.NullOr(Schema.Number),
-          reference: Schema.NullOr(Schema.String),
-          created_at: Schema.String
-        })).annotations({ description: `the latest ${BILLING_TRANSACTIONS} ledger rows, newest first` }),
+        transactions: Schema.Array(LedgerTransaction).annotations({ description: `the latest ${BILLING_TRANSACTIONS} ledger rows, newest first` }),
         prices: Schema.Struct({
           rcs_message: Schema.Number.annotations({ description: "one confirmed RCS message" }),
           wa_marketing: Schema.Number.annotations({ description: "one delivered WhatsApp template message of the category" }),

@@ -1,13 +1,11 @@
-import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpLayerRouter, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect } from "effect"
 import { AppConfig } from "../../config/AppConfig.ts"
 import { CustomerImport } from "../../customers/CustomerImport.ts"
 import { ApiRateLimits } from "../../ratelimit/ApiRateLimits.ts"
 import { SecretKeys } from "../../security/SecretKeys.ts"
-import { errorEnvelope } from "../errors.ts"
-import { bodyOf } from "../rcs/ContactImportRoute.ts"
-import { discardRest } from "../requestBody.ts"
+import { answerImport, bodyOf } from "../rcs/ContactImportRoute.ts"
 // Registers the envelopes of the app's errors (feature_locked) for `errorEnvelope`.
 import "./AppAuthentication.ts"
 
@@ -33,21 +31,10 @@ export const CustomerImportRoute = HttpLayerRouter.use((router) =>
         const request = yield* HttpServerRequest.HttpServerRequest
         const source = NodeHttpServerRequest.toIncomingMessage(request)
         const token = BEARER.exec(request.headers.authorization ?? "")?.[1] ?? ""
-        return yield* Effect.gen(function*() {
+        return yield* answerImport(source, Effect.gen(function*() {
           const account = yield* Effect.tap(keys.authenticate(token), limits.plan)
-          const report = yield* customers.importCustomers(account, { contentType: request.headers["content-type"], body: bodyOf(source, importIdleMs) })
-          return HttpServerResponse.unsafeJson(report)
-        }).pipe(
-          Effect.catchAll((error) => {
-            const answer = errorEnvelope(error)
-            return answer === undefined ? Effect.die(error) : Effect.succeed(answer)
-          }),
-          // Refused before its end: the rest is read and dropped, so that a client still writing
-          // reads the answer instead of a connection reset.
-          Effect.ensuring(Effect.sync(() => {
-            if (!source.complete) discardRest(source)
-          }))
-        )
+          return yield* customers.importCustomers(account, { contentType: request.headers["content-type"], body: bodyOf(source, importIdleMs) })
+        }))
       })
     )
   })

@@ -35,6 +35,23 @@ export const bodyOf = (source: IncomingMessage, idleMs: number): Upload["body"] 
   })
 
 /**
+ * A streamed import's answer: its report, or the error envelope of a refusal. Refused before its
+ * end (415, 413, 409, a broken body…), the rest of the body is read and dropped, so that a client
+ * still writing reads the answer instead of a connection reset.
+ */
+export const answerImport = <A, E extends { readonly _tag: string }>(source: IncomingMessage, run: Effect.Effect<A, E>) =>
+  run.pipe(
+    Effect.map((report) => HttpServerResponse.unsafeJson(report)),
+    Effect.catchAll((error) => {
+      const answer = errorEnvelope(error)
+      return answer === undefined ? Effect.die(error) : Effect.succeed(answer)
+    }),
+    Effect.ensuring(Effect.sync(() => {
+      if (!source.complete) discardRest(source)
+    }))
+  )
+
+/**
  * POST /api/v1/rcs/contact-lists/{list_id}/contacts (DESIGN.md, Contact lists), served off the
  * router: HttpApi reads a whole body before the handler runs, and the middleware caps bodies at
  * 10 MB (this route is exempt there, see bodyLimit.ts). Declared in ContactImportApi for the
@@ -55,24 +72,13 @@ export const ContactImportRoute = HttpLayerRouter.use((router) =>
         const source = NodeHttpServerRequest.toIncomingMessage(request)
         const header = request.headers.authorization
         const token = header !== undefined && header.startsWith("Bearer ") ? header.slice(7) : ""
-        return yield* Effect.gen(function*() {
+        return yield* answerImport(source, Effect.gen(function*() {
           const principal = yield* credentials.principal(token, "POST", CONTACT_IMPORT_PATH)
-          const report = yield* lists.importContacts(principal, route.params.list_id ?? "", {
+          return yield* lists.importContacts(principal, route.params.list_id ?? "", {
             contentType: request.headers["content-type"],
             body: bodyOf(source, importIdleMs)
           })
-          return HttpServerResponse.unsafeJson(report)
-        }).pipe(
-          Effect.catchAll((error) => {
-            const answer = errorEnvelope(error)
-            return answer === undefined ? Effect.die(error) : Effect.succeed(answer)
-          }),
-          // Refused before its end (415, 413, 409, a broken body…): the rest is read and dropped,
-          // so that a client still writing reads the answer instead of a connection reset.
-          Effect.ensuring(Effect.sync(() => {
-            if (!source.complete) discardRest(source)
-          }))
-        )
+        }))
       })
     )
   })

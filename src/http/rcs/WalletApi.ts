@@ -4,6 +4,16 @@ import { Authentication } from "../Authentication.ts"
 import { InvalidRequestResponse } from "../errors.ts"
 import { ForbiddenResponse } from "./ApiKeysApi.ts"
 
+/** A ledger row (src/wallet/Wallet.ts, presentLedgerRow). */
+export const LedgerTransaction = Schema.Struct({
+  txn_id: Schema.String,
+  kind: Schema.Literal("credit", "charge", "refund"),
+  amount: Schema.Number,
+  balance_after: Schema.NullOr(Schema.Number),
+  reference: Schema.NullOr(Schema.String),
+  created_at: Schema.String
+})
+
 /** GET /api/v1/rcs/wallet: the balance and the ledger (owner; a JWT, never an API key). */
 export class WalletApi extends HttpApiGroup.make("wallet")
   .add(
@@ -16,14 +26,7 @@ export class WalletApi extends HttpApiGroup.make("wallet")
         success: Schema.Literal(true),
         balance: Schema.Number,
         currency: Schema.String,
-        transactions: Schema.Array(Schema.Struct({
-          txn_id: Schema.String,
-          kind: Schema.Literal("credit", "charge", "refund"),
-          amount: Schema.Number,
-          balance_after: Schema.NullOr(Schema.Number),
-          reference: Schema.NullOr(Schema.String),
-          created_at: Schema.String
-        })),
+        transactions: Schema.Array(LedgerTransaction),
         next_cursor: Schema.String
       }))
       .addError(InvalidRequestResponse)
