@@ -25,7 +25,7 @@ const env = envFor(iso)
 const cli = cliFor(env)
 let node: HeraldProcess
 let token = ""
-const ids = { account: "", bot: "", list: "", broadcast: "", importList: "", secretKey: "" }
+const ids = { account: "", bot: "", list: "", broadcast: "", importList: "", secretKey: "", segment: "" }
 
 /** Where a new row goes in its list: on top, tied on the sort key with an existing row, or among older rows. */
 type Place = "top" | "tie" | "middle"
@@ -46,6 +46,8 @@ interface ListUnderTest {
   readonly add: (place: Place) => Promise<void>
   /** The credential, when the list is not an RCS one (the public API's Basic secret key). */
   readonly auth?: () => string
+  /** The list's largest page, when below 1000: larger page sizes are walked at it. */
+  readonly maxLimit?: number
 }
 
 /** A timestamp column's value for a new row: now, an existing row's (a tie), or one among the older rows. */
@@ -80,6 +82,9 @@ const byTime = (spec: {
   readonly columns: string
   readonly values: (n: string) => string
   readonly auth?: () => string
+  readonly maxLimit?: number
+  /** Rows another list of the same table seeds (a segment's members are the account's customers). */
+  readonly seededElsewhere?: boolean
 }): ListUnderTest => {
   const insert = (rows: string, at: string, n: string) =>
     db(`INSERT INTO ${spec.table} (${spec.columns}, ${spec.timeColumn}) SELECT ${spec.values(n)}, ${at} ${rows}`).then(() => undefined)
@@ -90,10 +95,11 @@ const byTime = (spec: {
     id: (r) => r[spec.idField],
     key: (r) => Date.parse(r[spec.timeField]),
     ties: true,
-    seed: () => insert(`FROM generate_series(1, ${SEED}) n`, spread("n"), "n::text"),
+    seed: () => (spec.seededElsewhere ? Promise.resolve() : insert(`FROM generate_series(1, ${SEED}) n`, spread("n"), "n::text")),
     present: async () => new Set((await db<{ id: string }>(`SELECT ${spec.idColumn}::text AS id FROM ${spec.table} WHERE ${spec.scope()}`)).map((r) => r.id)),
     add: async (place) => insert("", await placedAt(spec.table, spec.timeColumn, spec.scope(), place), `'${randomUUID()}'`),
-    ...(spec.auth ? { auth: spec.auth } : {})
+    ...(spec.auth ? { auth: spec.auth } : {}),
+    ...(spec.maxLimit ? { maxLimit: spec.maxLimit } : {})
   }
 }
 
@@ -128,6 +134,54 @@ const LISTS: ReadonlyArray<ListUnderTest> = [
     columns: "account_id, integration, status_code, outcome, attempt, took_ms, events",
     values: () => `'${ids.account}', 'meta_capi', 200, 'delivered', 1, 5, 1`,
     auth: () => `Bearer ${ids.secretKey}`
+  }),
+  ...(["/api/v1/app/contacts", "/api/v1/app/segments/{id}/contacts"] as const).map((route, i) =>
+    byTime({
+      route,
+      url: () => route.replace("{id}", ids.segment),
+      field: "contacts",
+      idField: "id",
+      timeField: "created_at",
+      table: "customers",
+      idColumn: "customer_id",
+      timeColumn: "created_at",
+      scope: () => ofAccount(),
+      columns: "account_id, phone",
+      // Distinct phones, not checked by the table.
+      values: (n) => `'${ids.account}', '+1' || md5(${n})`,
+      auth: () => `Bearer ${ids.secretKey}`,
+      // The segment (no filters) holds every customer: the contacts list seeds them.
+      seededElsewhere: i === 1
+    })),
+  byTime({
+    route: "/api/v1/app/segments",
+    url: () => "/api/v1/app/segments",
+    field: "segments",
+    idField: "id",
+    timeField: "created_at",
+    table: "segments",
+    idColumn: "segment_id",
+    timeColumn: "created_at",
+    scope: () => ofAccount(),
+    columns: "account_id, name",
+    values: (n) => `'${ids.account}', 'segment ' || md5(${n})`,
+    auth: () => `Bearer ${ids.secretKey}`,
+    maxLimit: 100
+  }),
+  byTime({
+    route: "/api/v1/app/ai-agents",
+    url: () => "/api/v1/app/ai-agents",
+    field: "ai_agents",
+    idField: "id",
+    timeField: "created_at",
+    table: "ai_agents",
+    idColumn: "agent_id",
+    timeColumn: "created_at",
+    scope: () => ofAccount(),
+    columns: "account_id, name",
+    values: (n) => `'${ids.account}', 'agent ' || md5(${n})`,
+    auth: () => `Bearer ${ids.secretKey}`,
+    maxLimit: 100
   }),
   byTime({
     route: "/api/v1/rcs/templates",
@@ -260,7 +314,7 @@ const walk = async (list: ListUnderTest, limits: ReadonlyArray<number>, addition
   const rows: Array<any> = []
   let cursor = ""
   for (let page = 0;; page++) {
-    const limit = limits[page % limits.length]!
+    const limit = Math.min(limits[page % limits.length]!, list.maxLimit ?? 1000)
     const r = await callJson(node.url, "GET", `${list.url()}?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, list.auth?.() ?? token)
     if (r.status !== 200) throw new Error(`${list.route} page ${page}: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`)
     const got = r.body[list.field] as Array<any>
@@ -291,6 +345,8 @@ beforeAll(async () => {
     [ids.account, ids.bot, ids.list]
   )
   ids.broadcast = b!.id
+  // A segment without filters: its members are every customer of the account.
+  ids.segment = (await callJson(node.url, "POST", "/api/v1/app/segments", `Bearer ${ids.secretKey}`, { name: "everyone" })).body.segment.id
   for (const list of LISTS) await list.seed()
 }, 120_000)
 afterAll(() => node?.kill())

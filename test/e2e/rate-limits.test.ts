@@ -123,12 +123,15 @@ describe("per account plan", () => {
     expect(refused.body.retry_after_sec).toBe(Number(refused.retryAfter))
   })
 
-  it("Starter has no API access (403 feature_locked); a plan change applies at once", async () => {
+  it("Starter has no API access (403 feature_locked) but /app/me; a plan change applies at once", async () => {
     await cli("admin", "set-plan", account, "starter")
     const secret = (await call(nodes[0]!, "POST", "/api/v1/app/developer/secret-key", ownerToken)).body.secret_key
-    const locked = await call(nodes[1]!, "GET", "/api/v1/app/me", secret)
+    const locked = await call(nodes[1]!, "GET", "/api/v1/app/billing", secret)
     expect(locked.status).toBe(403)
     expect(locked.body.code).toBe("feature_locked")
+    // Which account and plan a key belongs to, on every plan (its own bucket of 60 a minute).
+    const starter = await call(nodes[1]!, "GET", "/api/v1/app/me", secret)
+    expect(starter.body.account).toMatchObject({ plan: "starter", rate_limit_per_minute: 60 })
     await cli("admin", "set-plan", account, "enterprise", "--rate", "1200")
     const me = await call(nodes[2]!, "GET", "/api/v1/app/me", secret)
     expect(me.status).toBe(200)
