@@ -89,6 +89,9 @@ export const subscriptionResolvers: Record<string, SubscriptionField> = {
         accept: (kind, event: BroadcastProgressEvent) => {
           if (kind !== "broadcast_progress" || event.broadcast_id !== broadcastId) return undefined
           if (row === undefined) return void (early = event)
+          // Two nodes publish a broadcast's progress (the worker sending it, the API node applying
+          // its delivery reports), so an older snapshot can arrive after a newer one: it is dropped.
+          if (!isLater(event, row)) return undefined
           return (row = withCounters(row, event))
         }
       })
