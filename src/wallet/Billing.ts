@@ -1,4 +1,3 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { planRatePerMinute, STARTER_IDENTITY_PER_MINUTE } from "../domain/plans.ts"
@@ -15,20 +14,13 @@ export const BILLING_TRANSACTIONS = 20
  */
 export class Billing extends Effect.Service<Billing>()("herald/wallet/Billing", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const wallet = yield* Wallet
     const config = yield* AppConfig
-
-    const walletOf = (accountId: string) =>
-      sql<{ walletBalance: string; currency: string }>`SELECT wallet_balance, currency FROM accounts WHERE account_id = ${accountId}::uuid`.pipe(
-        Effect.map(([row]) => ({ balance: Number(row?.walletBalance ?? 0), currency: row?.currency ?? "INR" })),
-        Effect.orDie
-      )
 
     const rateOf = (account: SecretKeyAccount) => planRatePerMinute(account.plan, account.planRatePerMinute) ?? STARTER_IDENTITY_PER_MINUTE
 
     const me = (account: SecretKeyAccount) =>
-      Effect.map(walletOf(account.accountId), (balance) => ({
+      Effect.map(wallet.walletOf(account.accountId), (balance) => ({
         success: true as const,
         account: {
           account_id: account.accountId,
@@ -41,7 +33,7 @@ export class Billing extends Effect.Service<Billing>()("herald/wallet/Billing", 
 
     const billing = (account: SecretKeyAccount) =>
       Effect.gen(function*() {
-        const balance = yield* walletOf(account.accountId)
+        const balance = yield* wallet.walletOf(account.accountId)
         const rows = yield* wallet.ledger(account.accountId, undefined, BILLING_TRANSACTIONS).pipe(Effect.orDie)
         return {
           success: true as const,

@@ -51,26 +51,27 @@ export class Wallet extends Effect.Service<Wallet>()("herald/wallet/Wallet", {
         yield* requireRole(principal, "owner", "read the wallet")
         const after = yield* readCursor(query.cursor)
         const limit = Math.min(query.limit ?? LEDGER_LIMIT_DEFAULT, LEDGER_LIMIT_MAX)
-        const [account] = yield* sql<{ walletBalance: string; currency: string }>`
-          SELECT wallet_balance, currency FROM accounts WHERE account_id = ${principal.accountId}::uuid`
+        const wallet = yield* walletOf(principal.accountId)
         const rows = yield* ledger(principal.accountId, after, limit)
         const page = pageOf(rows, limit, (row) => ({ createdAt: row.position, id: row.txnId }))
         return {
           success: true as const,
-          balance: Number(account?.walletBalance ?? 0),
-          currency: account?.currency ?? "INR",
+          ...wallet,
           transactions: page.rows.map(presentLedgerRow),
           next_cursor: page.nextCursor ?? ""
         }
       }).pipe(Effect.orDie)
 
-    /** The balance a send is checked against (a read, not a reservation). */
-    const balanceOf = (accountId: string) =>
-      sql<{ walletBalance: string }>`SELECT wallet_balance FROM accounts WHERE account_id = ${accountId}::uuid`.pipe(
-        Effect.map(([row]) => Number(row?.walletBalance ?? 0)),
+    /** The account's balance and its currency. */
+    const walletOf = (accountId: string) =>
+      sql<{ walletBalance: string; currency: string }>`SELECT wallet_balance, currency FROM accounts WHERE account_id = ${accountId}::uuid`.pipe(
+        Effect.map(([row]) => ({ balance: Number(row?.walletBalance ?? 0), currency: row?.currency ?? "INR" })),
         Effect.orDie
       )
 
-    return { read, ledger, balanceOf } as const
+    /** The balance a send is checked against (a read, not a reservation). */
+    const balanceOf = (accountId: string) => Effect.map(walletOf(accountId), (wallet) => wallet.balance)
+
+    return { read, ledger, walletOf, balanceOf } as const
   })
 }) {}
