@@ -1,14 +1,13 @@
 import { Effect } from "effect"
-import { describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
-import { toE164 } from "../messaging/phone.ts"
+import { describeIssues, FieldIssue, InvalidRequest, NotFound, renameFields } from "../domain/errors.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
 import { Segments } from "../segments/Segments.ts"
 import { pageOf, readCursor } from "../storage/pageCursor.ts"
 import { presentAppCustomer } from "./appCustomer.ts"
-import { CUSTOMERS_LIMIT_DEFAULT } from "./Customers.ts"
+import { Customers, CUSTOMERS_LIMIT_DEFAULT } from "./Customers.ts"
 import { CustomersRepo } from "./CustomersRepo.ts"
 import { MAX_TAG_LENGTH } from "./traitFilters.ts"
-import { applyTraitChanges, MAX_NAME, MAX_USER_ID, parseTraitChanges, type TraitChanges } from "./traits.ts"
+import { customerText, MAX_NAME, MAX_USER_ID, mergeWith, parseTraitChanges } from "./traits.ts"
 
 export interface ContactInput {
   readonly phone: string
@@ -33,21 +32,10 @@ export interface ContactsQuery {
   readonly cursor?: string | undefined
 }
 
-/** Text set on a contact: trimmed, 1 to `max` characters; null passes through (PATCH clears with it). */
-const textOf = (value: string | null | undefined, path: string, max: number, issues: Array<FieldIssue>) => {
-  if (value === undefined || value === null) return value
-  const trimmed = value.trim()
-  if (trimmed.length === 0 || value.length > max) issues.push(new FieldIssue({ path, message: `must be 1 to ${max} characters` }))
-  return trimmed
-}
-
 const refused = (issues: ReadonlyArray<FieldIssue>) => new InvalidRequest({ message: describeIssues(issues), errors: [...issues] })
 
-/** Traits merged, tags as `tags` decides: added (POST, like track/users) or replacing the set (PATCH). */
-const merging = (changes: TraitChanges, replaceTags: boolean) => (current: { readonly traits: Record<string, unknown>; readonly tags: ReadonlyArray<string> }) => {
-  const next = applyTraitChanges(replaceTags ? { ...current, tags: [] } : current, changes)
-  return "issues" in next ? Effect.fail(refused(next.issues)) : Effect.succeed(next)
-}
+/** The public API's customer fields as POST /app/contacts names them. */
+const CONTACT_FIELDS = { fullPhoneNumber: "phone", userId: "user_id" }
 
 /**
  * /api/v1/app/contacts (docs/app-api.md): the account's customers under the app API's names, on
@@ -56,24 +44,20 @@ const merging = (changes: TraitChanges, replaceTags: boolean) => (current: { rea
 export class AppContacts extends Effect.Service<AppContacts>()("herald/customers/AppContacts", {
   effect: Effect.gen(function*() {
     const repo = yield* CustomersRepo
+    const customers = yield* Customers
     const segments = yield* Segments
 
     const found = (accountId: string, customerId: string) =>
       Effect.flatMap(repo.find(accountId, customerId), (row) => (row === undefined ? Effect.fail(new NotFound({ message: `no contact ${customerId}` })) : Effect.succeed(row)))
 
-    /** POST: idempotent by phone; an existing contact's traits are merged and tags added. */
+    /** POST: idempotent by phone, as track/users (an existing contact's traits are merged and tags added). */
     const create = (account: SecretKeyAccount, input: ContactInput) =>
       Effect.gen(function*() {
-        const issues: Array<FieldIssue> = []
-        const phone = toE164(input.phone)
-        if ("problem" in phone) issues.push(new FieldIssue({ path: "phone", message: phone.problem }))
-        const name = textOf(input.name, "name", MAX_NAME, issues) ?? undefined
-        const userId = textOf(input.user_id, "user_id", MAX_USER_ID, issues) ?? undefined
-        const changes = parseTraitChanges(input.traits, input.tags, issues)
-        if (issues.length > 0 || "problem" in phone) return yield* refused(issues)
-        const existing = yield* repo.findByPhone(account.accountId, phone.e164)
-        const id = yield* repo.upsert({ accountId: account.accountId, phone: phone.e164, name, userId }, merging(changes, false))
-        return { success: true as const, created: existing === undefined, contact: presentAppCustomer((yield* repo.find(account.accountId, id))!) }
+        const saved = yield* renameFields(
+          customers.save(account, { fullPhoneNumber: input.phone, name: input.name, userId: input.user_id, traits: input.traits, tags: input.tags }),
+          CONTACT_FIELDS
+        )
+        return { success: true as const, created: saved.created, contact: presentAppCustomer((yield* repo.find(account.accountId, saved.customerId))!) }
       })
 
     /** PATCH: name and user_id set (null clears), traits merged (null removes one), tags replaced. */
@@ -81,13 +65,12 @@ export class AppContacts extends Effect.Service<AppContacts>()("herald/customers
       Effect.gen(function*() {
         yield* found(account.accountId, customerId)
         const issues: Array<FieldIssue> = []
-        const name = textOf(patch.name, "name", MAX_NAME, issues)
-        const userId = textOf(patch.user_id, "user_id", MAX_USER_ID, issues)
+        const name = customerText(patch.name, "name", MAX_NAME, issues)
+        const userId = customerText(patch.user_id, "user_id", MAX_USER_ID, issues)
         const changes = parseTraitChanges(patch.traits, patch.tags, issues)
         if (issues.length > 0) return yield* refused(issues)
         const replaceTags = patch.tags !== undefined && patch.tags !== null
-        const updated = yield* repo.update({ accountId: account.accountId, customerId, name, userId }, (current) =>
-          replaceTags ? merging(changes, true)(current) : merging({ ...changes, addTags: [] }, false)(current))
+        const updated = yield* repo.update({ accountId: account.accountId, customerId, name, userId }, mergeWith(changes, replaceTags))
         if (updated === undefined) return yield* new NotFound({ message: `no contact ${customerId}` })
         return { success: true as const, contact: presentAppCustomer(yield* found(account.accountId, customerId)) }
       })
@@ -125,5 +108,5 @@ export class AppContacts extends Effect.Service<AppContacts>()("herald/customers
 
     return { create, update, get, remove, list } as const
   }),
-  dependencies: [CustomersRepo.Default, Segments.Default]
+  dependencies: [CustomersRepo.Default, Customers.Default, Segments.Default]
 }) {}

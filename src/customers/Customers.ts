@@ -6,7 +6,7 @@ import { pageOf, readCursor } from "../storage/pageCursor.ts"
 import { digitsOf } from "../whatsapp/events.ts"
 import { type CustomerRow, CustomersRepo } from "./CustomersRepo.ts"
 import { parseCustomerQuery } from "./traitFilters.ts"
-import { applyTraitChanges, MAX_NAME, MAX_USER_ID, parseTraitChanges } from "./traits.ts"
+import { customerText, MAX_NAME, MAX_USER_ID, mergeWith, parseTraitChanges } from "./traits.ts"
 
 export const CUSTOMERS_LIMIT_DEFAULT = 50
 export const CUSTOMERS_LIMIT_MAX = 1_000
@@ -38,33 +38,29 @@ export interface SearchInput {
   readonly cursor?: string | undefined
 }
 
-const optionalText = (value: string | undefined, path: string, max: number, issues: Array<FieldIssue>) => {
-  if (value === undefined) return undefined
-  const trimmed = value.trim()
-  if (trimmed.length === 0 || value.length > max) issues.push(new FieldIssue({ path, message: `must be 1 to ${max} characters` }))
-  return trimmed
-}
-
 /** Customers of the public API (docs/customers.md): track/users, search, one customer. */
 export class Customers extends Effect.Service<Customers>()("herald/customers/Customers", {
   effect: Effect.gen(function*() {
     const repo = yield* CustomersRepo
 
-    const track = (account: SecretKeyAccount, input: TrackInput) =>
+    /**
+     * A customer by phone, created or updated (traits merged, a null trait removed, tags added):
+     * track/users, and /app/contacts's POST under its own field names. Its id, and whether it is new.
+     */
+    const save = (account: Pick<SecretKeyAccount, "accountId">, input: TrackInput) =>
       Effect.gen(function*() {
         const issues: Array<FieldIssue> = []
         const phone = toE164(input.fullPhoneNumber)
         if ("problem" in phone) issues.push(new FieldIssue({ path: "fullPhoneNumber", message: phone.problem }))
-        const name = optionalText(input.name, "name", MAX_NAME, issues)
-        const userId = optionalText(input.userId, "userId", MAX_USER_ID, issues)
+        const name = customerText(input.name, "name", MAX_NAME, issues)
+        const userId = customerText(input.userId, "userId", MAX_USER_ID, issues)
         const changes = parseTraitChanges(input.traits, input.tags, issues)
         if (issues.length > 0 || "problem" in phone) return yield* new InvalidRequest({ message: describeIssues(issues), errors: issues })
-        const id = yield* repo.upsert({ accountId: account.accountId, phone: phone.e164, name, userId }, (current) => {
-          const next = applyTraitChanges(current, changes)
-          return "issues" in next ? Effect.fail(new InvalidRequest({ message: describeIssues(next.issues), errors: [...next.issues] })) : Effect.succeed(next)
-        })
-        return { result: true as const, success: true as const, id }
+        return yield* repo.upsert({ accountId: account.accountId, phone: phone.e164, name, userId }, mergeWith(changes))
       })
+
+    const track = (account: SecretKeyAccount, input: TrackInput) =>
+      Effect.map(save(account, input), (saved) => ({ result: true as const, success: true as const, id: saved.customerId }))
 
     const search = (account: SecretKeyAccount, input: SearchInput) =>
       Effect.gen(function*() {
@@ -90,7 +86,7 @@ export class Customers extends Effect.Service<Customers>()("herald/customers/Cus
         return { result: true as const, success: true as const, customer: presentCustomer(row) }
       })
 
-    return { track, search, get } as const
+    return { save, track, search, get } as const
   }),
   dependencies: [CustomersRepo.Default]
 }) {}

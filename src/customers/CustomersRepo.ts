@@ -49,7 +49,8 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("herald/custo
     /**
      * Upserts a customer by phone with `merge` deciding its traits and tags from the current ones
      * (none for a new customer), under the row's lock so concurrent calls each see the other's
-     * changes. `merge` may refuse (its Left), and then nothing is written.
+     * changes. `merge` may refuse (its Left), and then nothing is written. Answers the customer's
+     * id and whether this call created it.
      */
     const upsert = <E>(
       input: { readonly accountId: string; readonly phone: string; readonly name: string | undefined; readonly userId: string | undefined },
@@ -57,7 +58,7 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("herald/custo
     ) =>
       sql.withTransaction(Effect.gen(function*() {
         // Creates the row if absent (the insert is a no-op on conflict), then locks it.
-        yield* sql`INSERT INTO customers (account_id, phone) VALUES (${input.accountId}, ${input.phone}) ON CONFLICT (account_id, phone) DO NOTHING`
+        const inserted = yield* sql`INSERT INTO customers (account_id, phone) VALUES (${input.accountId}, ${input.phone}) ON CONFLICT (account_id, phone) DO NOTHING RETURNING 1`
         const [current] = yield* sql<{ customerId: string; traits: Traits; tags: ReadonlyArray<string> }>`
           SELECT customer_id::text, traits, tags FROM customers WHERE account_id = ${input.accountId} AND phone = ${input.phone} FOR UPDATE`
         const next = yield* merge(current!)
@@ -65,7 +66,7 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("herald/custo
           UPDATE customers SET traits = ${JSON.stringify(next.traits)}::jsonb, tags = ${next.tags}::text[],
             name = coalesce(${input.name ?? null}, name), user_id = coalesce(${input.userId ?? null}, user_id)
           WHERE customer_id = ${current!.customerId}`
-        return current!.customerId
+        return { customerId: current!.customerId, created: inserted.length > 0 }
       })).pipe(Effect.catchTag("SqlError", Effect.die))
 
     /**

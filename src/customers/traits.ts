@@ -1,4 +1,5 @@
-import { FieldIssue } from "../domain/errors.ts"
+import { Effect } from "effect"
+import { describeIssues, FieldIssue, InvalidRequest } from "../domain/errors.ts"
 import { MAX_TAG_LENGTH, traitNameProblem } from "./traitFilters.ts"
 
 /** Bounds of what a customer carries (docs/customers.md, Limits). */
@@ -62,4 +63,25 @@ export const applyTraitChanges = (
   if (bytes > MAX_TRAITS_BYTES) issues.push(new FieldIssue({ path: "traits", message: `a customer's traits are at most ${MAX_TRAITS_BYTES} bytes of JSON; this would make ${bytes}` }))
   if (tags.length > MAX_TAGS) issues.push(new FieldIssue({ path: "tags", message: `a customer has at most ${MAX_TAGS} tags; this would make ${tags.length}` }))
   return issues.length > 0 ? { issues } : { traits, tags }
+}
+
+/**
+ * An upsert's merge (CustomersRepo.upsert and update): the traits and tags after `changes`, tags
+ * added to the customer's or, with `replaceTags`, instead of them; refused, with nothing written,
+ * when the result is too large.
+ */
+export const mergeWith = (changes: TraitChanges, replaceTags = false) => (current: { readonly traits: Traits; readonly tags: ReadonlyArray<string> }) => {
+  const next = applyTraitChanges(replaceTags ? { ...current, tags: [] } : current, changes)
+  return "issues" in next ? Effect.fail(new InvalidRequest({ message: describeIssues(next.issues), errors: [...next.issues] })) : Effect.succeed(next)
+}
+
+/**
+ * A customer's name or user id as sent: trimmed, 1 to `max` characters. Undefined (left as it is)
+ * and null (cleared, where a PATCH allows it) pass through.
+ */
+export const customerText = <T extends string | null | undefined>(value: T, path: string, max: number, issues: Array<FieldIssue>): T => {
+  if (value === undefined || value === null) return value
+  const trimmed = value.trim()
+  if (trimmed.length === 0 || value.length > max) issues.push(new FieldIssue({ path, message: `must be 1 to ${max} characters` }))
+  return trimmed as T
 }
