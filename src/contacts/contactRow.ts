@@ -30,7 +30,7 @@ export const reportable = (phone: string) => (unstorableText(phone) === undefine
 const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** The phone as the client wrote it, for the report: strings as they are, numbers printed, anything else empty. */
-export const phoneText = (value: unknown): string => (typeof value === "string" ? value : typeof value === "number" ? String(value) : "")
+const phoneText = (value: unknown): string => (typeof value === "string" ? value : typeof value === "number" ? String(value) : "")
 
 /** Name and params checked the same way whatever the format. */
 const contact = (row: number, phone: string, name: string | null, params: string | null): ParsedRow => {
@@ -42,25 +42,36 @@ const contact = (row: number, phone: string, name: string | null, params: string
 }
 
 /**
+ * A JSON or NDJSON element as an object with a phone (a string, or a number as a spreadsheet export
+ * writes it), or the row refused for its shape.
+ */
+export const jsonRowOf = (row: number, value: unknown): { readonly object: Record<string, unknown>; readonly phone: string } | ParsedRow => {
+  if (!isPlainObject(value)) return malformed(row, "", "must be an object with a phone")
+  const phone = value.phone
+  if (phone === undefined || phone === null || phone === "") return malformed(row, "", "phone is missing")
+  if (typeof phone !== "string" && typeof phone !== "number") return malformed(row, "", "phone must be a string")
+  return { object: value, phone: phoneText(phone) }
+}
+
+/**
  * A JSON or NDJSON element `{phone, name?, params?}`. A phone may be a string or a number (a
  * spreadsheet export often writes it unquoted); params any JSON object, nested values included.
  * Other keys are ignored.
  */
 export const contactOfJson = (row: number, value: unknown): ParsedRow => {
-  if (!isPlainObject(value)) return malformed(row, "", "must be an object with a phone")
-  const phone = value.phone
-  if (phone === undefined || phone === null || phone === "") return malformed(row, "", "phone is missing")
-  if (typeof phone !== "string" && typeof phone !== "number") return malformed(row, "", "phone must be a string")
-  const name = value.name
-  if (name !== undefined && name !== null && typeof name !== "string") return malformed(row, phoneText(phone), "name must be a string")
-  const params = value.params
-  if (params !== undefined && params !== null && !isPlainObject(params)) return malformed(row, phoneText(phone), "params must be an object")
+  const read = jsonRowOf(row, value)
+  if ("_tag" in read) return read
+  const { object, phone } = read
+  const name = object.name
+  if (name !== undefined && name !== null && typeof name !== "string") return malformed(row, phone, "name must be a string")
+  const params = object.params
+  if (params !== undefined && params !== null && !isPlainObject(params)) return malformed(row, phone, "params must be an object")
   const trimmed = typeof name === "string" ? name.trim() : ""
   const paramsProblem = isPlainObject(params) ? firstUnstorable(params) : undefined
   if (paramsProblem !== undefined) {
-    return malformed(row, reportable(phoneText(phone)), `params${paramsProblem.path === "" ? "" : `.${paramsProblem.path}`} ${paramsProblem.message}`)
+    return malformed(row, reportable(phone), `params${paramsProblem.path === "" ? "" : `.${paramsProblem.path}`} ${paramsProblem.message}`)
   }
-  return contact(row, phoneText(phone), trimmed === "" ? null : trimmed, isPlainObject(params) ? JSON.stringify(params) : null)
+  return contact(row, phone, trimmed === "" ? null : trimmed, isPlainObject(params) ? JSON.stringify(params) : null)
 }
 
 /** The columns of a CSV header: which field is the phone, which the name, and the rest by name. */
@@ -97,9 +108,10 @@ export const csvColumns = (header: ReadonlyArray<string>): CsvColumns | string =
 
 /**
  * A CSV data record under `columns`: params hold every other column as a string (an empty cell
- * as ""). Missing trailing cells are empty; cells past the header's width must be empty.
+ * as "", or left out with `skipEmptyCells`). Missing trailing cells are empty; cells past the
+ * header's width must be empty.
  */
-export const contactOfCsv = (row: number, columns: CsvColumns, fields: ReadonlyArray<string>): ParsedRow => {
+export const contactOfCsv = (row: number, columns: CsvColumns, fields: ReadonlyArray<string>, options: { readonly skipEmptyCells?: boolean } = {}): ParsedRow => {
   const phone = (fields[columns.phone] ?? "").trim()
   if (fields.length > columns.width && fields.slice(columns.width).some((f) => f.trim() !== "")) {
     return malformed(row, phone, `has ${fields.length} fields, the header has ${columns.width}`)
@@ -109,13 +121,16 @@ export const contactOfCsv = (row: number, columns: CsvColumns, fields: ReadonlyA
   let params: string | null = null
   if (columns.params.length > 0) {
     const object: Record<string, string> = {}
+    let cells = 0
     for (const [index, key] of columns.params) {
       const value = fields[index] ?? ""
+      if (options.skipEmptyCells === true && value.trim() === "") continue
       const problem = unstorableText(value)
       if (problem !== undefined) return malformed(row, reportable(phone), `${key} ${problem}`)
       object[key] = value
+      cells++
     }
-    params = JSON.stringify(object)
+    if (cells > 0) params = JSON.stringify(object)
   }
   return contact(row, phone, name === "" ? null : name, params)
 }

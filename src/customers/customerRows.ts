@@ -1,11 +1,9 @@
-import { type CsvColumns, contactOfCsv, malformed, phoneText, reportable, type ParsedRow } from "../contacts/contactRow.ts"
+import { type CsvColumns, contactOfCsv, jsonRowOf, malformed, type ParsedRow, reportable } from "../contacts/contactRow.ts"
 import type { RowDecoder } from "../contacts/readers.ts"
 import { FieldIssue } from "../domain/errors.ts"
 import { firstUnstorable, unstorableText } from "../domain/storable.ts"
 import { MAX_NAME, MAX_TRAITS, MAX_TRAITS_BYTES, MAX_USER_ID, parseTraitChanges } from "./traits.ts"
 import { traitNameProblem } from "./traitFilters.ts"
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 const optionalText = (value: unknown, field: string, max: number): string | null | { readonly problem: string } => {
   if (value === undefined || value === null) return null
@@ -22,33 +20,30 @@ const optionalText = (value: unknown, field: string, max: number): string | null
  * user_id?, traits?, tags?}`, checked by the same trait and tag rules (a null trait removes it).
  */
 const customerOfJson = (row: number, value: unknown): ParsedRow => {
-  if (!isPlainObject(value)) return malformed(row, "", "must be an object with a phone")
-  const phone = value.phone
-  if (phone === undefined || phone === null || phone === "") return malformed(row, "", "phone is missing")
-  if (typeof phone !== "string" && typeof phone !== "number") return malformed(row, "", "phone must be a string")
-  const shown = reportable(phoneText(phone))
-  const unknown = Object.keys(value).find((key) => !["phone", "name", "user_id", "traits", "tags"].includes(key))
+  const read = jsonRowOf(row, value)
+  if ("_tag" in read) return read
+  const { object, phone } = read
+  const shown = reportable(phone)
+  const unknown = Object.keys(object).find((key) => !["phone", "name", "user_id", "traits", "tags"].includes(key))
   if (unknown !== undefined) return malformed(row, shown, `${JSON.stringify(unknown.slice(0, 40))} is not a field of a contact (phone, name, user_id, traits, tags)`)
-  const name = optionalText(value.name, "name", MAX_NAME)
+  const name = optionalText(object.name, "name", MAX_NAME)
   if (name !== null && typeof name === "object") return malformed(row, shown, name.problem)
-  const userId = optionalText(value.user_id, "user_id", MAX_USER_ID)
+  const userId = optionalText(object.user_id, "user_id", MAX_USER_ID)
   if (userId !== null && typeof userId === "object") return malformed(row, shown, userId.problem)
   const issues: Array<FieldIssue> = []
-  const changes = parseTraitChanges(value.traits, value.tags, issues)
-  const unstorable = firstUnstorable(value.traits ?? null) ?? firstUnstorable(value.tags ?? null)
+  const changes = parseTraitChanges(object.traits, object.tags, issues)
+  const unstorable = firstUnstorable(object.traits ?? null) ?? firstUnstorable(object.tags ?? null)
   if (issues.length > 0) return malformed(row, shown, `${issues[0]!.path} ${issues[0]!.message}`)
   if (unstorable !== undefined) return malformed(row, shown, `${unstorable.path} ${unstorable.message}`)
-  const traits: Record<string, unknown> = { ...changes.set }
-  // Kept as null: the upsert removes the trait from an existing customer (jsonb_strip_nulls).
-  for (const removed of changes.remove) traits[removed] = null
-  const traitsJson = JSON.stringify(traits)
-  if (Buffer.byteLength(traitsJson) > MAX_TRAITS_BYTES) return malformed(row, shown, `traits exceed ${MAX_TRAITS_BYTES} bytes as JSON`)
+  // As sent, null traits included: the upsert removes those from an existing customer (jsonb_strip_nulls).
+  const traitsJson = changes.remove.length + Object.keys(changes.set).length === 0 ? null : JSON.stringify(object.traits)
+  if (traitsJson !== null && Buffer.byteLength(traitsJson) > MAX_TRAITS_BYTES) return malformed(row, shown, `traits exceed ${MAX_TRAITS_BYTES} bytes as JSON`)
   return {
     _tag: "Contact",
     row,
-    phone: phoneText(phone),
+    phone,
     name,
-    params: Object.keys(traits).length === 0 ? null : traitsJson,
+    params: traitsJson,
     userId,
     tags: changes.addTags.length === 0 ? null : JSON.stringify(changes.addTags)
   }
@@ -76,10 +71,7 @@ const headerProblem = (columns: CsvColumns): string | null => {
 const customerOfCsv = (row: number, columns: CsvColumns, fields: ReadonlyArray<string>): ParsedRow => {
   const problem = headerProblem(columns)
   if (problem !== null) return malformed(row, (fields[columns.phone] ?? "").trim(), problem)
-  const parsed = contactOfCsv(row, columns, fields)
-  if (parsed._tag === "Malformed" || parsed.params === null) return parsed
-  const cells = Object.entries(JSON.parse(parsed.params) as Record<string, string>).filter(([, cell]) => cell.trim() !== "")
-  return { ...parsed, params: cells.length === 0 ? null : JSON.stringify(Object.fromEntries(cells)) }
+  return contactOfCsv(row, columns, fields, { skipEmptyCells: true })
 }
 
 /** How a customer import reads its rows (src/customers/CustomerImport.ts). */
