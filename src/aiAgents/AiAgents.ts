@@ -36,6 +36,10 @@ const present = (row: AgentRow) => ({
   updated_at: row.updatedAt.toISOString()
 })
 
+/** `f` for accounts on a plan with AI agents; 403 feature_locked for the others. */
+const forAgentsPlan = <Args extends ReadonlyArray<unknown>, A, E>(f: (account: SecretKeyAccount, ...args: Args) => Effect.Effect<A, E>) =>
+  (account: SecretKeyAccount, ...args: Args) => Effect.zipRight(requireAgentsPlan(account), f(account, ...args))
+
 const NEW_AGENT: AgentDefinition = { name: "", instructions: "", faq: [], handoffKeywords: [], active: true }
 
 /** AI agents are an Advanced and Enterprise feature (docs/app-api.md). */
@@ -70,7 +74,6 @@ export class AiAgents extends Effect.Service<AiAgents>()("herald/aiAgents/AiAgen
 
     const create = (account: SecretKeyAccount, input: AgentInput & { readonly name: string }) =>
       Effect.gen(function*() {
-        yield* requireAgentsPlan(account)
         const agent = yield* checked(input, NEW_AGENT)
         const [row] = yield* sql<AgentRow>`
           INSERT INTO ai_agents (account_id, name, instructions, faq, handoff_keywords, active)
@@ -81,7 +84,6 @@ export class AiAgents extends Effect.Service<AiAgents>()("herald/aiAgents/AiAgen
 
     const update = (account: SecretKeyAccount, agentId: string, input: AgentInput) =>
       Effect.gen(function*() {
-        yield* requireAgentsPlan(account)
         const current = yield* find(account.accountId, agentId)
         const agent = yield* checked(input, current)
         const [row] = yield* sql<AgentRow>`
@@ -94,15 +96,11 @@ export class AiAgents extends Effect.Service<AiAgents>()("herald/aiAgents/AiAgen
       })
 
     const get = (account: SecretKeyAccount, agentId: string) =>
-      Effect.gen(function*() {
-        yield* requireAgentsPlan(account)
-        return { success: true as const, ai_agent: present(yield* find(account.accountId, agentId)) }
-      })
+      Effect.map(find(account.accountId, agentId), (row) => ({ success: true as const, ai_agent: present(row) }))
 
     /** Deleting an agent unassigns its conversations (the foreign key sets them to nobody). */
     const remove = (account: SecretKeyAccount, agentId: string) =>
       Effect.gen(function*() {
-        yield* requireAgentsPlan(account)
         const deleted = isUuid(agentId)
           ? yield* sql`DELETE FROM ai_agents WHERE account_id = ${account.accountId} AND agent_id = ${agentId} RETURNING 1`.pipe(Effect.orDie)
           : []
@@ -112,7 +110,6 @@ export class AiAgents extends Effect.Service<AiAgents>()("herald/aiAgents/AiAgen
 
     const list = (account: SecretKeyAccount, query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) =>
       Effect.gen(function*() {
-        yield* requireAgentsPlan(account)
         const after = yield* readCursor(query.cursor)
         const limit = query.limit ?? AGENTS_LIMIT_DEFAULT
         const rows = yield* sql<AgentRow>`
@@ -123,6 +120,13 @@ export class AiAgents extends Effect.Service<AiAgents>()("herald/aiAgents/AiAgen
         return { success: true as const, ai_agents: page.rows.map(present), next_cursor: page.nextCursor ?? "" }
       })
 
-    return { create, update, get, remove, list } as const
+    // Every path, reads included, is the Advanced plan's: the check comes before anything else.
+    return {
+      create: forAgentsPlan(create),
+      update: forAgentsPlan(update),
+      get: forAgentsPlan(get),
+      remove: forAgentsPlan(remove),
+      list: forAgentsPlan(list)
+    } as const
   })
 }) {}
