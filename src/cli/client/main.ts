@@ -1,10 +1,9 @@
-import { Command, ValidationError } from "@effect/cli"
+import { Command } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Cause, Effect, Option } from "effect"
+import { Cause, Effect } from "effect"
+import { onFailure } from "../exit.ts"
 import { printFailure } from "../output.ts"
 import { clientCommands } from "./commands.ts"
-import { isClientFailure } from "./exitCodes.ts"
-import { reportClientFailure } from "./output.ts"
 import { HERALD_VERSION } from "./version.ts"
 
 /**
@@ -17,13 +16,7 @@ const cli = Command.run(Command.make("herald").pipe(Command.withSubcommands([...
 
 const program = Effect.suspend(() => cli(process.argv)).pipe(
   Effect.provide(NodeContext.layer),
-  Effect.catchAllCause((cause) => {
-    if (Cause.isInterruptedOnly(cause)) return Effect.void
-    const failure = Option.getOrUndefined(Cause.failureOption(cause))
-    if (ValidationError.isValidationError(failure)) return Effect.sync(() => void (process.exitCode = 2))
-    if (isClientFailure(failure)) return reportClientFailure(failure)
-    return printFailure("internal_error", Cause.pretty(cause))
-  })
+  Effect.catchAllCause(onFailure((_, cause) => printFailure("internal_error", Cause.pretty(cause))))
 )
 
 NodeRuntime.runMain(program, { disableErrorReporting: true, disablePrettyLogger: true })
