@@ -1,11 +1,10 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { INVALID_REPORTED_MAX } from "../../contacts/importLimits.ts"
 import { CUSTOMERS_LIMIT_MAX } from "../../customers/Customers.ts"
 import { SEGMENTS_LIMIT_MAX } from "../../segments/Segments.ts"
 import { ConflictResponse, InvalidRequestResponse, NotFoundResponse } from "../errors.ts"
 import { TraitFilter } from "../public/PublicApi.ts"
-import { ImportTooLargeResponse, UnsupportedMediaTypeResponse, UploadInterruptedResponse, UploadStalledResponse } from "../rcs/ContactListsApi.ts"
+import { ImportReportFields, ImportTooLargeResponse, UnsupportedMediaTypeResponse, UploadInterruptedResponse, UploadStalledResponse } from "../rcs/ContactListsApi.ts"
 import { AppAuthentication } from "./AppAuthentication.ts"
 
 const Contact = Schema.Struct({
@@ -98,13 +97,9 @@ export class CustomerImportApi extends HttpApiGroup.make("appContactImport")
         Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "application/x-ndjson" }))
       ))
       .addSuccess(Schema.Struct({
-        success: Schema.Literal(true),
-        added: Schema.Int,
+        ...ImportReportFields,
         updated: Schema.Int.annotations({ description: "rows whose phone was already a contact" }),
-        duplicates: Schema.Int.annotations({ description: "rows repeating a phone of an earlier row of the file" }),
-        invalid: Schema.Array(Schema.Struct({ row: Schema.Int, phone: Schema.String, reason: Schema.String }))
-          .annotations({ description: `the first ${INVALID_REPORTED_MAX} invalid rows; row is the 1-based data row` }),
-        invalid_count: Schema.Int
+        duplicates: Schema.Int.annotations({ description: "rows repeating a phone of an earlier row of the file" })
       }))
       .addError(InvalidRequestResponse)
       .addError(UnsupportedMediaTypeResponse)

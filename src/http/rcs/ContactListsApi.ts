@@ -11,6 +11,16 @@ export const ImportTooLargeResponse = errorResponse(ImportTooLarge, 413, "payloa
 export const UploadInterruptedResponse = errorResponse(UploadInterrupted, 400, "upload_interrupted")
 export const UploadStalledResponse = errorResponse(UploadStalled, 408, "request_timeout")
 
+/** An import's report (src/contacts/importTally.ts): every data row added, a duplicate or invalid. */
+export const ImportReportFields = {
+  success: Schema.Literal(true),
+  added: Schema.Int,
+  duplicates: Schema.Int,
+  invalid: Schema.Array(Schema.Struct({ row: Schema.Int, phone: Schema.String, reason: Schema.String }))
+    .annotations({ description: `the first ${INVALID_REPORTED_MAX} invalid rows; row is the 1-based data row` }),
+  invalid_count: Schema.Int
+}
+
 const ContactList = Schema.Struct({
   list_id: Schema.String,
   name: Schema.String,
@@ -110,14 +120,7 @@ export class ContactImportApi extends HttpApiGroup.make("contactImport")
         Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "application/x-ndjson" })),
         Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/csv" }))
       ))
-      .addSuccess(Schema.Struct({
-        success: Schema.Literal(true),
-        added: Schema.Int,
-        duplicates: Schema.Int,
-        // The first INVALID_REPORTED_MAX invalid rows; `row` is the 1-based data row.
-        invalid: Schema.Array(Schema.Struct({ row: Schema.Int, phone: Schema.String, reason: Schema.String })),
-        invalid_count: Schema.Int
-      }))
+      .addSuccess(Schema.Struct(ImportReportFields))
       .addError(InvalidRequestResponse)
       .addError(UploadInterruptedResponse)
       .addError(UploadStalledResponse)
