@@ -2,7 +2,7 @@ import { Command, Options, Prompt } from "@effect/cli"
 import { Effect, Option, Redacted } from "effect"
 import { type Connection, removeConnection, writeConnection } from "./config.ts"
 import { AnswerFailed, UsageError } from "./exitCodes.ts"
-import { answerJson, apiUrl, isSuccess, parseBaseUrl, send } from "./http.ts"
+import { fetchMe, isSuccess, parseBaseUrl } from "./http.ts"
 import { printPretty } from "./output.ts"
 
 export const DEFAULT_URL = "http://127.0.0.1:8080"
@@ -26,12 +26,6 @@ const promptKey = Prompt.hidden({ message: "Secret key (sk_live_…)" }).pipe(
   Effect.map((key) => Redacted.value(key).trim()),
   Effect.catchTag("QuitException", () => Effect.succeed(""))
 )
-
-interface Me {
-  readonly account?: { readonly account_id?: unknown; readonly label?: unknown; readonly plan?: unknown }
-  readonly code?: unknown
-  readonly message?: unknown
-}
 
 /**
  * `herald connect [--url URL] [--key KEY]`: checks the key with GET /api/v1/app/me and stores
@@ -57,8 +51,7 @@ export const connect = Command.make(
         : yield* readKeyLine
       if (given === "") return yield* new UsageError({ message: "no key given: pass --key, type it at the prompt or pipe it in" })
       const connection: Connection = { url, key: Redacted.make(given) }
-      const answer = yield* send({ method: "GET", url: apiUrl(url, "app/me"), key: connection.key })
-      const me = answerJson(answer) as Me | undefined
+      const { answer, me } = yield* fetchMe(url, connection.key)
       if (!isSuccess(answer.status)) {
         const code = typeof me?.code === "string" ? me.code : `http_${answer.status}`
         const why = typeof me?.message === "string" ? `: ${me.message}` : ""

@@ -88,3 +88,14 @@ export const answerJson = (answer: Answer): unknown => {
 }
 
 export const isSuccess = (status: number) => status >= 200 && status < 300
+
+/** What GET /api/v1/app/me answers, as far as the client reads it. */
+export interface Me {
+  readonly account?: { readonly account_id?: unknown; readonly label?: unknown; readonly plan?: unknown }
+  readonly code?: unknown
+  readonly message?: unknown
+}
+
+/** GET /api/v1/app/me with a key (connect checks the key with it; the upgrade prompt names the plan). */
+export const fetchMe = (base: string, key: Redacted.Redacted<string>) =>
+  Effect.map(send({ method: "GET", url: apiUrl(base, "app/me"), key }), (answer) => ({ answer, me: answerJson(answer) as Me | undefined }))
