@@ -6,6 +6,7 @@ import { InvalidApiKey } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
 import type { Plan } from "../domain/plans.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
+import { PreparedStatements } from "../storage/PreparedStatements.ts"
 import { makeReadCache } from "../storage/ReadCache.ts"
 import { sha256 } from "./secrets.ts"
 
@@ -28,14 +29,17 @@ export class SecretKeys extends Effect.Service<SecretKeys>()("herald/SecretKeys"
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const feed = yield* ChangeFeed
+    // Every request with a key the cache does not hold: a prepared statement.
+    const accountByHash = (yield* PreparedStatements).prepare<SecretKeyAccount>(
+      "SELECT account_id, label, plan, plan_rate_per_minute FROM accounts WHERE secret_key_hash = $1"
+    )
     // Looked up on every request of the key's surfaces; a regenerated key changes the account row,
     // which the change feed reports, so the old key fails on the next request.
     const accounts = yield* makeReadCache<SecretKeyAccount>({ tables: ["accounts"], capacity: 100_000 })
     const findAccount = (hash: string) =>
       accounts.get(
         hash,
-        () => sql<SecretKeyAccount>`
-          SELECT account_id, label, plan, plan_rate_per_minute FROM accounts WHERE secret_key_hash = ${hash}`.pipe(
+        () => accountByHash([hash]).pipe(
           Effect.map((rows) => rows[0] && { accountId: rows[0].accountId, value: rows[0] }),
           Effect.orDie
         )
@@ -67,7 +71,8 @@ export class SecretKeys extends Effect.Service<SecretKeys>()("herald/SecretKeys"
       })
 
     return { generate, authenticate } as const
-  })
+  }),
+  dependencies: [PreparedStatements.Default]
 }) {}
 
 const decodeBasic = (value: string): string | undefined => {

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { PreparedStatements } from "./PreparedStatements.ts"
 
 export interface ApiKeyRow {
   readonly keyId: string
@@ -29,6 +30,7 @@ const COLUMNS = "key_id, account_id, name, last_four, scopes, created_by, create
 export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("herald/ApiKeysRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const prepared = yield* PreparedStatements
 
     const insert = (row: { accountId: string; name: string; keyHash: string; lastFour: string; scopes: ReadonlyArray<string>; createdBy: string; expiresAt: Date | null }) =>
       sql<ApiKeyRow>`
@@ -53,19 +55,22 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("herald/ApiKeysRe
         WHERE account_id = ${accountId} AND key_id = ${keyId}::uuid
         RETURNING key_id`.pipe(Effect.map((rows) => rows.length === 1), Effect.orDie)
 
-    /** The live (not revoked) key with this hash, with its account. Expiry is reported, not filtered. */
-    const findByHash = (keyHash: string) =>
-      sql<KeyOwner>`
+    // Every request with a key the cache does not hold: a prepared statement.
+    const ownerByHash = prepared.prepare<KeyOwner>(`
         SELECT k.key_id, k.account_id, a.label AS account_label, a.owner_user_id, u.email AS owner_email, k.scopes, k.expires_at
         FROM api_keys k JOIN accounts a ON a.account_id = k.account_id JOIN users u ON u.user_id = a.owner_user_id
-        WHERE k.key_hash = ${keyHash} AND k.revoked_at IS NULL`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+        WHERE k.key_hash = $1 AND k.revoked_at IS NULL`)
 
-    /** At most one write per key per minute, however many nodes serve it (the condition is in SQL). */
+    /** The live (not revoked) key with this hash, with its account. Expiry is reported, not filtered. */
+    const findByHash = (keyHash: string) => ownerByHash([keyHash]).pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+
+    /** At most one write per key per minute, however many nodes serve it (the condition is in SQL). Not prepared: that rare. */
     const touch = (keyId: string) =>
       sql`
         UPDATE api_keys SET last_used_at = now()
         WHERE key_id = ${keyId} AND (last_used_at IS NULL OR last_used_at <= now() - interval '1 minute')`.pipe(Effect.asVoid, Effect.orDie)
 
     return { insert, list, update, revoke, findByHash, touch } as const
-  })
+  }),
+  dependencies: [PreparedStatements.Default]
 }) {}

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, Layer, Redacted, Schedule, String as Str } from "effect"
+import { Context, Duration, Effect, Layer, Redacted, Schedule, String as Str } from "effect"
 import Pg from "pg"
 import { AppConfig } from "../config/AppConfig.ts"
 
@@ -26,19 +27,36 @@ export const makePool = (url: Redacted.Redacted<string>, options: { readonly max
     (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(Duration.seconds(3)))
   )
 
-export const clientLayer = (url: Redacted.Redacted<string>, options?: { readonly max?: number; readonly applicationName?: string }) =>
-  PgClient.layerFromPool({
-    acquire: makePool(url, options),
-    applicationName: options?.applicationName ?? "herald",
-    transformQueryNames: Str.camelToSnake,
-    transformResultNames: Str.snakeToCamel,
-    // numeric (money) and bigint (counters, stream sequences) come back as strings from `pg`;
-    // repositories decode them with Schema where they are read.
-    transformJson: false
-  })
+/**
+ * The `pg` pool under the SqlClient, as a service of its own: `PreparedStatements` runs the hot
+ * statements on it directly (named, so each connection parses them once). `clientLayer` provides
+ * it with the client it backs, so both always share one pool.
+ */
+export class PgPool extends Context.Tag("herald/storage/PgPool")<PgPool, Pg.Pool>() {}
 
-/** SqlClient for the database named in DATABASE_URL. */
-export const SqlLive: Layer.Layer<SqlClient.SqlClient | PgClient.PgClient, never, AppConfig> = Layer.unwrapEffect(
+/** Column names in queries: camelCase in code, snake_case in the database. */
+export const queryNames = Str.camelToSnake
+/** Column names in results: snake_case in the database, camelCase in code. */
+export const resultNames = Str.snakeToCamel
+
+export const clientLayer = (
+  url: Redacted.Redacted<string>,
+  options?: { readonly max?: number; readonly applicationName?: string }
+): Layer.Layer<SqlClient.SqlClient | PgClient.PgClient | PgPool, SqlError> =>
+  Layer.unwrapEffect(Effect.map(PgPool, (pool) =>
+    PgClient.layerFromPool({
+      // The pool is the PgPool layer's: it outlives the client and is ended when that layer closes.
+      acquire: Effect.succeed(pool),
+      applicationName: options?.applicationName ?? "herald",
+      transformQueryNames: queryNames,
+      transformResultNames: resultNames,
+      // numeric (money) and bigint (counters, stream sequences) come back as strings from `pg`;
+      // repositories decode them with Schema where they are read.
+      transformJson: false
+    }))).pipe(Layer.provideMerge(Layer.scoped(PgPool, makePool(url, options))))
+
+/** SqlClient for the database named in DATABASE_URL (and the pool under it). */
+export const SqlLive: Layer.Layer<SqlClient.SqlClient | PgClient.PgClient | PgPool, never, AppConfig> = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => clientLayer(config.databaseUrl, { applicationName: `herald-${config.nodeId}` }))
 ).pipe(Layer.orDie)
 

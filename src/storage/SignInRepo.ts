@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Duration, Effect } from "effect"
 import { LOCK_FOR, MAX_WRONG_CODES, MAX_WRONG_PASSWORDS, type Membership, type Principal } from "../domain/signIn.ts"
 import type { Email } from "../domain/identity.ts"
+import { PreparedStatements } from "./PreparedStatements.ts"
 
 export interface SignInUser {
   readonly userId: string
@@ -21,6 +22,7 @@ export interface TokenSubject extends Omit<Principal, "credential"> {
 export class SignInRepo extends Effect.Service<SignInRepo>()("herald/SignInRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const prepared = yield* PreparedStatements
 
     const findUser = (email: Email) =>
       sql<SignInUser>`
@@ -38,26 +40,28 @@ export class SignInRepo extends Effect.Service<SignInRepo>()("herald/SignInRepo"
         FROM memberships m JOIN accounts a ON a.account_id = m.account_id
         WHERE m.user_id = ${userId} ORDER BY a.created_at`.pipe(Effect.orDie)
 
+    // Read by every request with a user token the cache does not hold: prepared statements.
+    const ownerSubject = prepared.prepare<TokenSubject>(`
+          SELECT a.account_id, a.label AS account_label, a.owner_user_id, u.user_id AS person_user_id, u.email,
+                 '' AS member_id, 'owner' AS role, ARRAY['*'] AS bots, u.tokens_valid_after
+          FROM accounts a JOIN users u ON u.user_id = a.owner_user_id
+          WHERE a.owner_user_id = $1
+          ORDER BY a.created_at LIMIT 1`)
+    const memberSubject = prepared.prepare<TokenSubject>(`
+          SELECT a.account_id, a.label AS account_label, a.owner_user_id, u.user_id AS person_user_id, u.email,
+                 m.member_id::text AS member_id, m.role, m.assigned_bots AS bots, u.tokens_valid_after
+          FROM memberships m JOIN accounts a ON a.account_id = m.account_id JOIN users u ON u.user_id = m.user_id
+          WHERE m.member_id = $1::uuid AND a.owner_user_id = $2::uuid`)
     /**
      * The subject of a token: the account is the one owned by `ownerUserId`; the person is its owner
      * when `memberId` is empty, else that member. None when the membership is gone.
      */
     const tokenSubject = (ownerUserId: string, memberId: string) =>
-      (memberId === ""
-        ? sql<TokenSubject>`
-          SELECT a.account_id, a.label AS account_label, a.owner_user_id, u.user_id AS person_user_id, u.email,
-                 '' AS member_id, 'owner' AS role, ARRAY['*'] AS bots, u.tokens_valid_after
-          FROM accounts a JOIN users u ON u.user_id = a.owner_user_id
-          WHERE a.owner_user_id = ${ownerUserId}
-          ORDER BY a.created_at LIMIT 1`
-        : sql<TokenSubject>`
-          SELECT a.account_id, a.label AS account_label, a.owner_user_id, u.user_id AS person_user_id, u.email,
-                 m.member_id::text AS member_id, m.role, m.assigned_bots AS bots, u.tokens_valid_after
-          FROM memberships m JOIN accounts a ON a.account_id = m.account_id JOIN users u ON u.user_id = m.user_id
-          WHERE m.member_id = ${memberId}::uuid AND a.owner_user_id = ${ownerUserId}::uuid`).pipe(
+      (memberId === "" ? ownerSubject([ownerUserId]) : memberSubject([memberId, ownerUserId])).pipe(
         Effect.map((rows) => rows[0]),
-        Effect.orDie,
-        Effect.withSpan("SignInRepo.tokenSubject")
+        // No span: this runs for every request with a user token whose subject is not cached, and
+        // a span (even with no tracer) copies the fiber's context.
+        Effect.orDie
       )
 
     /** Seconds the e-mail is still locked for, or 0. */
@@ -138,5 +142,6 @@ export class SignInRepo extends Effect.Service<SignInRepo>()("herald/SignInRepo"
       disableTotp,
       consumeRecoveryCode
     } as const
-  })
+  }),
+  dependencies: [PreparedStatements.Default]
 }) {}
