@@ -1,19 +1,17 @@
 import { Duration, Effect, Schema } from "effect"
 import { ActorKind } from "../actors/runtime/index.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { SendChunk, SenderKind } from "../messaging/SenderKind.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 import { BroadcastsRepo, type Counters } from "./BroadcastsRepo.ts"
 import { liveSubject } from "../live/liveSubjects.ts"
 import { progressOf } from "./progress.ts"
 import { CHUNK_TARGETS, CHUNK_WINDOW, chunkRange, EXPAND_BATCH } from "./chunking.ts"
+import { BroadcastAddress, ChunkDone, SendChunk, SenderAddress } from "./chunkProtocol.ts"
 
 /** Begin (from the API's outbox row, or the timer of a scheduled broadcast). */
 export class Start extends Schema.TaggedClass<Start>()("Start", {}) {}
 /** Write the next batch of targets. */
 export class Expand extends Schema.TaggedClass<Expand>()("Expand", {}) {}
-/** Every target of a chunk has its send outcome (from the node that sent it). */
-export class ChunkDone extends Schema.TaggedClass<ChunkDone>()("ChunkDone", { chunkNo: Schema.Int }) {}
 /** Stop sending (the API marked the broadcast cancelled). */
 export class Cancel extends Schema.TaggedClass<Cancel>()("Cancel", {}) {}
 
@@ -45,7 +43,7 @@ type BroadcastState = typeof BroadcastState.Type
  * once, with the state change that records it. Counters are not kept here but by the statements
  * that record outcomes, so they are exact whatever is delivered twice.
  */
-export const BroadcastKind = ActorKind.make("broadcast", {
+export const BroadcastKind = ActorKind.make(BroadcastAddress.name, {
   command: BroadcastCommand,
   state: BroadcastState,
   initial: (): BroadcastState => ({
@@ -79,7 +77,7 @@ export const BroadcastKind = ActorKind.make("broadcast", {
           const { first, last } = chunkRange(handedOut, s.written)
           if (first >= s.written || (last - first + 1 < CHUNK_TARGETS && !s.expanded)) break
           ctx.send(
-            SenderKind,
+            SenderAddress,
             s.botId,
             new SendChunk({ order: { broadcastId, accountId: s.accountId, chunkNo: handedOut, first, last } }),
             { msgId: `chunk-${broadcastId}-${handedOut}` }

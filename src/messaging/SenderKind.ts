@@ -6,8 +6,8 @@ import { MessageContentSchema } from "../domain/content.ts"
 import { GatewayErrorRecord, type SendOutcome } from "../gateway/RcsGateway.ts"
 import { Subscriptions } from "../webhooks/Subscriptions.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
-import { BroadcastKind, ChunkDone } from "../broadcasts/BroadcastKind.ts"
 import { ChunkOrder, chunkKey } from "../broadcasts/chunking.ts"
+import { BroadcastAddress, ChunkDone, SendChunk, SenderAddress } from "../broadcasts/chunkProtocol.ts"
 import { ChunkRunner } from "../broadcasts/ChunkRunner.ts"
 import { SendDispatcher } from "./SendDispatcher.ts"
 import { MAX_SEND_ATTEMPTS, retryDelay } from "./sendRetries.ts"
@@ -50,9 +50,6 @@ export class Retry extends Schema.TaggedClass<Retry>()("Retry", { message: Messa
 /** Looks for sends whose answer never came back (their node died): a durable timer. */
 export class Sweep extends Schema.TaggedClass<Sweep>()("Sweep", {}) {}
 
-/** A chunk of a broadcast to send (from its broadcast actor). */
-export class SendChunk extends Schema.TaggedClass<SendChunk>()("SendChunk", { order: ChunkOrder }) {}
-
 /** Every target of the chunk has its outcome (from the node that sent it). */
 export class ChunkFinished extends Schema.TaggedClass<ChunkFinished>()("ChunkFinished", { broadcastId: Schema.String, chunkNo: Schema.Int }) {}
 
@@ -93,7 +90,7 @@ export type SendReply =
  * finds the ones whose answer never came and sends them again with the same message_id, which
  * the gateway ignores if the first one arrived: a re-send never reaches a recipient twice.
  */
-export const SenderKind = ActorKind.make("sender", {
+export const SenderKind = ActorKind.make(SenderAddress.name, {
   command: SenderCommand,
   state: SenderState,
   initial: (): SenderState => ({ inFlight: {}, sweepAt: null, chunks: {} }),
@@ -162,7 +159,7 @@ export const SenderKind = ActorKind.make("sender", {
           botId,
           told(
             Effect.zipRight(
-              client.send(BroadcastKind, order.broadcastId, new ChunkDone({ chunkNo: order.chunkNo }), { msgId: `chunk-done-${chunkKey(order)}` }),
+              client.send(BroadcastAddress, order.broadcastId, new ChunkDone({ chunkNo: order.chunkNo }), { msgId: `chunk-done-${chunkKey(order)}` }),
               client.send(SenderKind, botId, new ChunkFinished({ broadcastId: order.broadcastId, chunkNo: order.chunkNo }), { msgId: `chunk-finished-${chunkKey(order)}` })
             ),
             "chunk end not reported; the sweep will run it again",

@@ -26,8 +26,8 @@ export class InvalidActorKey extends Schema.TaggedError<InvalidActorKey>()("Inva
 }) {}
 
 // Building a Schema encoder is far costlier than running one: one per kind, built on first use.
-const encoders = new WeakMap<ActorKind.Any, (command: unknown) => Effect.Effect<unknown, unknown>>()
-export const encoderOf = (kind: ActorKind.Any) => {
+const encoders = new WeakMap<ActorKind.AnyAddress, (command: unknown) => Effect.Effect<unknown, unknown>>()
+export const encoderOf = (kind: ActorKind.AnyAddress) => {
   let encode = encoders.get(kind)
   if (encode === undefined) {
     encode = Schema.encode(kind.command as Schema.Schema<unknown, unknown>)
@@ -64,7 +64,7 @@ export class ActorClient extends Effect.Service<ActorClient>()("herald/ActorClie
     const streams = new Map<string, Effect.Effect<void, NatsUnavailable>>()
 
     /** The kind's stream, created once per process (memoised; forgotten after a failure). */
-    const ensureKind = (kind: ActorKind.Any): Effect.Effect<void, NatsUnavailable> =>
+    const ensureKind = (kind: ActorKind.AnyAddress): Effect.Effect<void, NatsUnavailable> =>
       Effect.suspend(() => {
         let once = streams.get(kind.name)
         if (once === undefined) {
@@ -81,7 +81,7 @@ export class ActorClient extends Effect.Service<ActorClient>()("herald/ActorClie
         return once.pipe(Effect.tapError(() => Effect.sync(() => streams.delete(kind.name))))
       })
 
-    const publish = <K extends ActorKind.Any>(
+    const publish = <K extends ActorKind.AnyAddress>(
       kind: K,
       key: string,
       command: ActorKind.Command<K>,
@@ -111,7 +111,7 @@ export class ActorClient extends Effect.Service<ActorClient>()("herald/ActorClie
         return { partition, seq: ack.seq, duplicate: ack.duplicate }
       })
 
-    const send = <K extends ActorKind.Any>(kind: K, key: string, command: ActorKind.Command<K>, options: SendOptions = {}) =>
+    const send = <K extends ActorKind.AnyAddress>(kind: K, key: string, command: ActorKind.Command<K>, options: SendOptions = {}) =>
       publish(kind, key, command, options)
 
     /**
@@ -160,7 +160,7 @@ export class ActorClient extends Effect.Service<ActorClient>()("herald/ActorClie
         if ("parked" in wire) return yield* new CommandParked({ kind: kind.name, key, message: wire.parked })
         const exit = yield* Schema.decodeUnknown(Schema.exitSchema(request))(wire.exit).pipe(Effect.orDie)
         return yield* exit
-      }).pipe(Effect.withSpan("ActorClient.ask", { attributes: { kind: kind.name, key } })) as any
+      }) as any
 
     /**
      * An ephemeral request (ActorKind `ephemeral`) to the owner of the key's partition, over core

@@ -11,7 +11,10 @@ import type { Duration, Effect, Schema } from "effect"
 export interface ActorContext<Command> {
   readonly key: string
   readonly partition: number
-  /** JetStream sequence of this command: increases with every command of the partition. */
+  /**
+   * Position of this command in its partition's stream: increases with every command of the
+   * partition (its message's stream sequence × 65536, plus its index in a batch message).
+   */
   readonly seq: number
   /** 1 for the first try; more when earlier tries failed. */
   readonly attempt: number
@@ -22,7 +25,7 @@ export interface ActorContext<Command> {
   /** Answers an `ask` with the request's declared failure; the command itself counts as done. */
   readonly fail: <R extends Command & Schema.TaggedRequest.All>(request: R, error: Schema.WithResult.Failure<R>) => void
   /** Sends a command to another actor (through the outbox: delivered once the commit is durable). */
-  readonly send: <K extends ActorKind.Any>(kind: K, key: string, command: ActorKind.Command<K>, options?: { readonly msgId?: string }) => void
+  readonly send: <K extends ActorKind.AnyAddress>(kind: K, key: string, command: ActorKind.Command<K>, options?: { readonly msgId?: string }) => void
   /**
    * Schedules a command to this actor. The timer survives crashes: it is a row written with the
    * state, fired by whichever node owns the partition then. Returns the timer id. A chosen
@@ -111,9 +114,22 @@ export interface ActorKind<Name extends string, C, CI, S, SI, E, R> extends Acto
   readonly table: string
 }
 
+/**
+ * What sending to a kind takes: its name (the subjects, the stream) and the schema its commands
+ * travel in. Every kind is one. Two kinds that send to each other name each other by address, so
+ * neither imports the other's behaviour (nor what that behaviour imports).
+ */
+export interface ActorAddress<Name extends string, C, CI> {
+  readonly name: Name
+  readonly command: Schema.Schema<C, CI>
+}
+
 export declare namespace ActorKind {
   export type Any = ActorKind<string, any, any, any, any, any, any>
-  export type Command<K> = K extends ActorKind<any, infer C, any, any, any, any, any> ? C : never
+  export type AnyAddress = ActorAddress<string, any, any>
+  export type Command<K> = K extends ActorKind<any, infer C, any, any, any, any, any> ? C
+    : K extends ActorAddress<any, infer C, any> ? C
+    : never
   export type State<K> = K extends ActorKind<any, any, any, infer S, any, any, any> ? S : never
   export type Context<K> = K extends ActorKind<any, any, any, any, any, any, infer R> ? R : never
 }
@@ -132,4 +148,13 @@ export const make = <const Name extends string, C, CI, S, SI, E = never, R = nev
   const table = options.table ?? `actor_${name}`
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(table)) throw new Error(`actor table name ${JSON.stringify(table)} is not a plain identifier`)
   return { ...options, name, table }
+}
+
+/**
+ * The address of kind `name` for commands of `command` (some of the kind's commands, or all): the
+ * kind itself must be declared with that name and accept them.
+ */
+export const address = <const Name extends string, C, CI>(name: Name, command: Schema.Schema<C, CI>): ActorAddress<Name, C, CI> => {
+  if (!NAME.test(name)) throw new Error(`actor kind name ${JSON.stringify(name)} must match ${NAME}`)
+  return { name, command }
 }

@@ -1,8 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
+import { isFragment } from "@effect/sql/Statement"
 import { Deferred, Effect, Metric, Queue, Schema } from "effect"
 import { labelled } from "../../observability/labelled.ts"
 import { firstUnstorable, storableText } from "../../domain/storable.ts"
+import { queryNames } from "../../storage/Database.ts"
+import { makePreparedStatements, type Prepared } from "../../storage/PreparedStatements.ts"
 import { commitBatchSize } from "./metrics.ts"
 import { encodeJson } from "./transport.ts"
 
@@ -126,20 +129,95 @@ export const makeKindCommitter = (options: { readonly kind: string; readonly tab
     const queue = yield* Queue.unbounded<Pending>()
     const batchMetric = labelled(commitBatchSize, { kind: options.kind })
 
+    // Every commit runs these: prepared statements, on the commit's transaction connection. Their
+    // texts are fixed for the committer's life (the kind's table is part of them, the rows are not:
+    // they travel as arrays). Poison rows stay on `sql`: rare.
+    const prepared = yield* makePreparedStatements
+    const stateTable = prepared.identifier(options.table)
+    const fenceCheck = prepared.prepare<{ partition: number; epoch: string }>(`
+          SELECT partition, epoch FROM partition_epochs
+          WHERE kind = $1 AND partition = ANY($2::int[])
+          FOR SHARE`)
+    const stateUpsert = prepared.prepare(`
+            INSERT INTO ${stateTable} (actor_key, partition, state, last_seq)
+            SELECT k, p, s, q
+            FROM unnest($1::text[], $2::int[], $3::jsonb[], $4::bigint[]) AS t(k, p, s, q)
+            ON CONFLICT (actor_key) DO UPDATE SET state = excluded.state, last_seq = excluded.last_seq, updated_at = now()
+            WHERE ${stateTable}.last_seq < excluded.last_seq`)
+    const outboxInsert = prepared.prepare(`
+            INSERT INTO actor_outbox (subject, msg_id, payload, headers)
+            SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[])`)
+    const timersDelete = prepared.prepare("DELETE FROM actor_timers WHERE timer_id = ANY($1::text[])")
+    const timersInsert = prepared.prepare(`
+            INSERT INTO actor_timers (timer_id, kind, partition, actor_key, fire_at, command)
+            SELECT id, $1, p, k, f, c
+            FROM unnest($2::text[], $3::int[], $4::text[], $5::timestamptz[], $6::jsonb[]) AS t(id, p, k, f, c)
+            ON CONFLICT (timer_id) DO UPDATE SET fire_at = excluded.fire_at, command = excluded.command`)
+
     /** The partitions of the batch whose epoch is not the one they write with. */
     const fencedOut = (fences: ReadonlyArray<Fence>) =>
       Effect.map(
-        sql<{ partition: number; epoch: string }>`
-          SELECT partition, epoch FROM partition_epochs
-          WHERE kind = ${options.kind} AND partition = ANY(${[...new Set(fences.map((f) => f.partition))]}::int[])
-          FOR SHARE`,
+        fenceCheck([options.kind, [...new Set(fences.map((f) => f.partition))]]),
         (rows) => {
           const current = new Map(rows.map((r) => [r.partition, Number(r.epoch)]))
           return fences.filter((f) => current.get(f.partition) !== f.epoch)
         }
       )
 
-    /** Rows grouped by table and columns, one INSERT per group (bounded by Postgres' 65,535 parameters). */
+    /**
+     * The array type of each column of a table, for `unnest($n::type[])` (null for a column that is
+     * itself an array: unnest would flatten it). Read from the catalog once per table; again when a
+     * row names a column not seen (a migration added it while the node ran).
+     */
+    const columnTypes = new Map<string, ReadonlyMap<string, string | null>>()
+    const columnTypesOf = (name: string, columns: ReadonlyArray<string>) => {
+      const known = columnTypes.get(name)
+      if (known !== undefined && columns.every((c) => known.has(c))) return Effect.succeed(known)
+      return Effect.map(
+        sql<{ name: string; arrayType: string; isArray: boolean }>`
+          SELECT a.attname AS name, quote_ident(n.nspname) || '.' || quote_ident(t.typname) || '[]' AS array_type, t.typcategory = 'A' AS is_array
+          FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid JOIN pg_namespace n ON n.oid = t.typnamespace
+          WHERE a.attrelid = to_regclass(${prepared.identifier(name)}) AND a.attnum > 0 AND NOT a.attisdropped`,
+        (rows) => {
+          const types = new Map(rows.map((r) => [r.name, r.isArray ? null : r.arrayType]))
+          columnTypes.set(name, types)
+          return types
+        }
+      )
+    }
+
+    /** What `pg` writes into an array parameter exactly as it would bind the value alone. */
+    const arrayable = (value: unknown) =>
+      value === null || value === undefined || typeof value !== "object" || value instanceof Date || Buffer.isBuffer(value) ||
+      (Object.getPrototypeOf(value) === Object.prototype && !isFragment(value))
+
+    /**
+     * One group of rows (one table, the same columns) as one prepared statement whatever the number
+     * of rows: each column travels as one array, typed with the column's own type (the message of
+     * a send, its attempt rows...). Undefined when the group cannot (a column that is an array, a
+     * value `pg` would not put in an array as it binds it alone): then it goes through `sql.insert`.
+     */
+    const insertPrepared = new Map<string, Prepared<object>>()
+    const preparedInsert = (name: string, columns: ReadonlyArray<string>, rows: ReadonlyArray<Readonly<Record<string, unknown>>>) =>
+      Effect.gen(function*() {
+        if (!rows.every((row) => columns.every((c) => arrayable(row[c])))) return undefined
+        const names = columns.map((c) => queryNames(c))
+        const types = yield* columnTypesOf(name, names)
+        const arrayTypes = names.map((c) => types.get(c))
+        if (!arrayTypes.every((t) => typeof t === "string")) return undefined
+        const id = `${name}(${columns.join(",")})`
+        let insert = insertPrepared.get(id)
+        if (insert === undefined) {
+          insert = prepared.prepare(`
+            INSERT INTO ${prepared.identifier(name)} (${columns.map((c) => prepared.identifier(c)).join(", ")})
+            SELECT * FROM unnest(${arrayTypes.map((t, i) => `$${i + 1}::${t}`).join(", ")})
+            ON CONFLICT DO NOTHING`)
+          insertPrepared.set(id, insert)
+        }
+        return insert(columns.map((c) => rows.map((row) => row[c] ?? null)))
+      })
+
+    /** Rows grouped by table and columns, one INSERT per group (through `sql.insert`: bounded by Postgres' 65,535 parameters). */
     const insertRows = (rows: ReadonlyArray<InsertRow>) =>
       Effect.gen(function*() {
         const groups = new Map<string, { table: string; updateOn: ReadonlyArray<string> | undefined; rows: Array<Readonly<Record<string, unknown>>> }>()
@@ -154,6 +232,11 @@ export const makeKindCommitter = (options: { readonly kind: string; readonly tab
             yield* updateRows(table, updateOn, lastPerKey(all, updateOn))
             continue
           }
+          const insert = yield* preparedInsert(table, Object.keys(all[0]!), all)
+          if (insert !== undefined) {
+            yield* insert
+            continue
+          }
           const perStatement = Math.max(1, Math.floor(60_000 / Math.max(1, Object.keys(all[0]!).length)))
           for (let i = 0; i < all.length; i += perStatement) {
             yield* sql`INSERT INTO ${sql(table)} ${sql.insert(all.slice(i, i + perStatement) as Array<Record<string, unknown>>)} ON CONFLICT DO NOTHING`
@@ -166,12 +249,22 @@ export const makeKindCommitter = (options: { readonly kind: string; readonly tab
      * `jsonb_populate_recordset` turns into rows of the table's own type, so every column gets its
      * type without the committer knowing it.
      */
-    const updateRows = (table: string, key: ReadonlyArray<string>, rows: ReadonlyArray<Readonly<Record<string, unknown>>>) => {
+    const updatePrepared = new Map<string, Prepared<object>>()
+    const updateRows = (name: string, key: ReadonlyArray<string>, rows: ReadonlyArray<Readonly<Record<string, unknown>>>) => {
       const set = Object.keys(rows[0]!).filter((c) => !key.includes(c))
-      return sql`
-        UPDATE ${sql(table)} AS t SET ${sql.join(", ", false)(set.map((c) => sql`${sql(c)} = v.${sql(c)}`))}
-        FROM jsonb_populate_recordset(null::${sql(table)}, ${JSON.stringify(rows)}::jsonb) AS v
-        WHERE ${sql.join(" AND ", false)(key.map((c) => sql`t.${sql(c)} = v.${sql(c)}`))}`
+      // One prepared statement per table, columns set and key (a kind updates a few shapes).
+      const id = `${name}(${set.join(",")})where(${key.join(",")})`
+      let update = updatePrepared.get(id)
+      if (update === undefined) {
+        const t = prepared.identifier(name)
+        const column = (c: string) => prepared.identifier(c)
+        update = prepared.prepare(`
+        UPDATE ${t} AS t SET ${set.map((c) => `${column(c)} = v.${column(c)}`).join(", ")}
+        FROM jsonb_populate_recordset(null::${t}, $1::jsonb) AS v
+        WHERE ${key.map((c) => `t.${column(c)} = v.${column(c)}`).join(" AND ")}`)
+        updatePrepared.set(id, update)
+      }
+      return update([JSON.stringify(rows)])
     }
 
     const write = (batch: ReadonlyArray<Pending>) =>
@@ -181,33 +274,36 @@ export const makeKindCommitter = (options: { readonly kind: string; readonly tab
         const tagged = batch.flatMap((p) => p.writes.map((w) => ({ partition: p.fence.partition, w })))
         const states = tagged.filter(({ w }) => w.state !== undefined)
         if (states.length > 0) {
-          yield* sql`
-            INSERT INTO ${sql(options.table)} (actor_key, partition, state, last_seq)
-            SELECT k, p, s, q
-            FROM unnest(${states.map(({ w }) => w.key)}::text[], ${states.map(({ partition }) => partition)}::int[],
-              ${states.map(({ w }) => JSON.stringify(w.state))}::jsonb[], ${states.map(({ w }) => w.lastSeq)}::bigint[]) AS t(k, p, s, q)
-            ON CONFLICT (actor_key) DO UPDATE SET state = excluded.state, last_seq = excluded.last_seq, updated_at = now()
-            WHERE ${sql(options.table)}.last_seq < excluded.last_seq`
+          yield* stateUpsert([
+            states.map(({ w }) => w.key),
+            states.map(({ partition }) => partition),
+            states.map(({ w }) => JSON.stringify(w.state)),
+            states.map(({ w }) => w.lastSeq)
+          ])
         }
         const outbox = tagged.flatMap(({ w }) => w.outbox)
         if (outbox.length > 0) {
-          yield* sql`
-            INSERT INTO actor_outbox (subject, msg_id, payload, headers)
-            SELECT * FROM unnest(${outbox.map((o) => o.subject)}::text[], ${outbox.map((o) => o.msgId)}::text[],
-              ${outbox.map((o) => JSON.stringify(o.payload))}::jsonb[], ${outbox.map((o) => (o.headers ? JSON.stringify(o.headers) : null))}::jsonb[])`
+          yield* outboxInsert([
+            outbox.map((o) => o.subject),
+            outbox.map((o) => o.msgId),
+            outbox.map((o) => JSON.stringify(o.payload)),
+            outbox.map((o) => (o.headers ? JSON.stringify(o.headers) : null))
+          ])
         }
         const timersRemove = tagged.flatMap(({ w }) => w.timersRemove)
         if (timersRemove.length > 0) {
-          yield* sql`DELETE FROM actor_timers WHERE timer_id = ANY(${timersRemove}::text[])`
+          yield* timersDelete([timersRemove])
         }
         const timers = tagged.flatMap(({ partition, w }) => w.timersAdd.map((t) => ({ partition, t })))
         if (timers.length > 0) {
-          yield* sql`
-            INSERT INTO actor_timers (timer_id, kind, partition, actor_key, fire_at, command)
-            SELECT id, ${options.kind}, p, k, f, c
-            FROM unnest(${timers.map(({ t }) => t.timerId)}::text[], ${timers.map(({ partition }) => partition)}::int[], ${timers.map(({ t }) => t.key)}::text[],
-              ${timers.map(({ t }) => t.fireAt.toISOString())}::timestamptz[], ${timers.map(({ t }) => JSON.stringify(t.command))}::jsonb[]) AS t(id, p, k, f, c)
-            ON CONFLICT (timer_id) DO UPDATE SET fire_at = excluded.fire_at, command = excluded.command`
+          yield* timersInsert([
+            options.kind,
+            timers.map(({ t }) => t.timerId),
+            timers.map(({ partition }) => partition),
+            timers.map(({ t }) => t.key),
+            timers.map(({ t }) => t.fireAt.toISOString()),
+            timers.map(({ t }) => JSON.stringify(t.command))
+          ])
         }
         for (const { partition, w } of tagged) {
           for (const p of w.poison) {

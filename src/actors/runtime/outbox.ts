@@ -8,19 +8,31 @@ import { Storage } from "../../storage/Migrations.ts"
 import { ActorClient, encoderOf } from "./ActorClient.ts"
 import type { ActorKind } from "./ActorKind.ts"
 import { partitionOf } from "./partitioning.ts"
-import { commandSubject, encodeJson } from "./transport.ts"
+import { encodeBatch } from "./streamCommand.ts"
+import { commandSubject, encodeJson, Header, keyOfSubject } from "./transport.ts"
 
 /** Rows per relay round: at 500 the relay fell seconds behind a burst of fanned-out events. */
 const BATCH = 2_000
+/**
+ * Commands per JetStream message at most, and their JSON's bytes (or half the server's
+ * max_payload, if smaller). Bounded so a partition's in-flight allowance (max_ack_pending
+ * messages) stays a bounded number of commands.
+ */
+const PER_MESSAGE = 128
+const MESSAGE_BYTES = 256 * 1024
 const IDLE_POLL = Duration.millis(250)
 const KEEP_PUBLISHED = "1 hour"
 
 /**
  * The transactional outbox (ACTORS.md). `enqueue` writes a command for an actor as a row, inside
  * the caller's transaction, next to the domain rows it belongs with; the relay publishes pending
- * rows to JetStream with the row's message id (so a re-publish after a crash is deduplicated) and
- * marks them. A transaction-scoped advisory lock lets one relay run at a time across nodes, which
- * keeps rows published in commit order.
+ * rows to JetStream and marks them. Rows of one (kind, partition) travel together, up to
+ * PER_MESSAGE in one message (the partition's consumer splits it, streamCommand.ts); a row alone
+ * goes as a plain message with its own message id. Which rows make a batch is committed before
+ * the batch is published, and the batch's message id is its first row's, so a re-publish after a
+ * crash carries the same rows under the same id and is deduplicated. A transaction-scoped
+ * advisory lock lets one relay run at a time across nodes, which keeps rows published in commit
+ * order.
  */
 export class Outbox extends Effect.Service<Outbox>()("herald/actors/Outbox", {
   scoped: Effect.gen(function*() {
@@ -63,37 +75,72 @@ export class Outbox extends Effect.Service<Outbox>()("herald/actors/Outbox", {
             AS t(subject, msg_id, payload)`
       })
 
+    /**
+     * One round, in one transaction under the relay's lock: publishes the batches an earlier round
+     * assigned (committed, so a round that died between publishing and marking publishes the same
+     * rows under the same message ids again, which JetStream drops), marks them, then assigns the
+     * next pending rows to batches for the next round. Returns how many rows it published and
+     * assigned, or undefined when another node's relay holds the lock.
+     */
     const relayOnce = Effect.gen(function*() {
-      const { js } = yield* nats.connected
+      const { js, nc } = yield* nats.connected
+      const maxBytes = Math.min(MESSAGE_BYTES, Math.floor((nc.info?.max_payload ?? 1_048_576) / 2))
       return yield* Effect.gen(function*() {
         const [lock] = yield* sql<{ locked: boolean }>`SELECT pg_try_advisory_xact_lock(hashtext('herald.actor_outbox')) AS locked`
-        if (!lock?.locked) return 0
-        const rows = yield* sql<{ outboxId: string; subject: string; msgId: string; payload: unknown; headers: Record<string, string> | null }>`
-          SELECT outbox_id, subject, msg_id, payload, headers FROM actor_outbox
-          WHERE published_at IS NULL ORDER BY outbox_id LIMIT ${BATCH}`
-        if (rows.length === 0) return 0
-        yield* Effect.tryPromise(() =>
-          Promise.all(
-            rows.map((row) => {
-              const h = natsHeaders()
-              for (const [k, v] of Object.entries(row.headers ?? {})) h.set(k, v)
-              return js.publish(row.subject, encodeJson(row.payload), { msgID: row.msgId, headers: h })
-            })
+        if (!lock?.locked) return undefined
+        const rows = yield* sql<{ outboxId: string; subject: string; msgId: string; payload: unknown; headers: Record<string, string> | null; batch: string }>`
+          SELECT outbox_id, subject, msg_id, payload, headers, batch FROM actor_outbox
+          WHERE published_at IS NULL AND batch IN (
+            SELECT batch FROM actor_outbox WHERE published_at IS NULL AND batch IS NOT NULL ORDER BY outbox_id LIMIT ${BATCH})
+          ORDER BY outbox_id`
+        if (rows.length > 0) {
+          const batches = new Map<string, Array<(typeof rows)[number]>>()
+          for (const row of rows) {
+            const batch = batches.get(row.batch)
+            if (batch === undefined) batches.set(row.batch, [row])
+            else batch.push(row)
+          }
+          // In order of their first rows: a key's commands are in one lane, in order.
+          yield* Effect.tryPromise(() =>
+            Promise.all(
+              [...batches].map(([leader, batch]) => {
+                const h = natsHeaders()
+                if (batch.length === 1) {
+                  const [row] = batch
+                  for (const [k, v] of Object.entries(row!.headers ?? {})) h.set(k, v)
+                  return js.publish(row!.subject, encodeJson(row!.payload), { msgID: row!.msgId, headers: h })
+                }
+                h.set(Header.batch, String(batch.length))
+                const body = encodeBatch(batch.map((row) => ({ key: keyOfSubject(row.subject), payload: row.payload, headers: row.headers })))
+                return js.publish(batch[0]!.subject, body, { msgID: `herald-outbox-batch:${leader}`, headers: h })
+              })
+            )
           )
-        )
-        yield* sql`UPDATE actor_outbox SET published_at = now() WHERE outbox_id = ANY(${rows.map((r) => r.outboxId)}::bigint[])`
-        return rows.length
+          yield* sql`UPDATE actor_outbox SET published_at = now() WHERE outbox_id = ANY(${rows.map((r) => r.outboxId)}::bigint[])`
+        }
+        const pending = yield* sql<{ outboxId: string; subject: string; bytes: number }>`
+          SELECT outbox_id, subject, octet_length(payload::text) + coalesce(octet_length(headers::text), 0) AS bytes FROM actor_outbox
+          WHERE published_at IS NULL AND batch IS NULL ORDER BY outbox_id LIMIT ${BATCH}`
+        if (pending.length > 0) {
+          const leaders = assignBatches(pending, maxBytes)
+          yield* sql`
+            UPDATE actor_outbox o SET batch = t.batch
+            FROM unnest(${pending.map((r) => r.outboxId)}::bigint[], ${leaders}::bigint[]) AS t(outbox_id, batch)
+            WHERE o.outbox_id = t.outbox_id`
+        }
+        return { published: rows.length, assigned: pending.length }
       }).pipe(sql.withTransaction)
     })
 
     yield* Effect.gen(function*() {
       yield* storage.awaitReady
       for (;;) {
-        const published = yield* relayOnce.pipe(
-          Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("outbox relay failed; retrying", cause), -1))
+        const round = yield* relayOnce.pipe(
+          Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("outbox relay failed; retrying", cause), "failed" as const))
         )
-        if (published === BATCH) continue
-        yield* Queue.take(wake).pipe(Effect.timeoutOption(published < 0 ? Duration.seconds(1) : IDLE_POLL))
+        // Rows assigned are published by the next round, at once.
+        if (round !== undefined && round !== "failed" && (round.assigned > 0 || round.published >= BATCH)) continue
+        yield* Queue.take(wake).pipe(Effect.timeoutOption(round === "failed" ? Duration.seconds(1) : IDLE_POLL))
       }
     }).pipe(Effect.forkScoped)
 
@@ -108,3 +155,25 @@ export class Outbox extends Effect.Service<Outbox>()("herald/actors/Outbox", {
     return { enqueue, enqueueMany, nudge, relayOnce } as const
   })
 }) {}
+
+/**
+ * Rows (in outbox order) to batches: each row's batch is named by its first row's id. A batch
+ * holds rows of one (kind, partition), the subject without its key, up to PER_MESSAGE of them and
+ * `maxBytes` of JSON (a larger row goes alone). A batch of one row is published as a plain message.
+ */
+export const assignBatches = (rows: ReadonlyArray<{ readonly outboxId: string; readonly subject: string; readonly bytes: number }>, maxBytes: number) => {
+  const open = new Map<string, { leader: string; count: number; bytes: number }>()
+  return rows.map((row) => {
+    const lane = row.subject.slice(0, row.subject.lastIndexOf("."))
+    // The key, the entry's JSON around it, and a margin for the headers.
+    const bytes = Number(row.bytes) + row.subject.length - lane.length + 64
+    let batch = open.get(lane)
+    if (batch === undefined || batch.count >= PER_MESSAGE || batch.bytes + bytes > maxBytes) {
+      batch = { leader: row.outboxId, count: 0, bytes: 0 }
+      open.set(lane, batch)
+    }
+    batch.count++
+    batch.bytes += bytes
+    return batch.leader
+  })
+}

@@ -7,7 +7,9 @@ export const Header = {
   /** Core NATS inbox awaiting the reply of an `ask`. */
   replyTo: "Herald-Reply-To",
   /** Set when a durable timer fired the command. */
-  timer: "Herald-Timer"
+  timer: "Herald-Timer",
+  /** Set (to the number of commands) on a message of the outbox relay carrying several (streamCommand.ts). */
+  batch: "Herald-Batch"
 } as const
 
 /** How long a delivered command may stay unacknowledged before JetStream redelivers it. */
