@@ -193,7 +193,7 @@ export class AutoReplies extends Effect.Service<AutoReplies>()("herald/autoRepli
      */
     const requireBalance = (accountId: string) =>
       Effect.gen(function*() {
-        const balance = yield* wallet.balanceOf(accountId)
+        const balance = yield* wallet.balanceFor(accountId, config.messagePrice)
         if (balance < config.messagePrice) {
           return yield* new NotFired({
             reason: "insufficient_balance",

@@ -100,7 +100,7 @@ export class Broadcasts extends Effect.Service<Broadcasts>()("herald/broadcasts/
         if (list === undefined) return yield* InvalidRequest.single("contact_list_id", "is not a contact list of this account")
         const price = config.messagePrice
         const cost = price * list.contactCount
-        const balance = yield* wallet.balanceOf(principal.accountId)
+        const balance = yield* wallet.balanceFor(principal.accountId, cost)
         if (balance < cost) {
           return yield* new InsufficientBalance({
             message: `the wallet balance ${balance.toFixed(2)} does not cover ${list.contactCount} messages at ${price.toFixed(2)} (${cost.toFixed(2)})`,

@@ -5,6 +5,7 @@ import { BroadcastProgress } from "../broadcasts/progress.ts"
 import { isUuid } from "../domain/ids.ts"
 import type { GatewayReport } from "../gateway/RcsGateway.ts"
 import { BotsRepo } from "../storage/BotsRepo.ts"
+import { PreparedStatements } from "../storage/PreparedStatements.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 
 type StatusReport = Extract<GatewayReport, { _tag: "Status" }>
@@ -37,19 +38,29 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
     const bots = yield* BotsRepo
     const broadcasts = yield* BroadcastsRepo
     const progress = yield* BroadcastProgress
+    const prepared = yield* PreparedStatements
+
+    // Every send gets status reports (delivered, read): these two are prepared statements. They run
+    // in the report's transaction (on its connection).
+    const moveMessage = prepared.prepare<Moved>(`
+        WITH prev AS (SELECT message_id, status FROM messages WHERE message_id = $1::uuid FOR UPDATE)
+        UPDATE messages m SET
+          status = $2,
+          delivered_at = CASE WHEN $3 IN ('delivered', 'read') THEN $4::timestamptz END,
+          read_at = CASE WHEN $5 = 'read' THEN $6::timestamptz END,
+          failed_at = CASE WHEN $7 = 'failed' THEN $8::timestamptz END,
+          error = $9::jsonb
+        FROM prev WHERE m.message_id = prev.message_id
+        RETURNING prev.status AS before, m.status AS after, m.account_id, m.bot_id, m.recipient, m.price::text`)
+    const chargeMessage = prepared.prepare(`
+            INSERT INTO wallet_transactions (account_id, kind, amount, reference)
+            VALUES ($1, 'charge', $2::numeric, $3)
+            ON CONFLICT DO NOTHING`)
 
     const move = (report: StatusReport) => {
       const at = new Date(report.at).toISOString()
-      return sql<Moved>`
-        WITH prev AS (SELECT message_id, status FROM messages WHERE message_id = ${report.messageId}::uuid FOR UPDATE)
-        UPDATE messages m SET
-          status = ${report.status},
-          delivered_at = CASE WHEN ${report.status} IN ('delivered', 'read') THEN ${at}::timestamptz END,
-          read_at = CASE WHEN ${report.status} = 'read' THEN ${at}::timestamptz END,
-          failed_at = CASE WHEN ${report.status} = 'failed' THEN ${at}::timestamptz END,
-          error = ${report.error === undefined ? null : JSON.stringify(report.error)}::jsonb
-        FROM prev WHERE m.message_id = prev.message_id
-        RETURNING prev.status AS before, m.status AS after, m.account_id, m.bot_id, m.recipient, m.price::text`
+      const status = report.status
+      return moveMessage([report.messageId, status, status, at, status, at, status, at, report.error === undefined ? null : JSON.stringify(report.error)])
     }
 
     const applyStatus = (report: StatusReport): Effect.Effect<ReportResult> =>
@@ -72,12 +83,10 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
         }
         const reached = moved.after === "delivered" || moved.after === "read"
         if (reached) {
-          yield* sql`
-            INSERT INTO wallet_transactions (account_id, kind, amount, reference)
-            VALUES (${moved.accountId}, 'charge', ${moved.price}::numeric, ${report.messageId})
-            ON CONFLICT DO NOTHING`
+          yield* chargeMessage([moved.accountId, moved.price, report.messageId])
         }
         if (moved.after === "failed" && moved.before !== "failed") {
+          // Not prepared: a refund is rare.
           // Rejected after the gateway took it: the charge made on acceptance is given back.
           yield* sql`
             INSERT INTO wallet_transactions (account_id, kind, amount, reference)
@@ -112,5 +121,5 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
 
     return { applyStatus, recordInbound } as const
   }),
-  dependencies: [BotsRepo.Default, BroadcastsRepo.Default, BroadcastProgress.Default]
+  dependencies: [BotsRepo.Default, BroadcastsRepo.Default, BroadcastProgress.Default, PreparedStatements.Default]
 }) {}

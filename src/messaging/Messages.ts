@@ -117,7 +117,7 @@ export class Messages extends Effect.Service<Messages>()("herald/messaging/Messa
         const to = toE164(input.to)
         if ("problem" in to) return yield* InvalidRequest.single("to", to.problem)
         const price = config.messagePrice
-        const balance = yield* wallet.balanceOf(principal.accountId)
+        const balance = yield* wallet.balanceFor(principal.accountId, price)
         if (balance < price) {
           return yield* new InsufficientBalance({ message: `the wallet balance ${balance.toFixed(2)} does not cover the message price ${price.toFixed(2)}`, balance, price })
         }
@@ -140,6 +140,7 @@ export class Messages extends Effect.Service<Messages>()("herald/messaging/Messa
           })
         }
         if (reply._tag === "Failed") return yield* sendError(reply.error)
+        yield* wallet.spent(principal.accountId, price)
         return { success: true as const, message_id: reply.messageId, status: "sent" as const }
       })
 

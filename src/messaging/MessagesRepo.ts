@@ -42,7 +42,11 @@ const COLUMNS = `message_id, account_id, bot_id, recipient, content, template_id
 /** Bots a caller may read: all of the account's, or its scope's list. */
 export type BotFilter = ReadonlyArray<string> | "all"
 
-/** Reads of the message log (reports, previews, a recipient's history). */
+/**
+ * Reads of the message log (reports, previews, a recipient's history). Not prepared statements:
+ * their texts vary with the filters and no send makes them; a send's insert and outcome updates
+ * are written by the sender actor's commits, prepared in the committer (actors/runtime/committer.ts).
+ */
 export class MessagesRepo extends Effect.Service<MessagesRepo>()("herald/messaging/MessagesRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

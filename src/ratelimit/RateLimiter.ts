@@ -9,6 +9,8 @@ const ALLOWED: Verdict = { allowed: true }
 
 /** Leased tokens not spent within this time are dropped, so no node hoards a burst. */
 const LEASE_TTL_MS = 100
+/** Takes since the last ask from which a key counts as busy (see `wanted`). */
+const BUSY_ARRIVALS = 16
 const FALLBACK_WARNING_EVERY_MS = 10_000
 /** How long a node limits on its own after the owner did not answer, before asking again. */
 const ALONE_FOR_MS = 1_000
@@ -65,12 +67,19 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("herald/RateLimit
     }
 
     /**
-     * What to ask for: the requests this node saw since its last ask (what it spent, or would
-     * have), at least one per request already waiting. Demand-sized batches keep every node's
-     * share close to its traffic and strand few tokens.
+     * What to ask for: the takes this node saw since its last ask (what it spent, or would have),
+     * at least one per take already waiting. Demand-sized batches keep every node's share close to
+     * its traffic and strand few tokens. A busy key (BUSY_ARRIVALS takes or more since the last ask)
+     * asks for half a lease's worth of its rate instead: sized by the takes since the last ask alone,
+     * it asked the owner every round trip, a NATS request per few dozen requests, with takes
+     * waiting on each. A quiet key keeps the small batches: a lease unspent when it expires is lost.
      */
-    const wanted = (lease: LocalLease, limit: Limit) =>
-      Math.max(1, Math.min(Math.floor(limit.capacity), Math.max(lease.arrivals, lease.waiting + 1)))
+    const wanted = (lease: LocalLease, limit: Limit, now: number) => {
+      const busy = lease.arrivals >= BUSY_ARRIVALS
+        ? Math.ceil((lease.arrivals * LEASE_TTL_MS) / 2 / Math.max(1, now - lease.askedAt))
+        : 0
+      return Math.max(1, Math.min(Math.floor(limit.capacity), Math.max(lease.arrivals, busy, lease.waiting + 1)))
+    }
 
     /**
      * More than one ask may be out at a time (spaced apart): with a single one, a slow owner would
@@ -86,7 +95,7 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("herald/RateLimit
      */
     const refill = (key: string, limit: Limit, lease: LocalLease): Effect.Effect<void> => {
       const now = Date.now()
-      const want = wanted(lease, limit)
+      const want = wanted(lease, limit, now)
       const done = Deferred.unsafeMake<void>(FiberId.none)
       lease.latest = done
       lease.pending++

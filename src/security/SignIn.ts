@@ -198,7 +198,7 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
         const membership = (yield* repo.memberships(user.userId)).find((m) => m.accountId === input.accountId)
         if (membership === undefined) return yield* InvalidRequest.single("account_id", "is not an account of this person")
         return yield* tokenFor(user, membership)
-      }).pipe(Effect.withSpan("SignIn.selectAccount"))
+      })
 
     /**
      * The principal of a bearer token. Signature, algorithm and expiry first; then role and bot

@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { requireRole } from "../domain/access.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { type PagePosition, pageOf, positionOf, readCursor } from "../storage/pageCursor.ts"
+import { PreparedStatements } from "../storage/PreparedStatements.ts"
 
 export const LEDGER_LIMIT_DEFAULT = 100
 export const LEDGER_LIMIT_MAX = 1000
@@ -33,9 +34,16 @@ export const presentLedgerRow = (row: LedgerRow) => ({
  * booked once per confirmed message (reference = message_id), a refund when the gateway rejects a
  * message after taking it. Charges booked many at a time carry no balance_after.
  */
+/** How long a balance read for a send's check serves the next checks (see `balanceFor`). */
+const BALANCE_FRESH_MS = 1_000
+
 export class Wallet extends Effect.Service<Wallet>()("herald/wallet/Wallet", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Read by every send (the balance check): a prepared statement.
+    const walletRow = (yield* PreparedStatements).prepare<{ walletBalance: string; currency: string }>(
+      "SELECT wallet_balance, currency FROM accounts WHERE account_id = $1::uuid"
+    )
 
     /** One page of the ledger, newest first, after `after` (`limit + 1` rows: the extra one says there is more). */
     const ledger = (accountId: string, after: PagePosition | undefined, limit: number) =>
@@ -64,14 +72,43 @@ export class Wallet extends Effect.Service<Wallet>()("herald/wallet/Wallet", {
 
     /** The account's balance and its currency. */
     const walletOf = (accountId: string) =>
-      sql<{ walletBalance: string; currency: string }>`SELECT wallet_balance, currency FROM accounts WHERE account_id = ${accountId}::uuid`.pipe(
+      walletRow([accountId]).pipe(
         Effect.map(([row]) => ({ balance: Number(row?.walletBalance ?? 0), currency: row?.currency ?? "INR" })),
         Effect.orDie
       )
 
-    /** The balance a send is checked against (a read, not a reservation). */
-    const balanceOf = (accountId: string) => Effect.map(walletOf(accountId), (wallet) => wallet.balance)
+    // Balances read for checks, per account, kept BALANCE_FRESH_MS. Only a balance that covers the
+    // price is taken from here: one that does not is read again, so a refusal (402) is always
+    // the database's word, and a credit shows at once to a wallet that was short.
+    const checked = new Map<string, { balance: number; readAt: number }>()
+    const freshBalance = (accountId: string) =>
+      Effect.map(walletOf(accountId), (wallet) => {
+        checked.set(accountId, { balance: wallet.balance, readAt: Date.now() })
+        return wallet.balance
+      })
 
-    return { read, ledger, walletOf, balanceOf } as const
-  })
+    /**
+     * The balance a send of `price` is checked against: a read, not a reservation (the charge is
+     * booked by the sender's commit). A send made the wallet read on every request; now one read a
+     * second per account and node serves the checks, and the sends this node accepts meanwhile are
+     * taken off it (`spent`). Sends on other nodes show within BALANCE_FRESH_MS, no later than
+     * they did to concurrent requests before.
+     */
+    const balanceFor = (accountId: string, price: number) =>
+      Effect.suspend(() => {
+        const known = checked.get(accountId)
+        if (known !== undefined && Date.now() - known.readAt < BALANCE_FRESH_MS && known.balance >= price) return Effect.succeed(known.balance)
+        return freshBalance(accountId)
+      })
+
+    /** A send of `amount` this node accepted: taken off the balance it checks the next sends against. */
+    const spent = (accountId: string, amount: number) =>
+      Effect.sync(() => {
+        const known = checked.get(accountId)
+        if (known !== undefined) known.balance -= amount
+      })
+
+    return { read, ledger, walletOf, balanceFor, spent } as const
+  }),
+  dependencies: [PreparedStatements.Default]
 }) {}

@@ -136,7 +136,7 @@ export class PublicMessages extends Effect.Service<PublicMessages>()("herald/wha
           }
         }
         if (prepared.price > 0) {
-          const balance = yield* wallet.balanceOf(account.accountId)
+          const balance = yield* wallet.balanceFor(account.accountId, prepared.price)
           if (balance < prepared.price) {
             return yield* new InsufficientBalance({
               message: `the wallet balance ${balance.toFixed(2)} does not cover the template's price ${prepared.price.toFixed(2)}`,
@@ -161,6 +161,7 @@ export class PublicMessages extends Effect.Service<PublicMessages>()("herald/wha
           }),
           { msgId: `wa-send-${messageId}` }
         ).pipe(Effect.orDie)
+        if (prepared.price > 0) yield* wallet.spent(account.accountId, prepared.price)
         return { result: true as const, success: true as const, message: "Message queued", id: messageId }
       })
 
