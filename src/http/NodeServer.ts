@@ -6,10 +6,9 @@ import { answerClientErrors } from "./clientErrors.ts"
 export type UpgradeHandler = (request: IncomingMessage, socket: Duplex, head: Buffer) => void
 
 /**
- * The node:http server under the platform's HttpServer, and the WebSocket upgrades claimed by
- * path (GraphQL's, on /api/v1/graphql). A claimed path's upgrade goes to its handler alone: the
- * platform would otherwise run it through the HTTP app too (as a GET, answered 404 on the same
- * socket). Other upgrades reach the platform as before.
+ * The node:http server the lean adapter serves on (src/http/adapter), and the WebSocket upgrades
+ * claimed by path (GraphQL's, on /api/v1/graphql). A claimed path's upgrade goes to its handler;
+ * any other is answered 404 and closed.
  */
 export class NodeServer extends Context.Tag("herald/http/NodeServer")<NodeServer, {
   readonly server: Server
@@ -35,6 +34,11 @@ export const NodeServerLive = Layer.effect(
       }
       return emit(event, ...args)
     }) as typeof server.emit
+    // Node hands a request asking for an upgrade to 'upgrade' listeners only when there is one;
+    // with none it would reach the routes as a plain GET. Unclaimed paths are refused here.
+    server.on("upgrade", (_request: IncomingMessage, socket: Duplex) => {
+      socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+    })
     const claimUpgrades = (path: string, handler: UpgradeHandler) =>
       Effect.acquireRelease(Effect.sync(() => void claimed.set(path, handler)), () => Effect.sync(() => void claimed.delete(path)))
     return { server, claimUpgrades }

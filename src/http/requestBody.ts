@@ -1,6 +1,3 @@
-import { HttpServerError, type HttpServerRequest } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Effect, Stream } from "effect"
 import type { IncomingMessage } from "node:http"
 import { mediaTypeOf } from "../domain/mediaType.ts"
 import { firstUnstorable, NESTING_MAX, type Unstorable } from "../domain/storable.ts"
@@ -30,51 +27,47 @@ export type BodyRead =
   | { readonly _tag: "Aborted" }
 
 /**
- * Reads `source` to its end, up to `maxBytes`. Past the limit the rest is read and dropped (so a
- * client still writing can read the 413 instead of a reset); a body idle for `idleMs`, or not
- * whole by `deadlineMs`, is given up on.
+ * Reads `source` to its end, up to `maxBytes`, and calls `done` once. Past the limit the rest is
+ * read and dropped (so a client still writing can read the 413 instead of a reset); a body idle
+ * for `idleMs`, or not whole by `deadlineMs`, is given up on. Plain callbacks: it runs on every
+ * request with a body, before any fiber starts.
  */
-export const readWholeBody = (
-  request: HttpServerRequest.HttpServerRequest,
-  options: { readonly maxBytes: number; readonly idleMs: number; readonly deadlineMs: number }
-) =>
-  Effect.async<BodyRead>((resume) => {
-    const source = NodeHttpServerRequest.toIncomingMessage(request)
-    const chunks: Array<Buffer> = []
-    let size = 0
-    let idle: NodeJS.Timeout
-    const finish = (read: BodyRead) => {
-      cleanup()
-      resume(Effect.succeed(read))
+export const readBody = (
+  source: IncomingMessage,
+  options: { readonly maxBytes: number; readonly idleMs: number; readonly deadlineMs: number },
+  done: (read: BodyRead) => void
+): void => {
+  if (source.readableEnded) return done({ _tag: "Complete", body: Buffer.alloc(0) })
+  const chunks: Array<Buffer> = []
+  let size = 0
+  let idle: NodeJS.Timeout | undefined
+  const finish = (read: BodyRead) => {
+    clearTimeout(idle)
+    clearTimeout(deadline)
+    source.off("data", onData).off("end", onEnd).off("error", onAbort).off("aborted", onAbort)
+    done(read)
+  }
+  const stalled = () => finish({ _tag: "Stalled", received: size })
+  const deadline = setTimeout(stalled, options.deadlineMs)
+  const arm = () => {
+    clearTimeout(idle)
+    idle = setTimeout(stalled, options.idleMs)
+  }
+  const onData = (chunk: Buffer) => {
+    size += chunk.length
+    if (size > options.maxBytes) {
+      finish({ _tag: "TooLarge" })
+      discardRest(source)
+      return
     }
-    const stalled = () => finish({ _tag: "Stalled", received: size })
-    const deadline = setTimeout(stalled, options.deadlineMs)
-    const arm = () => {
-      clearTimeout(idle)
-      idle = setTimeout(stalled, options.idleMs)
-    }
-    const onData = (chunk: Buffer) => {
-      size += chunk.length
-      if (size > options.maxBytes) {
-        finish({ _tag: "TooLarge" })
-        discardRest(source)
-        return
-      }
-      chunks.push(chunk)
-      arm()
-    }
-    const onEnd = () => finish({ _tag: "Complete", body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) })
-    const onAbort = () => finish({ _tag: "Aborted" })
-    const cleanup = () => {
-      clearTimeout(idle)
-      clearTimeout(deadline)
-      source.off("data", onData).off("end", onEnd).off("error", onAbort).off("aborted", onAbort)
-    }
-    if (source.readableEnded) return resume(Effect.succeed({ _tag: "Complete", body: Buffer.alloc(0) }))
+    chunks.push(chunk)
     arm()
-    source.on("data", onData).on("end", onEnd).on("error", onAbort).on("aborted", onAbort)
-    return Effect.sync(cleanup)
-  })
+  }
+  const onEnd = () => finish({ _tag: "Complete", body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) })
+  const onAbort = () => finish({ _tag: "Aborted" })
+  arm()
+  source.on("data", onData).on("end", onEnd).on("error", onAbort).on("aborted", onAbort)
+}
 
 /**
  * Reads and drops the rest of a body that will not be used, so that a client still writing
@@ -87,10 +80,10 @@ export const discardRest = (source: IncomingMessage) => {
 }
 
 /** Whether the request announces a body (a length above zero, or a chunked one). */
-export const hasBody = (request: HttpServerRequest.HttpServerRequest) => {
-  const length = request.headers["content-length"]
+export const hasBody = (headers: IncomingMessage["headers"]) => {
+  const length = headers["content-length"]
   if (length !== undefined) return length !== "0"
-  return request.headers["transfer-encoding"] !== undefined
+  return headers["transfer-encoding"] !== undefined
 }
 
 /**
@@ -142,27 +135,6 @@ export const readJsonBody = (text: string): JsonBody => {
 }
 
 /**
- * The request with its body served from memory (and, for JSON, the value already parsed);
- * everything else is the original's.
- */
-export const withBody = (request: HttpServerRequest.HttpServerRequest, body: Buffer, json?: { readonly value: unknown }): HttpServerRequest.HttpServerRequest => {
-  let text: string | undefined
-  const textOf = () => (text ??= body.toString("utf8"))
-  return Object.create(request, {
-    text: { get: () => Effect.sync(textOf) },
-    json: {
-      get: () =>
-        json !== undefined ? Effect.succeed(json.value) : Effect.try({
-          try: () => (textOf() === "" ? null : JSON.parse(textOf())),
-          catch: (cause) => new HttpServerError.RequestError({ request, reason: "Decode", cause })
-        })
-    },
-    arrayBuffer: { get: () => Effect.succeed(body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength)) },
-    stream: { get: () => Stream.succeed(new Uint8Array(body)) }
-  })
-}
-
-/**
  * Routes that read their own body as a stream, under a limit of their own: the contact and
  * customer imports (IMPORT_MAX_BYTES, src/contacts/importLimits.ts). The middleware neither holds their
  * Content-Length to MAX_BODY_BYTES nor reads their bodies.
@@ -184,9 +156,9 @@ const RAW_BODY_ROUTES: ReadonlyArray<{ readonly method: string; readonly path: R
   { method: "POST", path: /^\/api\/v1\/graphql(?:\?|$)/ }
 ]
 
-const matches = (routes: typeof STREAMED_BODY_ROUTES, request: HttpServerRequest.HttpServerRequest) =>
-  routes.some((route) => route.method === request.method && route.path.test(request.url))
+const matches = (routes: typeof STREAMED_BODY_ROUTES, method: string, url: string) =>
+  routes.some((route) => route.method === method && route.path.test(url))
 
-export const streamsOwnBody = (request: HttpServerRequest.HttpServerRequest) => matches(STREAMED_BODY_ROUTES, request)
+export const streamsOwnBody = (method: string, url: string) => matches(STREAMED_BODY_ROUTES, method, url)
 
-export const takesRawBody = (request: HttpServerRequest.HttpServerRequest) => matches(RAW_BODY_ROUTES, request)
+export const takesRawBody = (method: string, url: string) => matches(RAW_BODY_ROUTES, method, url)

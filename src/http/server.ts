@@ -1,4 +1,4 @@
-import { HttpApiSwagger, HttpLayerRouter, HttpMiddleware, HttpServer, HttpServerResponse, OpenApi } from "@effect/platform"
+import { HttpApiSwagger, HttpLayerRouter, HttpServer, HttpServerResponse, OpenApi } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -6,7 +6,8 @@ import { NodeServer, NodeServerLive } from "./NodeServer.ts"
 import { HeraldApi, OpsApi, ServedApi } from "./Api.ts"
 import { HealthHttpLive } from "./health/HealthHttp.ts"
 import { MetricsRoute } from "./HttpMetrics.ts"
-import { type BodyTimeouts, DEFAULT_BODY_TIMEOUTS, requestMiddleware, RouteLabelMiddleware } from "./middleware.ts"
+import { DEFAULT_BODY_TIMEOUTS, serveRoutes } from "./adapter/NodeAdapter.ts"
+import { serveApi } from "./adapter/apiRoutes.ts"
 import { AccountSecurityHttpLive, SignInHttpLive } from "./rcs/SignInHttp.ts"
 import { AuthenticationLive, RcsCredentials } from "./Authentication.ts"
 import { SignIn } from "../security/SignIn.ts"
@@ -139,7 +140,7 @@ const OpenApiRoute = HttpLayerRouter.add("GET", "/api/v1/openapi.json", HttpServ
 const GraphqlLive = Layer.merge(GraphqlRoute, GraphqlSocketLive).pipe(Layer.provide(Layer.merge(GraphqlOperations.Default, LiveHub.Default)))
 
 const FullRoutes = Layer.mergeAll(
-  HttpLayerRouter.addHttpApi(ServedApi),
+  serveApi(ServedApi),
   OpenApiRoute,
   BotsRoutes,
   GatewayCallbacksRoute,
@@ -153,25 +154,19 @@ const FullRoutes = Layer.mergeAll(
   JwksRoute
 ).pipe(Layer.provide(ApiHandlers))
 
-const OpsRoutes = Layer.mergeAll(HttpLayerRouter.addHttpApi(OpsApi).pipe(Layer.provide(HealthHttpLive)), MetricsRoute)
+const OpsRoutes = Layer.mergeAll(serveApi(OpsApi).pipe(Layer.provide(HealthHttpLive)), MetricsRoute)
 
-const Listener = Layer.unwrapEffect(
-  Effect.map(Effect.all([AppConfig, NodeServer]), ([config, server]) => NodeHttpServer.layer(() => server.server, { port: config.port }))
-).pipe(Layer.provideMerge(NodeServerLive))
+/**
+ * The node:http server listening on `port` (0: any free port), as the node's NodeServer and as the
+ * platform's HttpServer (its address; closing it on release).
+ */
+export const listenerOn = (port: number) =>
+  Layer.unwrapEffect(Effect.map(NodeServer, (server) => NodeHttpServer.layer(() => server.server, { port }))).pipe(Layer.provideMerge(NodeServerLive))
+
+const Listener = Layer.unwrapEffect(Effect.map(AppConfig, (config) => listenerOn(config.port)))
 
 /** Where this node listens, for what must call it back (the in-process gateway simulator). */
 export type OnListening = (address: { readonly port: number }) => void
-
-/** Serves routes behind Herald's middleware (request id, errors, metrics) on the given listener. */
-export const serveRoutes = <A, E, R>(routes: Layer.Layer<A, E, R>, bodyTimeouts: BodyTimeouts = DEFAULT_BODY_TIMEOUTS) =>
-  HttpLayerRouter.serve(routes.pipe(Layer.provide(RouteLabelMiddleware.layer), Layer.provide(requestMiddleware(bodyTimeouts))), {
-    disableLogger: true,
-    disableListenLog: true
-  }).pipe(
-    // No tracer is configured (Herald exports no traces yet), so the platform's per-request server
-    // span would be built and dropped on every request: a third of a bare route's throughput.
-    HttpMiddleware.withTracerDisabledWhen(() => true)
-  )
 
 /**
  * The HTTP server on PORT: the whole API on api nodes, health and metrics on worker nodes. On

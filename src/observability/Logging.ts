@@ -1,4 +1,4 @@
-import { Cause, HashMap, Inspectable, Layer, List, Logger, type LogLevel } from "effect"
+import { Cause, Context, FiberRef, FiberRefs, HashMap, Inspectable, Layer, List, Logger, type LogLevel, Option } from "effect"
 import type { LogFormat } from "../config/AppConfig.ts"
 
 /**
@@ -21,6 +21,25 @@ const jsonLineLogger = Logger.make<unknown, string>(({ annotations, cause, date,
 })
 
 /**
+ * Log annotations carried in a fiber's context rather than in its log-annotation FiberRef: the HTTP
+ * adapter puts a request's id here when it builds the request's context, which costs nothing,
+ * where setting the FiberRef for each request cost a copy of the fiber's refs.
+ */
+export class ContextLogAnnotations extends Context.Tag("herald/observability/ContextLogAnnotations")<
+  ContextLogAnnotations,
+  ReadonlyArray<readonly [string, unknown]>
+>() {}
+
+const withContextAnnotations = <Output>(logger: Logger.Logger<unknown, Output>) =>
+  Logger.mapInputOptions(logger, (options) => {
+    const extra = Context.getOption(FiberRefs.getOrDefault(options.context, FiberRef.currentContext), ContextLogAnnotations)
+    if (Option.isNone(extra)) return options
+    let annotations = options.annotations
+    for (const [key, value] of extra.value) annotations = HashMap.set(annotations, key, value)
+    return { ...options, annotations }
+  })
+
+/**
  * Structured JSON lines (or Effect's pretty format in a terminal) at the configured level. The
  * CLI's one-shot commands log to stderr so that their stdout stays pure JSON for scripts.
  */
@@ -29,7 +48,7 @@ export const loggingLayer = (options: {
   readonly level: LogLevel.LogLevel
   readonly stderr?: boolean
 }): Layer.Layer<never> => {
-  const base = options.format === "json" ? jsonLineLogger : Logger.prettyLoggerDefault
+  const base = withContextAnnotations(options.format === "json" ? jsonLineLogger : Logger.prettyLoggerDefault)
   const logger = options.stderr ? Logger.withConsoleError(base) : Logger.withConsoleLog(base)
   return Layer.merge(Logger.replace(Logger.defaultLogger, logger), Logger.minimumLogLevel(options.level))
 }

@@ -1010,8 +1010,9 @@ const probe = async (op: Op, spec: Spec, answered?: (status: number, code: strin
   }
   // A WhatsApp send is recorded by its number's sender actor once JetStream has it, after the 202:
   // its row must come (and comes before the next request, which must not see it as its own write).
-  if (op.key === "POST /api/v1/public/message" && status >= 200 && status < 300) {
-    const id = parsed?.id
+  // The app API's send-text goes the same way (its answer names the id `message_id`).
+  if ((op.key === "POST /api/v1/public/message" || op.key === "POST /api/v1/app/messages/send-text") && status >= 200 && status < 300) {
+    const id = op.key === "POST /api/v1/public/message" ? parsed?.id : parsed?.message_id
     const recorded = typeof id === "string" && UUID.test(id) && (await until(async () => (await db("SELECT 1 FROM wa_messages WHERE message_id = $1::uuid", [id])).length > 0))
     if (!recorded) {
       const what = typeof id === "string" ? "message queued without a row in wa_messages within 10 s" : `${status} without an id`

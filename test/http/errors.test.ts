@@ -1,16 +1,17 @@
-import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpLayerRouter, HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpServer } from "@effect/platform"
 import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
-import { createServer, request } from "node:http"
+import { request } from "node:http"
 import { connect } from "node:net"
 import { NotFound } from "../../src/domain/errors.ts"
 import { withEnvelopeErrors, withStrictPayloads } from "../../src/http/Api.ts"
 import { NotFoundResponse } from "../../src/http/errors.ts"
 import { MetricsRoute } from "../../src/http/HttpMetrics.ts"
-import { MAX_BODY_BYTES } from "../../src/http/middleware.ts"
-import { serveRoutes } from "../../src/http/server.ts"
+import { apiGroup, serveApi } from "../../src/http/adapter/apiRoutes.ts"
+import { serveRoutes } from "../../src/http/adapter/NodeAdapter.ts"
+import { MAX_BODY_BYTES } from "../../src/http/requestBody.ts"
+import { listenerOn } from "../../src/http/server.ts"
 
 // A small API served through Herald's real middleware, so each error path is exercised the way
 // production routes hit it.
@@ -35,7 +36,7 @@ const ProbeApi = withStrictPayloads(withEnvelopeErrors(HttpApi.make("probe").add
 /** Times a body-less handler ran: a request whose body never completes must not get there. */
 let touched = 0
 
-const ProbeHandlers = HttpApiBuilder.group(ProbeApi, "probe", (h) =>
+const ProbeHandlers = apiGroup(ProbeApi, "probe", (h) =>
   h
     .handle("create", ({ payload }) => Effect.succeed({ ok: true, bytes: payload.name.length }))
     .handle("missing", ({ path }) => Effect.fail(new NotFound({ message: `no thing ${path.id}` })))
@@ -45,10 +46,10 @@ const ProbeHandlers = HttpApiBuilder.group(ProbeApi, "probe", (h) =>
     .handle("defect", () => Effect.die(new Error("bug"))))
 
 const ServerLive = serveRoutes(
-  Layer.mergeAll(HttpLayerRouter.addHttpApi(ProbeApi).pipe(Layer.provide(ProbeHandlers)), MetricsRoute),
+  Layer.mergeAll(serveApi(ProbeApi).pipe(Layer.provide(ProbeHandlers)), MetricsRoute),
   // Short, so that the stalled-body test does not wait out the production 10 s.
   { idleMs: 500, deadlineMs: 2_000 }
-).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 })))
+).pipe(Layer.provideMerge(listenerOn(0)))
 
 const baseUrl = HttpServer.addressFormattedWith((address) => Effect.succeed(address.replace("0.0.0.0", "127.0.0.1")))
 

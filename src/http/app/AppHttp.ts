@@ -1,4 +1,3 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { AiAgents } from "../../aiAgents/AiAgents.ts"
 import { AppContacts } from "../../customers/AppContacts.ts"
@@ -7,8 +6,9 @@ import { PublicMessages } from "../../whatsapp/PublicMessages.ts"
 import { renameFields } from "../../domain/errors.ts"
 import { HeraldApi } from "../Api.ts"
 import { CurrentAccount } from "./AppAuthentication.ts"
+import { apiGroup } from "../adapter/apiRoutes.ts"
 
-const ContactsHttpLive = HttpApiBuilder.group(HeraldApi, "appContacts", (handlers) =>
+const ContactsHttpLive = apiGroup(HeraldApi, "appContacts", (handlers) =>
   Effect.map(AppContacts, (contacts) =>
     handlers
       .handle("listContacts", ({ urlParams }) => Effect.flatMap(CurrentAccount, (account) => contacts.list(account, urlParams)))
@@ -17,7 +17,7 @@ const ContactsHttpLive = HttpApiBuilder.group(HeraldApi, "appContacts", (handler
       .handle("updateContact", ({ path, payload }) => Effect.flatMap(CurrentAccount, (account) => contacts.update(account, path.id, payload)))
       .handle("deleteContact", ({ path }) => Effect.flatMap(CurrentAccount, (account) => contacts.remove(account, path.id)))))
 
-const SegmentsHttpLive = HttpApiBuilder.group(HeraldApi, "appSegments", (handlers) =>
+const SegmentsHttpLive = apiGroup(HeraldApi, "appSegments", (handlers) =>
   Effect.map(Segments, (segments) =>
     handlers
       .handle("listSegments", ({ urlParams }) => Effect.flatMap(CurrentAccount, (account) => segments.list(account, urlParams)))
@@ -27,7 +27,7 @@ const SegmentsHttpLive = HttpApiBuilder.group(HeraldApi, "appSegments", (handler
       .handle("deleteSegment", ({ path }) => Effect.flatMap(CurrentAccount, (account) => segments.remove(account, path.id)))
       .handle("segmentContacts", ({ path, urlParams }) => Effect.flatMap(CurrentAccount, (account) => segments.members(account, path.id, urlParams)))))
 
-const AiAgentsHttpLive = HttpApiBuilder.group(HeraldApi, "appAiAgents", (handlers) =>
+const AiAgentsHttpLive = apiGroup(HeraldApi, "appAiAgents", (handlers) =>
   Effect.map(AiAgents, (agents) =>
     handlers
       .handle("listAiAgents", ({ urlParams }) => Effect.flatMap(CurrentAccount, (account) => agents.list(account, urlParams)))
@@ -39,7 +39,7 @@ const AiAgentsHttpLive = HttpApiBuilder.group(HeraldApi, "appAiAgents", (handler
 /** The public send's field names as send-text's body names them. */
 const SEND_TEXT_FIELDS = { fullPhoneNumber: "to", "data.message": "text" }
 
-const AppMessagesHttpLive = HttpApiBuilder.group(HeraldApi, "appMessages", (handlers) =>
+const AppMessagesHttpLive = apiGroup(HeraldApi, "appMessages", (handlers) =>
   Effect.map(PublicMessages, (messages) =>
     handlers.handle("sendText", ({ payload }) =>
       Effect.flatMap(CurrentAccount, (account) =>

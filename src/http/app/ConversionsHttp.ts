@@ -1,4 +1,3 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CapiConfigs } from "../../conversions/CapiConfigs.ts"
 import { Conversions } from "../../conversions/Conversions.ts"
@@ -6,8 +5,9 @@ import { IntegrationLogs } from "../../integrations/IntegrationLogs.ts"
 import { HeraldApi } from "../Api.ts"
 import { CurrentPrincipal } from "../Authentication.ts"
 import { CurrentAccount } from "./AppAuthentication.ts"
+import { apiGroup } from "../adapter/apiRoutes.ts"
 
-export const CapiConfigHttpLive = HttpApiBuilder.group(HeraldApi, "capiConfig", (handlers) =>
+export const CapiConfigHttpLive = apiGroup(HeraldApi, "capiConfig", (handlers) =>
   Effect.gen(function*() {
     const configs = yield* CapiConfigs
     const conversions = yield* Conversions
@@ -17,7 +17,7 @@ export const CapiConfigHttpLive = HttpApiBuilder.group(HeraldApi, "capiConfig", 
       .handle("getCapiConfig", () => Effect.flatMap(CurrentPrincipal, configs.get))
   }))
 
-export const ConversionsHttpLive = HttpApiBuilder.group(HeraldApi, "conversions", (handlers) =>
+export const ConversionsHttpLive = apiGroup(HeraldApi, "conversions", (handlers) =>
   Effect.gen(function*() {
     const conversions = yield* Conversions
     const logs = yield* IntegrationLogs

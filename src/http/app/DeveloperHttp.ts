@@ -1,11 +1,11 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { SecretKeys } from "../../security/SecretKeys.ts"
 import { Webhooks } from "../../webhooks/Webhooks.ts"
 import { HeraldApi } from "../Api.ts"
 import { CurrentPrincipal } from "../Authentication.ts"
+import { apiGroup } from "../adapter/apiRoutes.ts"
 
-export const DeveloperHttpLive = HttpApiBuilder.group(HeraldApi, "developer", (handlers) =>
+export const DeveloperHttpLive = apiGroup(HeraldApi, "developer", (handlers) =>
   Effect.gen(function*() {
     const keys = yield* SecretKeys
     const webhooks = yield* Webhooks

@@ -1,4 +1,3 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Option } from "effect"
 import { OwnedPartitions } from "../../actors/runtime/OwnedPartitions.ts"
@@ -7,6 +6,7 @@ import { AppConfig } from "../../config/AppConfig.ts"
 import { Storage } from "../../storage/Migrations.ts"
 import { HeraldApi } from "../Api.ts"
 import { NotReady } from "./HealthApi.ts"
+import { apiGroup } from "../adapter/apiRoutes.ts"
 
 const up = <A, E, R>(check: Effect.Effect<A, E, R>) =>
   check.pipe(
@@ -15,7 +15,7 @@ const up = <A, E, R>(check: Effect.Effect<A, E, R>) =>
     Effect.catchAllCause(() => Effect.succeed("down" as const))
   )
 
-export const HealthHttpLive = HttpApiBuilder.group(HeraldApi, "health", (handlers) =>
+export const HealthHttpLive = apiGroup(HeraldApi, "health", (handlers) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
     const sql = yield* SqlClient.SqlClient

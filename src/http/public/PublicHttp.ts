@@ -1,4 +1,3 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Conversations } from "../../conversations/Conversations.ts"
 import { Customers } from "../../customers/Customers.ts"
@@ -6,11 +5,12 @@ import { PublicMessages } from "../../whatsapp/PublicMessages.ts"
 import { WaTemplates } from "../../whatsapp/templates/WaTemplates.ts"
 import { HeraldApi } from "../Api.ts"
 import { CurrentAccount } from "../app/AppAuthentication.ts"
+import { apiGroup } from "../adapter/apiRoutes.ts"
 
 /** A conversation as the public API answers it. */
 const answered = <A, E>(conversation: Effect.Effect<A, E>) => Effect.map(conversation, (c) => ({ result: true as const, success: true as const, conversation: c }))
 
-export const PublicHttpLive = HttpApiBuilder.group(HeraldApi, "public", (handlers) =>
+export const PublicHttpLive = apiGroup(HeraldApi, "public", (handlers) =>
   Effect.gen(function*() {
     const messages = yield* PublicMessages
     const templates = yield* WaTemplates

@@ -1,11 +1,11 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { InvalidRequest } from "../../domain/errors.ts"
 import { ApiKeys } from "../../security/ApiKeys.ts"
 import { HeraldApi } from "../Api.ts"
 import { CurrentPrincipal } from "../Authentication.ts"
+import { apiGroup } from "../adapter/apiRoutes.ts"
 
-export const ApiKeysHttpLive = HttpApiBuilder.group(HeraldApi, "apiKeys", (handlers) =>
+export const ApiKeysHttpLive = apiGroup(HeraldApi, "apiKeys", (handlers) =>
   Effect.map(ApiKeys, (keys) =>
     handlers
       .handle("create", ({ payload }) =>

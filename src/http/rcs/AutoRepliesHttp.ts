@@ -1,10 +1,10 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { AutoReplies } from "../../autoReplies/AutoReplies.ts"
 import { HeraldApi } from "../Api.ts"
 import { CurrentPrincipal } from "../Authentication.ts"
+import { apiGroup } from "../adapter/apiRoutes.ts"
 
-export const AutoRepliesHttpLive = HttpApiBuilder.group(HeraldApi, "autoReplies", (handlers) =>
+export const AutoRepliesHttpLive = apiGroup(HeraldApi, "autoReplies", (handlers) =>
   Effect.map(AutoReplies, (autoReplies) =>
     handlers
       .handle("list", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => autoReplies.list(p, path.bot_id)))

@@ -1,10 +1,10 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { BotApplications } from "../../bots/BotApplications.ts"
 import { HeraldApi } from "../Api.ts"
 import { CurrentPrincipal } from "../Authentication.ts"
+import { apiGroup } from "../adapter/apiRoutes.ts"
 
-export const BotApplicationsHttpLive = HttpApiBuilder.group(HeraldApi, "botApplications", (handlers) =>
+export const BotApplicationsHttpLive = apiGroup(HeraldApi, "botApplications", (handlers) =>
   Effect.map(BotApplications, (applications) =>
     handlers.handle("apply", ({ payload }) =>
       Effect.flatMap(CurrentPrincipal, (principal) =>

@@ -1,11 +1,11 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Broadcasts } from "../../broadcasts/Broadcasts.ts"
 import { HeraldApi } from "../Api.ts"
 import { CurrentPrincipal } from "../Authentication.ts"
+import { apiGroup } from "../adapter/apiRoutes.ts"
 
 /** Handlers of BroadcastsApi. */
-export const BroadcastsHttpLive = HttpApiBuilder.group(HeraldApi, "broadcasts", (handlers) =>
+export const BroadcastsHttpLive = apiGroup(HeraldApi, "broadcasts", (handlers) =>
   Effect.map(Broadcasts, (broadcasts) =>
     handlers
       .handle("create", ({ payload }) =>

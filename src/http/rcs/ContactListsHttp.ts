@@ -1,11 +1,11 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { ContactLists } from "../../contacts/ContactLists.ts"
 import { HeraldApi } from "../Api.ts"
 import { CurrentPrincipal } from "../Authentication.ts"
+import { apiGroup } from "../adapter/apiRoutes.ts"
 
 /** Handlers of ContactListsApi; the import is ContactImportRoute. */
-export const ContactListsHttpLive = HttpApiBuilder.group(HeraldApi, "contactLists", (handlers) =>
+export const ContactListsHttpLive = apiGroup(HeraldApi, "contactLists", (handlers) =>
   Effect.map(ContactLists, (lists) =>
     handlers
       .handle("create", ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => lists.create(p, payload.name)))

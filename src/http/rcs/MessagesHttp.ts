@@ -1,11 +1,11 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Messages } from "../../messaging/Messages.ts"
 import { MessageReports } from "../../messaging/MessageReports.ts"
 import { HeraldApi } from "../Api.ts"
 import { CurrentPrincipal } from "../Authentication.ts"
+import { apiGroup } from "../adapter/apiRoutes.ts"
 
-export const MessagesHttpLive = HttpApiBuilder.group(HeraldApi, "messages", (handlers) =>
+export const MessagesHttpLive = apiGroup(HeraldApi, "messages", (handlers) =>
   Effect.gen(function*() {
     const messages = yield* Messages
     const reports = yield* MessageReports

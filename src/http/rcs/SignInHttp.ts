@@ -1,17 +1,17 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { SignIn } from "../../security/SignIn.ts"
 import { HeraldApi } from "../Api.ts"
 import { CurrentPrincipal } from "../Authentication.ts"
+import { apiGroup } from "../adapter/apiRoutes.ts"
 
-export const SignInHttpLive = HttpApiBuilder.group(HeraldApi, "signIn", (handlers) =>
+export const SignInHttpLive = apiGroup(HeraldApi, "signIn", (handlers) =>
   Effect.map(SignIn, (signIn) =>
     handlers
       .handle("login", ({ payload }) =>
         signIn.login({ email: payload.email, password: payload.password, totpCode: Option.fromNullable(payload.totp_code) }))
       .handle("selectAccount", ({ payload }) => signIn.selectAccount({ sessionToken: payload.session_token, accountId: payload.account_id }))))
 
-export const AccountSecurityHttpLive = HttpApiBuilder.group(HeraldApi, "accountSecurity", (handlers) =>
+export const AccountSecurityHttpLive = apiGroup(HeraldApi, "accountSecurity", (handlers) =>
   Effect.map(SignIn, (signIn) =>
     handlers
       .handle("changePassword", ({ payload }) =>

@@ -1,10 +1,10 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { Team } from "../../team/Team.ts"
 import { HeraldApi } from "../Api.ts"
 import { CurrentPrincipal } from "../Authentication.ts"
+import { apiGroup } from "../adapter/apiRoutes.ts"
 
-export const TeamHttpLive = HttpApiBuilder.group(HeraldApi, "team", (handlers) =>
+export const TeamHttpLive = apiGroup(HeraldApi, "team", (handlers) =>
   Effect.map(Team, (team) =>
     handlers
       .handle("list", () => Effect.flatMap(CurrentPrincipal, team.list))

@@ -1,10 +1,10 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Templates } from "../../templates/Templates.ts"
 import { HeraldApi } from "../Api.ts"
 import { CurrentPrincipal } from "../Authentication.ts"
+import { apiGroup } from "../adapter/apiRoutes.ts"
 
-export const TemplatesHttpLive = HttpApiBuilder.group(HeraldApi, "templates", (handlers) =>
+export const TemplatesHttpLive = apiGroup(HeraldApi, "templates", (handlers) =>
   Effect.map(Templates, (templates) =>
     handlers
       .handle("create", ({ payload }) =>

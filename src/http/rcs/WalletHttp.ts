@@ -1,9 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Wallet } from "../../wallet/Wallet.ts"
 import { HeraldApi } from "../Api.ts"
 import { CurrentPrincipal } from "../Authentication.ts"
+import { apiGroup } from "../adapter/apiRoutes.ts"
 
-export const WalletHttpLive = HttpApiBuilder.group(HeraldApi, "wallet", (handlers) =>
+export const WalletHttpLive = apiGroup(HeraldApi, "wallet", (handlers) =>
   Effect.map(Wallet, (wallet) =>
     handlers.handle("read", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (principal) => wallet.read(principal, urlParams)))))

@@ -1,10 +1,10 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Webhooks } from "../../webhooks/Webhooks.ts"
 import { HeraldApi } from "../Api.ts"
 import { CurrentPrincipal } from "../Authentication.ts"
+import { apiGroup } from "../adapter/apiRoutes.ts"
 
-export const WebhooksHttpLive = HttpApiBuilder.group(HeraldApi, "webhooks", (handlers) =>
+export const WebhooksHttpLive = apiGroup(HeraldApi, "webhooks", (handlers) =>
   Effect.map(Webhooks, (webhooks) =>
     handlers
       .handle("list", () => Effect.flatMap(CurrentPrincipal, webhooks.list))

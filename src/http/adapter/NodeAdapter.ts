@@ -1,0 +1,218 @@
+import { HttpLayerRouter, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Cause, Context, Effect, Exit, type Fiber, FiberRef, FiberRefs, Layer, LogLevel, Runtime } from "effect"
+import { randomUUID } from "node:crypto"
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { unstorableText } from "../../domain/storable.ts"
+import { ContextLogAnnotations } from "../../observability/Logging.ts"
+import { envelope } from "../errors.ts"
+import { recordRequest } from "../HttpMetrics.ts"
+import { NodeServer } from "../NodeServer.ts"
+import { RequestState, type RequestStateShape } from "../RequestState.ts"
+import {
+  BODY_DEADLINE_MS,
+  BODY_IDLE_MS,
+  type BodyRead,
+  hasBody,
+  isJsonContentType,
+  MAX_BODY_BYTES,
+  readBody,
+  readJsonBody,
+  streamsOwnBody,
+  takesRawBody
+} from "../requestBody.ts"
+import { errorToResponse, invalid, noRoute, stalled, tooLarge, unsupportedType } from "./failures.ts"
+import { LeanRequest } from "./LeanRequest.ts"
+import { routeContextOf } from "./apiRoutes.ts"
+import { LayeredMap } from "./LayeredMap.ts"
+import { type Route, type RouteMatch, RouteTable, RouteTableLive } from "./RouteTable.ts"
+import { writeResponse } from "./writeResponse.ts"
+
+/** How long a request body may take (requestBody.ts): idle, and in all. */
+export interface BodyTimeouts {
+  readonly idleMs: number
+  readonly deadlineMs: number
+}
+
+export const DEFAULT_BODY_TIMEOUTS: BodyTimeouts = { idleMs: BODY_IDLE_MS, deadlineMs: BODY_DEADLINE_MS }
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+const PUBLIC_PREFIX = "/api/v1/public/"
+
+/** A route's handler as the adapter runs it: every failure it did not answer becomes an envelope. */
+const programs = new WeakMap<Route, Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>>()
+const programOf = (route: Route) => {
+  let program = programs.get(route)
+  if (program === undefined) {
+    const handler = route.uninterruptible ? route.handler : Effect.interruptible(route.handler)
+    program = Effect.catchAllCause(handler as Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>, errorToResponse)
+    programs.set(route, program)
+  }
+  return program
+}
+
+/** The first path parameter or query value that cannot be stored (a NUL, an unpaired surrogate). */
+const unstorableInput = (match: RouteMatch): HttpServerResponse.HttpServerResponse | undefined => {
+  for (const name in match.params) {
+    const value = match.params[name]
+    const why = value === undefined ? undefined : unstorableText(value)
+    if (why !== undefined) return invalid(name, why)
+  }
+  for (const name in match.searchParams) {
+    const value = match.searchParams[name]!
+    for (const one of typeof value === "string" ? [value] : value) {
+      const why = unstorableText(one) ?? unstorableText(name)
+      if (why !== undefined) return invalid(name, why)
+    }
+  }
+  return undefined
+}
+
+/**
+ * The node:http request listener of an API node (docs/http.md). Per request, in plain code: the
+ * request id, the route match, the body read whole under the limit and checked (JSON, nesting,
+ * storable strings), then one fiber on the node's runtime running the route's handler with the
+ * request's services in its context, and the answer written with one `writeHead` + `end`,
+ * counted in the metrics. No platform middleware, no per-request layer, Scope or `provide`: the
+ * platform's stack cost about ten times a bare node:http route's CPU (docs/benchmarks.md).
+ */
+export const makeRequestListener = (table: RouteTable["Type"], runtime: Runtime.Runtime<never>, timeouts: BodyTimeouts) => {
+  const base = runtime.context.unsafeMap
+  // A route's handler runs in the context it was built in (an HttpApi group's services) with the
+  // node's on top, as the platform merged them per request; merged here once per route.
+  const bases = new WeakMap<Route, ReadonlyMap<string, unknown>>()
+  const baseOf = (route: Route) => {
+    let merged = bases.get(route)
+    if (merged === undefined) {
+      const own = routeContextOf(route)
+      merged = own === undefined ? base : new Map([...own.unsafeMap, ...base])
+      bases.set(route, merged)
+    }
+    return merged
+  }
+  const debug = LogLevel.greaterThanEqual(LogLevel.Debug, FiberRefs.getOrDefault(runtime.fiberRefs, FiberRef.currentMinimumLogLevel))
+  const runLog = Runtime.runFork(runtime)
+
+  const respond = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    requestId: string,
+    state: RequestStateShape,
+    started: number,
+    response: HttpServerResponse.HttpServerResponse
+  ) => {
+    const extra: Record<string, string> = { "x-request-id": requestId }
+    if (state.retryAfter !== undefined) extra["retry-after"] = String(state.retryAfter)
+    const answered = response.status >= 400 && req.url!.startsWith(PUBLIC_PREFIX) ? withResultField(response) : response
+    writeResponse(req, res, answered, extra, runLog)
+    const seconds = (performance.now() - started) / 1000
+    recordRequest(req.method!, state.route, response.status, seconds)
+    if (response.status >= 500 || debug) {
+      const line = { method: req.method, route: state.route, status: response.status, ms: Math.round(seconds * 1000), request_id: requestId }
+      runLog(response.status >= 500 ? Effect.logWarning("request answered", line) : Effect.logDebug("request answered", line))
+    }
+  }
+
+  const run = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    requestId: string,
+    state: RequestStateShape,
+    started: number,
+    match: RouteMatch,
+    request: LeanRequest
+  ) => {
+    const context = new LayeredMap(baseOf(match.route))
+    context.set(ContextLogAnnotations.key, [["request_id", requestId]])
+    context.set(HttpServerRequest.HttpServerRequest.key, request)
+    context.set(HttpServerRequest.ParsedSearchParams.key, match.searchParams)
+    context.set(HttpLayerRouter.RouteContext.key, { [HttpRouter.RouteContextTypeId]: HttpRouter.RouteContextTypeId, route: match.route, params: match.params })
+    context.set(RequestState.key, state)
+    const fiber = Runtime.runFork(Runtime.make({ context: Context.unsafeMake<never>(context as Map<string, unknown>), fiberRefs: runtime.fiberRefs, runtimeFlags: runtime.runtimeFlags }))(programOf(match.route))
+    const settle = (exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>) => {
+      if (Exit.isSuccess(exit)) return respond(req, res, requestId, state, started, exit.value)
+      // Interrupted: the client went away, or the node is stopping; nothing is left to answer.
+      if (Cause.isInterruptedOnly(exit.cause)) return
+      respond(req, res, requestId, state, started, envelope(500, "internal_error", "internal error"))
+    }
+    const done = fiber.unsafePoll()
+    if (done !== null) return settle(done)
+    // Only a handler that suspends needs to hear of a client that goes away.
+    fiber.addObserver(settle)
+    res.once("close", () => {
+      if (!res.writableEnded) (fiber as Fiber.RuntimeFiber<unknown, unknown>).unsafeInterruptAsFork(fiber.id())
+    })
+  }
+
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const started = performance.now()
+    const given = req.headers["x-request-id"]
+    const requestId = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID()
+    const method = req.method!
+    const url = req.url!
+    const state: RequestStateShape = { route: "unmatched", retryAfter: undefined }
+    const match = table.find(method, url)
+    const answer = (response: HttpServerResponse.HttpServerResponse) => respond(req, res, requestId, state, started, response)
+    if (match !== undefined) state.route = match.route.path
+
+    const dispatch = (body: Buffer | undefined, json: { readonly value: unknown } | undefined) => {
+      if (match === undefined) return answer(noRoute(method, url))
+      const refused = unstorableInput(match)
+      if (refused !== undefined) return answer(refused)
+      run(req, res, requestId, state, started, match, new LeanRequest(req, res, url, body, json))
+    }
+
+    if (!hasBody(req.headers) || (match !== undefined && streamsOwnBody(method, url))) return dispatch(undefined, undefined)
+    if (Number(req.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return answer(tooLarge())
+    readBody(req, { maxBytes: MAX_BODY_BYTES, ...timeouts }, (read: BodyRead) => {
+      switch (read._tag) {
+        case "TooLarge":
+          return answer(tooLarge())
+        case "Stalled":
+          return answer(stalled(read.received))
+        case "Aborted":
+          return answer(envelope(400, "invalid_request", "the request body was cut off before its end", { errors: [] }))
+        case "Complete": {
+          if (read.body.length === 0 || takesRawBody(method, url)) return dispatch(read.body, undefined)
+          const contentType = req.headers["content-type"]
+          if (!isJsonContentType(contentType)) return answer(unsupportedType(contentType))
+          const json = readJsonBody(read.body.toString("utf8"))
+          if (json._tag === "Unreadable") return answer(invalid("", `the request body is not valid JSON (${json.reason})`, "request body is not valid JSON"))
+          if (json._tag === "Unstorable") return answer(invalid(json.issue.path, json.issue.message))
+          return dispatch(read.body, json)
+        }
+      }
+    })
+  }
+}
+
+/**
+ * Answers of the public messaging API carry Interakt's `result` beside Herald's `success`
+ * (docs/whatsapp.md): its own handlers say it, and this adds it to the envelopes built before or
+ * around them (credentials, plan, decoding, 404, 503), so no error shape is written twice.
+ */
+const withResultField = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
+  if (response.body._tag !== "Uint8Array") return response
+  try {
+    const parsed = JSON.parse(Buffer.from(response.body.body).toString("utf8")) as Record<string, unknown>
+    if (typeof parsed !== "object" || parsed === null || "result" in parsed || typeof parsed.success !== "boolean") return response
+    return HttpServerResponse.unsafeJson({ result: parsed.success, ...parsed }, { status: response.status, headers: response.headers })
+  } catch {
+    return response
+  }
+}
+
+/**
+ * Serves `routes` (layers that add routes to the platform's router service, as HttpApi groups and
+ * `HttpLayerRouter.add` do) on the node's server. The listener is never removed: on shutdown Node's
+ * `server.close` stops accepting and waits for requests in flight, which must still be answered.
+ */
+export const serveRoutes = <A, E, R>(
+  routes: Layer.Layer<A, E, R>,
+  timeouts: BodyTimeouts = DEFAULT_BODY_TIMEOUTS
+): Layer.Layer<never, HttpLayerRouter.Request.Without<E>, NodeServer | Exclude<HttpLayerRouter.Request.Without<R> | HttpLayerRouter.Request.Only<"Requires", R> | HttpLayerRouter.Request.Only<"GlobalRequires", R>, HttpLayerRouter.HttpRouter>> =>
+  Layer.scopedDiscard(Effect.gen(function*() {
+    const table = yield* RouteTable
+    const { server } = yield* NodeServer
+    const runtime = yield* Effect.runtime<never>()
+    server.on("request", makeRequestListener(table, runtime, timeouts))
+  })).pipe(Layer.provide(routes.pipe(Layer.provideMerge(RouteTableLive)))) as any
