@@ -2,11 +2,11 @@
 // the same JSON in the same run: a bare @effect/platform route (the framework's ceiling) and a bare
 // node:http server (the machine's). Prints one JSON line.   npm run bench -- auth   (DURATION=10 seconds per run)
 import autocannon from "autocannon"
-import Pg from "pg"
 import { cleanup, envFor, makeIsolation } from "../test/support/isolation.ts"
-import { heraldCommand, startHerald } from "../test/support/HeraldProcess.ts"
+import { startHerald } from "../test/support/HeraldProcess.ts"
 import { callJson } from "../test/support/http.ts"
 import { httpBaselines } from "./support/baselines.ts"
+import { accountWithTenBots } from "./support/botsAccount.ts"
 import { round2 } from "./support/figures.ts"
 
 const SECONDS = Number(process.env.DURATION ?? 10)
@@ -25,13 +25,7 @@ const iso = makeIsolation()
 const env = envFor(iso, { LOG_LEVEL: "warning", HERALD_API_KEY_RATE: "10000000", HERALD_API_KEY_BURST: "100000" })
 const node = await startHerald(env)
 try {
-  const created = JSON.parse((await heraldCommand(["admin", "create-account", "--email", "bench@example.com", "--password", "bench password", "--label", "Bench", "--plan", "growth"], env)).stdout)
-  const db = new Pg.Client({ connectionString: iso.databaseUrl })
-  await db.connect()
-  await db.query("INSERT INTO bots (account_id, name, status, use_case) SELECT $1, 'bot ' || i, 'active', 'promotional' FROM generate_series(1, 10) AS i", [created.account_id])
-  await db.end()
-  const token = (await callJson(node.url, "POST", "/api/v1/rcs/auth/login", undefined, { email: "bench@example.com", password: "bench password" })).body.token
-  const key = (await callJson(node.url, "POST", "/api/v1/rcs/api-keys", token, { name: "bench", scopes: ["contacts:read"] })).body.raw_key
+  const { key } = await accountWithTenBots(node.url, env, iso.databaseUrl)
   const answer = (await callJson(node.url, "GET", "/api/v1/rcs/bots", key)).body
   if (answer.bots?.length !== 10) throw new Error(`unexpected answer: ${JSON.stringify(answer).slice(0, 200)}`)
   const herald = await load(`${node.url}/api/v1/rcs/bots`, key)
