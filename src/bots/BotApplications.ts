@@ -3,6 +3,7 @@ import { requireRole, seesAllBots } from "../domain/access.ts"
 import { Conflict, describeIssues, FieldIssue, Forbidden, InvalidRequest } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { BotsRepo, type UseCase } from "../storage/BotsRepo.ts"
+import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { normaliseBrandWebsite } from "./brandWebsite.ts"
 import { parseGstin } from "./gstin.ts"
 
@@ -23,6 +24,7 @@ export interface BotApplication {
 export class BotApplications extends Effect.Service<BotApplications>()("herald/bots/BotApplications", {
   effect: Effect.gen(function*() {
     const repo = yield* BotsRepo
+    const feed = yield* ChangeFeed
 
     const apply = (principal: Principal, input: BotApplication) =>
       Effect.gen(function*() {
@@ -51,6 +53,8 @@ export class BotApplications extends Effect.Service<BotApplications>()("herald/b
           const key = result.fields[0] ?? "company_gstin"
           return yield* new Conflict({ key, message: `${key} is already registered by another account` })
         }
+        // The applicant reads its new bot next: this node's cache must not wait for the notification.
+        yield* feed.committed("bots", principal.accountId)
         return { success: true as const, bot_id: result.bot.botId, status: "pending" as const }
       })
 

@@ -9,6 +9,7 @@ import type { Principal } from "../domain/signIn.ts"
 import { BotsRepo } from "../storage/BotsRepo.ts"
 import { DeliveryKind, Start } from "./DeliveryKind.ts"
 import { urlProblem } from "./urlPolicy.ts"
+import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { type AttemptRow, type DeadLetterRow, type WebhookChannel, type WebhookRow, WebhooksRepo } from "./WebhooksRepo.ts"
 
 /** Event types a subscription may ask for (contract, Events). `webhook.test` goes to one endpoint on request. */
@@ -76,6 +77,11 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
     const bots = yield* BotsRepo
     const outbox = yield* Outbox
     const config = yield* AppConfig
+    const feed = yield* ChangeFeed
+    // This node's caches of endpoints and subscriptions forget at once: the caller's next request
+    // (a send, a test event) must see the change without waiting for the notification.
+    const changed = <A, E, R>(accountId: string, write: Effect.Effect<A, E, R>) =>
+      Effect.tap(write, () => feed.committed("webhooks", accountId))
 
     const checkUrl = (url: string) => {
       const problem = urlProblem(url, config.webhookAllowPrivate)
@@ -107,7 +113,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         yield* checkUrl(input.url)
         yield* checkBot(principal, input.botId)
         const secret = newSecret()
-        const row = yield* repo.insert({ accountId: principal.accountId, url: input.url, events: [...new Set(input.events)], botId: input.botId, secret })
+        const row = yield* changed(principal.accountId, repo.insert({ accountId: principal.accountId, url: input.url, events: [...new Set(input.events)], botId: input.botId, secret }))
         return { success: true as const, ...presentWebhook(row), secret }
       })
 
@@ -126,7 +132,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         }
         if (changes.url !== undefined) yield* checkUrl(changes.url)
         if (changes.botId !== undefined) yield* checkBot(principal, changes.botId)
-        const row = yield* repo.update(webhookId, { ...changes, events: changes.events && [...new Set(changes.events)] })
+        const row = yield* changed(principal.accountId, repo.update(webhookId, { ...changes, events: changes.events && [...new Set(changes.events)] }))
         if (row === undefined) return yield* new NotFound({ message: `no webhook ${webhookId}` })
         return { success: true as const, webhook: presentWebhook(row) }
       })
@@ -135,7 +141,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
       Effect.gen(function*() {
         yield* requireRole(principal, "operator", "manage webhooks")
         yield* visibleEndpoint(principal, webhookId)
-        yield* repo.remove(webhookId)
+        yield* changed(principal.accountId, repo.remove(webhookId))
         return { success: true as const }
       })
 
@@ -262,11 +268,11 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         yield* checkUrl(url)
         const existing = yield* repo.developer(principal.accountId)
         if (existing !== undefined) {
-          const row = yield* repo.update(existing.webhookId, { url })
+          const row = yield* changed(principal.accountId, repo.update(existing.webhookId, { url }))
           if (row !== undefined) return { success: true as const, created: false, ...presentDeveloper(row) }
         }
         const secret = newSecret()
-        const row = yield* repo.insert({ accountId: principal.accountId, url, events: WA_EVENT_TYPES, botId: null, secret, channel: "whatsapp" })
+        const row = yield* changed(principal.accountId, repo.insert({ accountId: principal.accountId, url, events: WA_EVENT_TYPES, botId: null, secret, channel: "whatsapp" }))
         return { success: true as const, created: true, ...presentDeveloper(row), secret }
       })
 
@@ -283,11 +289,11 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         yield* requireOwnerSession(principal, "remove the developer webhook")
         const row = yield* repo.developer(principal.accountId)
         if (row === undefined) return yield* new NotFound({ message: "no developer webhook is configured" })
-        yield* repo.remove(row.webhookId)
+        yield* changed(principal.accountId, repo.remove(row.webhookId))
         return { success: true as const }
       })
 
     return { create, list, update, remove, test, deliveries, deadLetters, replay, emit, committed, setDeveloper, getDeveloper, removeDeveloper } as const
   }),
-  dependencies: [WebhooksRepo.Default, BotsRepo.Default]
+  dependencies: [WebhooksRepo.Default, BotsRepo.Default, ChangeFeed.Default]
 }) {}
