@@ -82,6 +82,16 @@ export interface AppSettings {
   readonly capiMaxAttempts: number
   /** Events one GraphQL subscription may hold for a client reading too slowly before the client is dropped. */
   readonly graphqlSubscriptionBuffer: number
+  /** Where partner e-mail is relayed (smtp:// or smtps://); unset on a single-process node: the SMTP sink in-process. */
+  readonly smtpUrl: Option.Option<string>
+  /** The in-process SMTP sink listens here (0 picks a free port). */
+  readonly smtpSimPort: number
+  /** The SMTP sink signs its bounce and complaint reports to Herald with HMAC-SHA256 under this. */
+  readonly smtpFeedbackSecret: Redacted.Redacted<string>
+  /** The base of absolute URLs Herald hands out (e-mail verification links); default http://127.0.0.1:<PORT>. */
+  readonly publicUrl: Option.Option<string>
+  /** A soft-bounced recipient (4xx) is tried again after this, then 3× and 9× as long (3 retries in about a minute by default). */
+  readonly emailRetryBaseMs: number
 }
 
 const url = (name: string, protocols: ReadonlyArray<string>) =>
@@ -147,6 +157,7 @@ export const DEV_WA_TOKEN = "dev-wa-token"
 export const DEV_WA_VERIFY_TOKEN = "dev-wa-verify-token"
 export const DEV_WA_APP_SECRET = "dev-wa-app-secret"
 export const DEV_SECRETS_KEY = "dev-herald-secrets-key-not-for-production"
+export const DEV_SMTP_FEEDBACK_SECRET = "dev-herald-smtp-feedback-secret"
 
 const optionalUrl = (name: string) => Config.option(url(name, ["http", "https"]))
 
@@ -215,6 +226,11 @@ const allSettings: Config.Config<AppSettings> = Config.all({
   capiRetryBaseMs: integerIn("HERALD_CAPI_RETRY_BASE_MS", 10, 600_000).pipe(Config.withDefault(1_000)),
   capiMaxAttempts: integerIn("HERALD_CAPI_MAX_ATTEMPTS", 1, 100).pipe(Config.withDefault(12)),
   graphqlSubscriptionBuffer: integerIn("HERALD_GRAPHQL_SUBSCRIPTION_BUFFER", 1, 1_000_000).pipe(Config.withDefault(1_000)),
+  smtpUrl: url("SMTP_URL", ["smtp", "smtps"]).pipe(Config.option),
+  smtpSimPort: integerIn("SMTP_SIM_PORT", 0, 65535).pipe(Config.withDefault(2525)),
+  smtpFeedbackSecret: Config.string("SMTP_FEEDBACK_SECRET").pipe(Config.withDefault(DEV_SMTP_FEEDBACK_SECRET), Config.map(Redacted.make)),
+  publicUrl: url("HERALD_PUBLIC_URL", ["http", "https"]).pipe(Config.map((u) => u.replace(/\/+$/, "")), Config.option),
+  emailRetryBaseMs: integerIn("HERALD_EMAIL_RETRY_BASE_MS", 10, 600_000).pipe(Config.withDefault(5_000)),
   logFormat: Config.literal("json", "pretty")("LOG_FORMAT").pipe(
     Config.option,
     Config.map(Option.getOrElse((): LogFormat => (process.stdout.isTTY ? "pretty" : "json")))
@@ -226,7 +242,8 @@ const productionProblems = (settings: AppSettings): ReadonlyArray<string> =>
   [
     ["GATEWAY_WA_APP_SECRET", settings.gatewayWaAppSecret, DEV_WA_APP_SECRET],
     ["GATEWAY_WA_VERIFY_TOKEN", settings.gatewayWaVerifyToken, DEV_WA_VERIFY_TOKEN],
-    ["HERALD_SECRETS_KEY", settings.secretsKey, DEV_SECRETS_KEY]
+    ["HERALD_SECRETS_KEY", settings.secretsKey, DEV_SECRETS_KEY],
+    ["SMTP_FEEDBACK_SECRET", settings.smtpFeedbackSecret, DEV_SMTP_FEEDBACK_SECRET]
   ].filter(([, value, dev]) => Redacted.value(value as Redacted.Redacted<string>) === dev).map(([name]) => name as string)
 
 export const settingsConfig: Config.Config<AppSettings> = Config.all([

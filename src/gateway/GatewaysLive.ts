@@ -8,6 +8,9 @@ import { type GatewaySimulatorError, makeGatewaySimulator } from "./simulator/Ga
 import { WaGateway } from "./WaGateway.ts"
 import { makeCloudApiGateway } from "./cloud/CloudApiGateway.ts"
 import { CapiGateway, makeCapiGateway, unconfiguredCapi } from "./CapiGateway.ts"
+import { EmailRelay, SMTP_FEEDBACK_PATH } from "./EmailRelay.ts"
+import { makeNodemailerRelay } from "./smtp/NodemailerRelay.ts"
+import { makeSmtpSink, type SmtpSinkError } from "./smtp/SmtpSink.ts"
 
 
 /**
@@ -32,20 +35,53 @@ const unconfiguredWa: Context.Tag.Service<WaGateway> = {
   deleteTemplate: () => Effect.succeed(false)
 }
 
+/** A node of a cluster without SMTP_URL: mail is refused whole, the operator's to fix. */
+const unconfiguredEmail: Context.Tag.Service<EmailRelay> = {
+  send: () => Effect.succeed({ _tag: "Rejected", code: 554, response: "no SMTP relay configured: set SMTP_URL on every node" } as const),
+  url: "none"
+}
+
+/** Herald's own origin with the feedback path, from the RBM callback URL; undefined until Herald listens. */
+const feedbackUrlFrom = (callbackUrl: () => string | undefined) => (): string | undefined => {
+  const raw = callbackUrl()
+  if (raw === undefined) return undefined
+  try {
+    return new URL(raw).origin + SMTP_FEEDBACK_PATH
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * The gateways Herald sends through (DESIGN.md, "Simulator processes"): GATEWAY_RBM_URL,
  * GATEWAY_WA_URL and GATEWAY_CAPI_URL when set (the real upstreams or a separate `herald gateway-sim`); for either one
  * unset, the simulator, started here in-process on GATEWAY_SIM_PORT and living as long as this
  * layer. Either way the real adapters talk to it over HTTP, so the simulator exercises the wire.
+ * E-mail likewise: SMTP_URL when set, else on a single-process node the SMTP sink in-process on
+ * SMTP_SIM_PORT (its control API on the simulator's HTTP port), reached by the same nodemailer
+ * relay over a real socket.
  */
-export const GatewaysLive: Layer.Layer<RcsGateway | WaGateway | CapiGateway, GatewaySimulatorError, AppConfig | GatewayCallbackUrl> = Layer.scopedContext(
+export const GatewaysLive: Layer.Layer<
+  RcsGateway | WaGateway | CapiGateway | EmailRelay,
+  GatewaySimulatorError | SmtpSinkError,
+  AppConfig | GatewayCallbackUrl
+> = Layer.scopedContext(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const callback = yield* GatewayCallbackUrl
     // Only a single-process node (role all) starts one: nodes of a cluster share a `herald
     // gateway-sim` (DESIGN.md), and one without a URL sends nothing rather than simulating alone.
+    const needsSink = config.role === "all" && Option.isNone(config.smtpUrl)
+    const sink = needsSink
+      ? yield* makeSmtpSink({
+        port: config.smtpSimPort,
+        feedbackUrl: feedbackUrlFrom(callback.get),
+        feedbackSecret: Redacted.value(config.smtpFeedbackSecret)
+      })
+      : undefined
+    // The sink's control API lives on the simulator's HTTP port, so the sink alone starts it too.
     const needsSimulator = config.role === "all" &&
-      (Option.isNone(config.gatewayRbmUrl) || Option.isNone(config.gatewayWaUrl) || Option.isNone(config.gatewayCapiUrl))
+      (Option.isNone(config.gatewayRbmUrl) || Option.isNone(config.gatewayWaUrl) || Option.isNone(config.gatewayCapiUrl) || needsSink)
     const simulator = needsSimulator
       ? yield* makeGatewaySimulator({
         port: config.gatewaySimPort,
@@ -58,12 +94,18 @@ export const GatewaysLive: Layer.Layer<RcsGateway | WaGateway | CapiGateway, Gat
           callbackUrl: callback.whatsapp,
           appSecret: Redacted.value(config.gatewayWaAppSecret),
           templateReviewMs: config.gatewaySimTemplateReviewMs
-        }
+        },
+        ...(sink !== undefined ? { smtp: sink } : {})
       })
       : undefined
     if (simulator !== undefined) {
       yield* Effect.logInfo("gateway simulator started in-process").pipe(
         Effect.annotateLogs({ url: simulator.url, transport: config.gatewaySimTransport, callbacks: config.gatewaySimCallbacks })
+      )
+    }
+    if (sink !== undefined) {
+      yield* Effect.logInfo("smtp sink started in-process").pipe(
+        Effect.annotateLogs({ url: sink.url, control_url: `${simulator!.url}/simulate/smtp/messages` })
       )
     }
     const direct = simulator !== undefined && config.gatewaySimTransport === "direct"
@@ -82,7 +124,9 @@ export const GatewaysLive: Layer.Layer<RcsGateway | WaGateway | CapiGateway, Gat
     })
     const capiUrl = Option.getOrUndefined(config.gatewayCapiUrl) ?? simulator?.url
     const capi = capiUrl === undefined ? unconfiguredCapi : yield* makeCapiGateway({ baseUrl: capiUrl, timeoutMs: config.gatewayTimeoutMs })
-    return Context.make(RcsGateway, rcs).pipe(Context.add(WaGateway, wa), Context.add(CapiGateway, capi))
+    const smtpUrl = Option.getOrUndefined(config.smtpUrl) ?? sink?.url
+    const email = smtpUrl === undefined ? unconfiguredEmail : yield* makeNodemailerRelay(smtpUrl)
+    return Context.make(RcsGateway, rcs).pipe(Context.add(WaGateway, wa), Context.add(CapiGateway, capi), Context.add(EmailRelay, email))
   })
 )
 

@@ -33,7 +33,7 @@ describe("RcsGatewayLive", () => {
       // The callback URL becomes known only after the gateway is up, as in the composition root.
       let url: string | undefined
       const context = yield* Layer.build(
-        live({ GATEWAY_SIM_PORT: "0", GATEWAY_RBM_CLIENT_TOKEN: TOKEN, GATEWAY_SIM_DELIVERED_MS: "20", GATEWAY_SIM_READ_MS: "40" }, () => url)
+        live({ GATEWAY_SIM_PORT: "0", SMTP_SIM_PORT: "0", GATEWAY_RBM_CLIENT_TOKEN: TOKEN, GATEWAY_SIM_DELIVERED_MS: "20", GATEWAY_SIM_READ_MS: "40" }, () => url)
       )
       url = receiver.url
       const { outcome, messageId } = yield* sendHello("+919812345678").pipe(Effect.provide(context))

@@ -105,6 +105,11 @@ export const settingsFor = (iso: Isolation, overrides: Partial<AppSettings> = {}
   graphqlSubscriptionBuffer: 1_000,
   capiRetryBaseMs: 100,
   capiMaxAttempts: 4,
+  smtpUrl: Option.none(),
+  smtpSimPort: 0,
+  smtpFeedbackSecret: Redacted.make("test-smtp-feedback-secret"),
+  publicUrl: Option.none(),
+  emailRetryBaseMs: 200,
   ...overrides
 })
 
@@ -121,6 +126,7 @@ export const envFor = (iso: Isolation, overrides: Record<string, string> = {}): 
   WEBHOOK_ALLOW_PRIVATE: "true",
   // The in-process gateway simulator on any free port: test processes run side by side.
   GATEWAY_SIM_PORT: "0",
+  SMTP_SIM_PORT: "0",
   LOG_FORMAT: "json",
   LOG_LEVEL: "info",
   ...overrides

@@ -44,6 +44,13 @@ export interface GatewaySimulatorOptions {
    * still answer (and count), but no webhook is posted.
    */
   readonly whatsapp?: WhatsAppSimulatorOptions
+  /**
+   * The SMTP sink's control API (smtp/SmtpSink.ts), served on this server when the sink runs
+   * in-process: one HTTP port for every simulator a test or a demo reads.
+   */
+  readonly smtp?: {
+    readonly handleControl: (req: IncomingMessage, res: ServerResponse, path: string, query: string) => boolean
+  }
 }
 
 export interface MessageLog {
@@ -303,6 +310,7 @@ export const makeGatewaySimulator = (
       if (path === "/simulate/replay-callback" && req.method === "POST") return readBody(req, res, (text) => onReplay(res, text))
       if (path === "/simulate/log" && req.method === "GET") return onLog(res, query)
       if (wa.handle(req, res, path, query)) return
+      if (options.smtp?.handleControl(req, res, path, query) === true) return
       req.resume()
       notFound(res)
     }
