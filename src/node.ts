@@ -35,9 +35,13 @@ import type { CapiGateway } from "./gateway/CapiGateway.ts"
 import { CapiKind } from "./conversions/CapiKind.ts"
 import { CapiConfigs } from "./conversions/CapiConfigs.ts"
 import { CapiForwarder } from "./conversions/CapiForwarder.ts"
+import { MailerKind } from "./email/MailerKind.ts"
+import { MailLedger } from "./email/MailLedger.ts"
+import { Identities } from "./email/Identities.ts"
+import type { EmailRelay } from "./gateway/EmailRelay.ts"
 
 /** The actor kinds of Herald itself. Each capability adds its kind's registration here. */
-export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.SqlClient | ActorClient | AppConfig | RcsGateway | WaGateway | CapiGateway | Outbox | Nats> = Layer.mergeAll(
+export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.SqlClient | ActorClient | AppConfig | RcsGateway | WaGateway | CapiGateway | EmailRelay | Outbox | Nats> = Layer.mergeAll(
   registerKind(RateLimitKind),
   registerKind(DeliveryKind).pipe(Layer.provide(Layer.mergeAll(Dispatcher.Default, Endpoints.Default))),
   registerKind(SenderKind).pipe(
@@ -53,7 +57,8 @@ export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.Sql
   registerKind(BroadcastKind).pipe(
     Layer.provide(Layer.mergeAll(BroadcastsRepo.Default, Webhooks.Default)),
     Layer.provide(WebhooksRepo.Default)
-  )
+  ),
+  registerKind(MailerKind).pipe(Layer.provide(Layer.mergeAll(MailLedger.Default, Identities.Default)))
 )
 
 /**

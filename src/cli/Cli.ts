@@ -5,12 +5,15 @@ import { loggingLayer } from "../observability/Logging.ts"
 import { SqlLive } from "../storage/Database.ts"
 import { prepareDatabase } from "../storage/Migrations.ts"
 import { AdminServices, adminCommands } from "./admin.ts"
+import { partnerAdminCommands } from "./partnerAdmin.ts"
+import { Partners } from "../email/Partners.ts"
 import { printJson } from "./output.ts"
 import { partitions, poison } from "./actors.ts"
 import { PoisonQueue } from "../actors/runtime/poison.ts"
 import { NatsLive } from "../bus/Nats.ts"
 import { webhooks } from "./webhooks.ts"
 import { gatewaySim } from "./gatewaySim.ts"
+import { smtpSim } from "./smtpSim.ts"
 import { clientCommands } from "./client/commands.ts"
 import { HERALD_VERSION } from "./client/version.ts"
 
@@ -44,6 +47,7 @@ const admin = Command.make("admin").pipe(
   Command.withDescription("Operator commands; each prints JSON"),
   Command.withSubcommands([
     ...adminCommands(OneShot),
+    ...partnerAdminCommands(Layer.mergeAll(Partners.Default, Layer.effectDiscard(prepareDatabase)).pipe(Layer.provideMerge(OneShotBase))),
     partitions.pipe(Command.provide(OneShotWithBus)),
     poison.pipe(Command.provide(OneShotWithBus))
   ])
@@ -54,6 +58,6 @@ export const makeCli = (serve: Effect.Effect<void, unknown, AppConfig>) => {
   const serveCommand = Command.make("serve", {}, () => Effect.provide(serve, AppConfig.layer)).pipe(
     Command.withDescription("Run a node: HERALD_ROLE=all (default) | api | worker")
   )
-  const herald = Command.make("herald").pipe(Command.withSubcommands([serveCommand, migrate, admin, webhooks, gatewaySim, ...clientCommands]))
+  const herald = Command.make("herald").pipe(Command.withSubcommands([serveCommand, migrate, admin, webhooks, gatewaySim, smtpSim, ...clientCommands]))
   return Command.run(herald, { name: "herald", version: HERALD_VERSION })
 }

@@ -21,6 +21,7 @@ import { AiAgentsApi } from "./app/AiAgentsApi.ts"
 import { AppMessagesApi } from "./app/AppMessagesApi.ts"
 import { ContactsApi, CustomerImportApi, SegmentsApi } from "./app/ContactsApi.ts"
 import { PublicApi } from "./public/PublicApi.ts"
+import { PartnerEmailApi, PartnerEmailVerifyApi } from "./partner/PartnerEmailApi.ts"
 
 // HttpApi answers a request that fails its schemas with its own `HttpApiDecodeError` body; the
 // contract wants the common envelope (`invalid_request` with `errors[{path, message}]`). The
@@ -74,6 +75,8 @@ export const ServedApi = withStrictPayloads(withEnvelopeErrors(
     .add(CapiConfigApi)
     .add(ConversionsApi)
     .add(PublicApi)
+    .add(PartnerEmailApi)
+    .add(PartnerEmailVerifyApi)
 ))
 
 /**
@@ -87,7 +90,7 @@ export const HeraldApi = withEnvelopeErrors(
     .add(CustomerImportApi)
     .annotate(OpenApi.Title, "Herald")
     .annotate(OpenApi.Version, "1")
-    .annotate(OpenApi.Description, "Herald messaging engine: RCS business messaging, WhatsApp (public messaging API), webhooks, broadcasts.")
+    .annotate(OpenApi.Description, "Herald messaging engine: RCS business messaging, WhatsApp (public messaging API), webhooks, broadcasts, partner e-mail.")
 )
 
 /**

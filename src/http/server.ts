@@ -77,6 +77,10 @@ import { LiveHub } from "../live/LiveHub.ts"
 import { PlaygroundRoute } from "../graphql/playground/PlaygroundRoute.ts"
 import { GraphqlReads } from "../graphql/reads.ts"
 import { CustomersRepo } from "../customers/CustomersRepo.ts"
+import { PartnerEmailHttpLive, PartnerEmailVerifyHttpLive } from "./partner/PartnerEmailHttp.ts"
+import { PartnerAuthenticationLive } from "./partner/PartnerAuthentication.ts"
+import { SmtpFeedbackRoute } from "./partner/SmtpFeedbackRoute.ts"
+import { PartnerEmailServices } from "../email/services.ts"
 
 /** Handlers of every HttpApi group. Each capability adds its group's layer here. */
 export const ApiHandlers = Layer.mergeAll(
@@ -99,11 +103,14 @@ export const ApiHandlers = Layer.mergeAll(
   BroadcastsHttpLive,
   PublicHttpLive,
   CapiConfigHttpLive,
-  ConversionsHttpLive
+  ConversionsHttpLive,
+  Layer.merge(PartnerEmailHttpLive, PartnerEmailVerifyHttpLive)
 ).pipe(
   Layer.provideMerge(AuthenticationLive),
   Layer.provideMerge(RcsCredentials.Default),
-  Layer.provideMerge(Layer.mergeAll(AppAuthenticationLive, AppIdentityLive, PublicAuthenticationLive)),
+  Layer.provideMerge(Layer.mergeAll(AppAuthenticationLive, AppIdentityLive, PublicAuthenticationLive, PartnerAuthenticationLive).pipe(
+    Layer.provideMerge(PartnerEmailServices)
+  )),
   Layer.provideMerge(SignIn.Default),
   Layer.provideMerge(ApiKeys.Default),
   Layer.provideMerge(Team.Default),
@@ -145,6 +152,7 @@ const FullRoutes = Layer.mergeAll(
   BotsRoutes,
   GatewayCallbacksRoute,
   MetaWebhookRoute,
+  SmtpFeedbackRoute,
   GraphqlLive,
   PlaygroundRoute,
   ContactImportRoute,

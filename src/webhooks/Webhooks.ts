@@ -17,6 +17,8 @@ export const EVENT_TYPES = ["message.sent", "message.delivered", "message.read",
 /** What the developer webhook (channel whatsapp) receives: the public API's messages, inbound ones, and AI agents' handoffs to a person. */
 export const WA_EVENT_TYPES = ["message.sent", "message.delivered", "message.read", "message.failed", "message.received", "conversation.handoff"] as const
 export type EventType = (typeof EVENT_TYPES)[number] | (typeof WA_EVENT_TYPES)[number] | "webhook.test"
+/** A partner e-mail event as its destinations receive it (`email.delivery`, …). */
+export type EmailWebhookType = `email.${string}`
 
 export const DELIVERIES_LIMIT_DEFAULT = 100
 export const DELIVERIES_LIMIT_MAX = 500
@@ -61,7 +63,7 @@ const presentDeadLetter = (row: DeadLetterRow) => ({
 const endpointVisible = (principal: Principal, botId: string | null) =>
   seesAllBots(principal) || (botId !== null && botInScope(principal, botId))
 
-const newSecret = () => `whsec_${randomBytes(24).toString("base64")}`
+export const newSecret = () => `whsec_${randomBytes(24).toString("base64")}`
 export const newDeliveryId = () => `wd_${randomUUID()}`
 
 /**
@@ -150,9 +152,23 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
      * asked for the type and covers the bot (or, with `only`, to that endpoint alone). Runs in the
      * caller's transaction when there is one; the relay is woken after the commit.
      */
-    const emit = (event: { accountId: string; type: EventType; botId: string | null; data: unknown; only?: string; channel?: WebhookChannel }) =>
+    const emit = (event: {
+      accountId: string
+      type: EventType | EmailWebhookType
+      botId: string | null
+      data: unknown
+      only?: string
+      channel?: WebhookChannel
+      /** Partner e-mail: the event destinations of this configuration set (accountId is the partner). */
+      configSetId?: string
+    }) =>
       Effect.gen(function*() {
-        const targets = event.only !== undefined
+        const targets = event.configSetId !== undefined
+          ? yield* sql<{ webhookId: string }>`
+              SELECT webhook_id FROM webhooks
+              WHERE config_set_id = ${event.configSetId}::uuid AND account_id = ${event.accountId} AND channel = 'email'
+                AND deleted_at IS NULL AND active AND ${event.type} = ANY(events)`
+          : event.only !== undefined
           ? yield* sql<{ webhookId: string }>`
               SELECT webhook_id FROM webhooks
               WHERE webhook_id = ${event.only}::uuid AND account_id = ${event.accountId} AND deleted_at IS NULL`
@@ -169,7 +185,10 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         const occurredAt = new Date(stored!.occurredAt).toISOString()
         const deliveries = targets.map((target) => {
           const deliveryId = newDeliveryId()
-          const envelope = { event_id: stored!.eventId, type: event.type, occurred_at: occurredAt, delivery_id: deliveryId, account_id: event.accountId, data: event.data }
+          // A partner's events carry no account: the envelope is the design's {event_id, type, occurred_at, delivery_id, data}.
+          const envelope = event.configSetId !== undefined
+            ? { event_id: stored!.eventId, type: event.type, occurred_at: occurredAt, delivery_id: deliveryId, data: event.data }
+            : { event_id: stored!.eventId, type: event.type, occurred_at: occurredAt, delivery_id: deliveryId, account_id: event.accountId, data: event.data }
           return { deliveryId, webhookId: target.webhookId, envelope }
         })
         yield* insertDeliveries(event.accountId, stored!.eventId, event.type, deliveries)

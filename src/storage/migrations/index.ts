@@ -21,6 +21,7 @@ import customersConversions from "./0018_customers_conversions.ts"
 import graphqlReads from "./0019_graphql_reads.ts"
 import appApi from "./0020_app_api.ts"
 import outboxBatches from "./0021_outbox_batches.ts"
+import partnerEmail from "./0022_partner_email.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
@@ -47,5 +48,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0018_customers_conversions": customersConversions,
   "0019_graphql_reads": graphqlReads,
   "0020_app_api": appApi,
-  "0021_outbox_batches": outboxBatches
+  "0021_outbox_batches": outboxBatches,
+  "0022_partner_email": partnerEmail
 }

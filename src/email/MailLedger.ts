@@ -1,0 +1,168 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { randomUUID } from "node:crypto"
+import type { ActorContext } from "../actors/runtime/ActorKind.ts"
+import { Webhooks } from "../webhooks/Webhooks.ts"
+import { type EventType, webhookTypeOf } from "./model.ts"
+
+export interface NewEvent {
+  readonly messageId: string
+  readonly type: EventType
+  readonly recipient: string | null
+  readonly detail: string
+}
+
+export interface RelayedOutcome {
+  readonly messageId: string
+  readonly recipient: string
+  readonly attempts: number
+  readonly tag: "Accepted" | "Bounced" | "Deferred" | "Rejected"
+  readonly response: string
+}
+
+export interface Feedback {
+  readonly messageId: string
+  readonly recipient: string
+  readonly type: "complaint" | "bounce"
+  readonly detail: string
+}
+
+// The mailer's context; the ledger only records writes through it, whatever the command.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Ctx = ActorContext<any>
+
+/** Deferred recipients are tried again this many times (base, 3×, 9×) before a soft bounce. */
+export const SOFT_RETRIES = 3
+
+/**
+ * A timestamptz to the microsecond, `index` µs after `ms`: the events of one command keep their
+ * order in the list (created_at, then id) and carry in their webhook the time the row holds.
+ */
+const timestampOf = (ms: number, index: number) => `${new Date(ms).toISOString().slice(0, 23)}${String(index % 1000).padStart(3, "0")}Z`
+
+/**
+ * What the `mailer` actor writes, all of it in the transaction of the command that decided it:
+ * events (and their deliveries to the configuration set's destinations), recipients' outcomes,
+ * the messages' statuses, and the suppression rows that hard bounces and complaints add.
+ */
+export class MailLedger extends Effect.Service<MailLedger>()("herald/email/MailLedger", {
+  effect: Effect.gen(function*() {
+    const webhooks = yield* Webhooks
+    const sql = yield* SqlClient.SqlClient
+
+    const record = (ctx: Ctx, partnerId: string, rows: ReadonlyArray<NewEvent>, configSetId: string | null) =>
+      Effect.sync(() => {
+        const now = Date.now()
+        rows.forEach((row, i) => {
+          const data = {
+            event_id: randomUUID(),
+            message_id: row.messageId,
+            type: row.type,
+            ...(row.recipient === null ? {} : { recipient: row.recipient }),
+            detail: row.detail,
+            created_at: timestampOf(now, i)
+          }
+          ctx.insert("email_events", {
+            event_id: data.event_id,
+            partner_id: partnerId,
+            message_id: row.messageId,
+            type: row.type,
+            recipient: row.recipient,
+            detail: row.detail,
+            created_at: data.created_at
+          })
+          if (configSetId !== null) {
+            ctx.persist(Effect.asVoid(webhooks.emit({ accountId: partnerId, type: webhookTypeOf(row.type), botId: null, data, configSetId }).pipe(
+              Effect.catchTag("NatsUnavailable", Effect.die)
+            )))
+          }
+        })
+      })
+
+    /** The statuses of these messages from their recipients' (run after the recipients' updates). */
+    const restatus = (messageIds: ReadonlyArray<string>) =>
+      Effect.asVoid(sql`
+        UPDATE email_messages m SET status = CASE
+            WHEN s.queued > 0 THEN 'SENT'
+            WHEN s.complained > 0 THEN 'COMPLAINED'
+            WHEN s.delivered > 0 THEN 'DELIVERED'
+            WHEN s.bounced > 0 THEN 'BOUNCED'
+            WHEN s.rejected > 0 THEN 'REJECTED'
+            ELSE m.status END
+        FROM (
+          SELECT message_id,
+            count(*) FILTER (WHERE status IN ('queued', 'sending')) AS queued,
+            count(*) FILTER (WHERE status = 'complained') AS complained,
+            count(*) FILTER (WHERE status = 'delivered') AS delivered,
+            count(*) FILTER (WHERE status = 'bounced') AS bounced,
+            count(*) FILTER (WHERE status = 'rejected') AS rejected
+          FROM email_recipients WHERE message_id = ANY(${messageIds}::uuid[]) GROUP BY message_id
+        ) s
+        WHERE m.message_id = s.message_id AND m.status NOT IN ('SUPPRESSED')`)
+
+    const configSetsOf = (messageIds: ReadonlyArray<string>) =>
+      Effect.map(
+        sql<{ messageId: string; configSetId: string | null }>`
+          SELECT message_id::text, config_set_id::text FROM email_messages WHERE message_id = ANY(${messageIds}::uuid[])`,
+        (rows) => new Map(rows.map((row) => [row.messageId, row.configSetId]))
+      )
+
+    /** The relay's answers to a flush: each recipient delivered, bounced, rejected, or queued again. */
+    const settle = (ctx: Ctx, partnerId: string, outcomes: ReadonlyArray<RelayedOutcome>, retryBaseMs: number) =>
+      Effect.gen(function*() {
+        if (outcomes.length === 0) return
+        const messageIds = [...new Set(outcomes.map((o) => o.messageId))]
+        const sets = yield* configSetsOf(messageIds)
+        // Only tries still out are settled: an outcome that comes after its recipient was settled
+        // (a try made again after its first was taken for lost) changes nothing.
+        const sending = new Set((yield* sql<{ messageId: string; recipient: string }>`
+          SELECT message_id::text, recipient FROM email_recipients
+          WHERE message_id = ANY(${messageIds}::uuid[]) AND status = 'sending'`).map((r) => `${r.messageId} ${r.recipient}`))
+        const now = Date.now()
+        for (const o of outcomes) {
+          if (!sending.has(`${o.messageId} ${o.recipient}`)) continue
+          const key = { message_id: o.messageId, recipient: o.recipient }
+          const finalSoft = o.tag === "Deferred" && o.attempts > SOFT_RETRIES
+          const status = o.tag === "Accepted" ? "delivered" : o.tag === "Rejected" ? "rejected" : o.tag === "Bounced" || finalSoft ? "bounced" : "queued"
+          const retryAt = status === "queued" ? new Date(now + retryBaseMs * 3 ** (o.attempts - 1)).toISOString() : new Date(now).toISOString()
+          ctx.update("email_recipients", { ...key, status, attempts: o.attempts, next_attempt_at: retryAt, last_response: o.response }, ["message_id", "recipient"])
+          if (status === "queued") continue
+          if (status === "bounced" && !finalSoft) ctx.insert("email_suppression", { partner_id: partnerId, email: o.recipient, reason: "BOUNCE" })
+          const event: NewEvent = {
+            messageId: o.messageId,
+            recipient: o.recipient,
+            type: status === "delivered" ? "DELIVERY" : status === "rejected" ? "REJECT" : "BOUNCE",
+            detail: finalSoft ? "soft" : status === "bounced" ? `hard: ${o.response}` : o.response
+          }
+          yield* record(ctx, partnerId, [event], sets.get(o.messageId) ?? null)
+        }
+        ctx.persist(restatus(messageIds))
+      })
+
+    /**
+     * A report after acceptance: a complaint (after its DELIVERY, as in SES) or a late bounce. Both
+     * suppress the address. A report repeated (the sink retries until Herald answers) changes nothing.
+     */
+    const feedback = (ctx: Ctx, partnerId: string, report: Feedback) =>
+      Effect.gen(function*() {
+        const [row] = yield* sql<{ status: string; configSetId: string | null }>`
+          SELECT r.status, m.config_set_id::text FROM email_recipients r JOIN email_messages m USING (message_id)
+          WHERE r.message_id = ${report.messageId}::uuid AND r.recipient = ${report.recipient} AND r.partner_id = ${partnerId}::uuid`
+        if (row === undefined || row.status !== "delivered") return
+        const status = report.type === "complaint" ? "complained" : "bounced"
+        // A report may come again (the sink retries until Herald answers): the first one counts.
+        ctx.update("email_recipients", { message_id: report.messageId, recipient: report.recipient, status }, ["message_id", "recipient"])
+        ctx.insert("email_suppression", { partner_id: partnerId, email: report.recipient, reason: report.type === "complaint" ? "COMPLAINT" : "BOUNCE" })
+        yield* record(ctx, partnerId, [{
+          messageId: report.messageId,
+          recipient: report.recipient,
+          type: report.type === "complaint" ? "COMPLAINT" : "BOUNCE",
+          detail: report.type === "complaint" ? report.detail : `hard: ${report.detail}`
+        }], row.configSetId)
+        ctx.persist(restatus([report.messageId]))
+      })
+
+    return { record, settle, feedback } as const
+  }),
+  dependencies: [Webhooks.Default]
+}) {}

@@ -1,0 +1,285 @@
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect, Schema } from "effect"
+import { randomUUID } from "node:crypto"
+import { ActorClient, ActorKind } from "../actors/runtime/index.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { EmailRelay, type OutgoingMail, type RelayOutcome } from "../gateway/EmailRelay.ts"
+import { domainOf } from "./addresses.ts"
+import { Identities } from "./Identities.ts"
+import { MailLedger, type NewEvent } from "./MailLedger.ts"
+import { QuotaExceeded } from "./model.ts"
+
+/** A send accepted by POST /emails, checked and rendered on the API node; the mailer counts it against the quota. */
+export class MailAccept extends Schema.TaggedRequest<MailAccept>()("MailAccept", {
+  failure: QuotaExceeded,
+  success: Schema.Struct({ status: Schema.String }),
+  payload: {
+    messageId: Schema.String,
+    from: Schema.String,
+    to: Schema.Array(Schema.String),
+    cc: Schema.Array(Schema.String),
+    bcc: Schema.Array(Schema.String),
+    replyTo: Schema.Array(Schema.String),
+    subject: Schema.String,
+    text: Schema.NullOr(Schema.String),
+    html: Schema.NullOr(Schema.String),
+    configSetId: Schema.NullOr(Schema.String),
+    tags: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })),
+    /** Every envelope recipient once (to, cc and bcc), as stored. */
+    recipients: Schema.Array(Schema.String)
+  }
+}) {}
+
+/** Relay what is due (a durable timer). */
+export class MailFlush extends Schema.TaggedClass<MailFlush>()("MailFlush", {}) {}
+
+const Outcome = Schema.Struct({
+  messageId: Schema.String,
+  recipient: Schema.String,
+  attempts: Schema.Int,
+  tag: Schema.Literal("Accepted", "Bounced", "Deferred", "Rejected"),
+  response: Schema.String
+})
+
+/** The relay's answers to a flush, sent back through the stream by the process that relayed it. */
+export class MailRelayed extends Schema.TaggedClass<MailRelayed>()("MailRelayed", {
+  outcomes: Schema.Array(Outcome)
+}) {}
+
+/** A report the SMTP sink (or a real relay's feedback) sent after it accepted a message. */
+export class MailFeedback extends Schema.TaggedClass<MailFeedback>()("MailFeedback", {
+  messageId: Schema.String,
+  recipient: Schema.String,
+  type: Schema.Literal("complaint", "bounce"),
+  detail: Schema.String
+}) {}
+
+export const MailerCommand = Schema.Union(MailAccept, MailFlush, MailRelayed, MailFeedback)
+
+const MailerState = Schema.Struct({
+  /** When the flush timer is due; null when none is set. */
+  flushAt: Schema.NullOr(Schema.Number),
+  /** The send rate's next free slot: a flush of n recipients at rate r pushes it n/r seconds on. */
+  nextSlotAt: Schema.Number,
+  /** Recipients accepted per minute (epoch minute → count), the last 24 hours' worth: the daily quota's window. */
+  window: Schema.Array(Schema.Tuple(Schema.Int, Schema.Int)),
+  /**
+   * Rows changed since the last flush looked (sends accepted, outcomes settled): a flush applied in
+   * the same batch reads the database before they are committed, so it looks again shortly.
+   */
+  dirty: Schema.optionalWith(Schema.Boolean, { default: () => false })
+})
+type MailerState = typeof MailerState.Type
+
+/** Recipients one flush hands to the relay at most, whatever the rate. */
+export const FLUSH_MAX = 256
+/** Relay transactions in flight at once within a flush. */
+const RELAY_CONCURRENCY = 32
+/** Recipients this process may have out with the relay at once. */
+const MAX_OUT = FLUSH_MAX * 4
+/** A try with no outcome after this long is taken for lost and made again (the relay's own limit is 60 s). */
+const SENDING_DEADLINE_MS = 120_000
+/** How soon a flush looks again at rows it could not see yet. */
+const RECHECK_MS = 20
+/** This process: a recipient `sending` by another was being relayed by a process that died or let go of the actor. */
+const PROCESS = randomUUID()
+const DAY_MINUTES = 24 * 60
+
+const minuteOf = (ms: number) => Math.floor(ms / 60_000)
+const windowTotal = (window: MailerState["window"], now: number) => {
+  const from = minuteOf(now) - DAY_MINUTES
+  return window.reduce((sum, [minute, count]) => (minute > from ? sum + count : sum), 0)
+}
+const counted = (window: MailerState["window"], now: number, count: number): MailerState["window"] => {
+  const minute = minuteOf(now)
+  const kept = window.filter(([m]) => m > minute - DAY_MINUTES)
+  const last = kept[kept.length - 1]
+  return last !== undefined && last[0] === minute ? [...kept.slice(0, -1), [minute, last[1] + count]] : [...kept, [minute, count]]
+}
+
+interface DueRow {
+  readonly messageId: string
+  readonly recipient: string
+  readonly attempts: number
+  readonly fromAddress: string
+  readonly toAddresses: ReadonlyArray<string>
+  readonly ccAddresses: ReadonlyArray<string>
+  readonly replyTo: ReadonlyArray<string>
+  readonly subject: string
+  readonly textBody: string | null
+  readonly htmlBody: string | null
+}
+
+/**
+ * `mailer`: one actor per partner (key = partner_id). It alone counts the partner's sends against
+ * the 24-hour quota, so two API nodes cannot both let a send cross it; it relays queued recipients
+ * at the partner's send rate (paced, never refused), one SMTP transaction per recipient so each has
+ * its own outcome. A flush commits its recipients as `sending` first, then relays them, and the
+ * relay's answers come back as a command of their own: sends keep being accepted while the relay
+ * is slow or down. Recipients a dead (or former) owner was sending are relayed again by the next
+ * flush with the same Message-ID, which the relay takes as the same mail (the SMTP sink records
+ * it once; docs/partner-email.md says what a real relay does): at least once, never lost.
+ */
+export const MailerKind = ActorKind.make("mailer", {
+  command: MailerCommand,
+  state: MailerState,
+  initial: (): MailerState => ({ flushAt: null, nextSlotAt: 0, window: [], dirty: false }),
+  passivateAfter: Duration.minutes(5),
+  behaviour: (state, command, ctx) =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const config = yield* AppConfig
+      const ledger = yield* MailLedger
+      const partnerId = ctx.key
+      const now = Date.now()
+
+      // A flush is brought forward, never put off.
+      const flushAt = (current: MailerState, at: number): MailerState => {
+        if (current.flushAt !== null && current.flushAt <= at) return current
+        ctx.schedule(new MailFlush(), { at: new Date(at) }, "flush")
+        return { ...current, flushAt: at }
+      }
+      const record = (rows: ReadonlyArray<NewEvent>, configSetId: string | null) => ledger.record(ctx, partnerId, rows, configSetId)
+
+      switch (command._tag) {
+        case "MailAccept": {
+          const [partner] = yield* sql<{ max24HourSend: number }>`
+            SELECT max_24_hour_send AS max24_hour_send FROM partners WHERE partner_id = ${partnerId}::uuid`
+          const max = partner?.max24HourSend ?? 0
+          const used = windowTotal(state.window, now)
+          if (used + command.recipients.length > max) {
+            ctx.fail(command, new QuotaExceeded({
+              message: `this send's ${command.recipients.length} recipient(s) would cross the 24-hour quota (${used} of ${max} used)`
+            }))
+            return state
+          }
+          const suppressed = new Set((yield* sql<{ email: string }>`
+            SELECT email FROM email_suppression WHERE partner_id = ${partnerId}::uuid AND email = ANY(${command.recipients}::text[])`).map((r) => r.email))
+          const live = command.recipients.filter((r) => !suppressed.has(r))
+          const status = live.length === 0 ? "SUPPRESSED" : "QUEUED"
+          ctx.insert("email_messages", {
+            message_id: command.messageId,
+            partner_id: partnerId,
+            from_address: command.from,
+            to_addresses: command.to,
+            cc_addresses: command.cc,
+            bcc_addresses: command.bcc,
+            reply_to: command.replyTo,
+            subject: command.subject,
+            text_body: command.text,
+            html_body: command.html,
+            config_set_id: command.configSetId,
+            tags: command.tags === null ? null : JSON.stringify(command.tags),
+            recipient_count: command.recipients.length,
+            status
+          })
+          for (const recipient of command.recipients) {
+            ctx.insert("email_recipients", {
+              message_id: command.messageId,
+              recipient,
+              partner_id: partnerId,
+              status: suppressed.has(recipient) ? "suppressed" : "queued"
+            })
+          }
+          const suppressedEvents: Array<NewEvent> = [...suppressed].map((recipient) => ({
+            messageId: command.messageId, type: "SUPPRESSED", recipient, detail: "the address is on the partner's suppression list"
+          }))
+          yield* record(
+            live.length === 0
+              ? [...suppressedEvents, { messageId: command.messageId, type: "REJECT", recipient: null, detail: "no recipient left after suppression" }]
+              : [{ messageId: command.messageId, type: "SEND", recipient: null, detail: `${live.length} recipient(s)` }, ...suppressedEvents],
+            command.configSetId
+          )
+          ctx.reply(command, { status })
+          const next = { ...state, window: counted(state.window, now, command.recipients.length) }
+          return live.length === 0 ? next : flushAt({ ...next, dirty: true }, Math.max(now, state.nextSlotAt))
+        }
+        case "MailFlush": {
+          const idle: MailerState = { ...state, flushAt: null, dirty: false }
+          if (now < state.nextSlotAt) return flushAt(idle, state.nextSlotAt)
+          const [partner] = yield* sql<{ maxSendRate: number }>`SELECT max_send_rate FROM partners WHERE partner_id = ${partnerId}::uuid`
+          const rate = Math.max(1, partner?.maxSendRate ?? 1)
+          // Tries still out bound what may start: a slow relay is not handed ever more at once.
+          const [{ out }] = (yield* sql<{ out: number }>`
+            SELECT count(*)::int AS out FROM email_recipients
+            WHERE partner_id = ${partnerId}::uuid AND status = 'sending' AND sending_by = ${PROCESS} AND next_attempt_at > now()`) as [{ out: number }]
+          const budget = Math.min(FLUSH_MAX, rate, MAX_OUT - out)
+          // A relayed batch's outcome starts the next flush (or, should it be lost, this look in a second).
+          if (budget <= 0) return flushAt(idle, now + 1_000)
+          const due = yield* sql<DueRow>`
+            SELECT r.message_id::text, r.recipient, r.attempts, m.from_address, m.to_addresses, m.cc_addresses, m.reply_to,
+                   m.subject, m.text_body, m.html_body
+            FROM email_recipients r JOIN email_messages m USING (message_id)
+            WHERE r.partner_id = ${partnerId}::uuid
+              AND (r.status = 'queued' AND r.next_attempt_at <= now()
+                   OR r.status = 'sending' AND (r.next_attempt_at <= now() OR r.sending_by IS DISTINCT FROM ${PROCESS}))
+            ORDER BY r.seq LIMIT ${budget}`
+          if (due.length === 0) {
+            if (state.dirty) return flushAt(idle, now + RECHECK_MS)
+            const [pending] = yield* sql<{ at: Date | null; outstanding: number }>`
+              SELECT min(next_attempt_at) FILTER (WHERE status = 'queued') AS at, count(*)::int AS outstanding
+              FROM email_recipients WHERE partner_id = ${partnerId}::uuid AND status IN ('queued', 'sending')`
+            if (pending === undefined || pending.outstanding === 0) return idle
+            // While anything is out or waiting, look at least once a second: an outcome lost with
+            // its process, or a retry settled in a batch this flush could not see, is not left behind.
+            const at = pending.at === null ? Infinity : new Date(pending.at).getTime()
+            return flushAt(idle, Math.max(now + RECHECK_MS, Math.min(at, now + 1_000)))
+          }
+          const lostAfter = new Date(now + SENDING_DEADLINE_MS).toISOString()
+          for (const row of due) {
+            ctx.update("email_recipients", { message_id: row.messageId, recipient: row.recipient, status: "sending", sending_by: PROCESS, next_attempt_at: lostAfter }, [
+              "message_id",
+              "recipient"
+            ])
+          }
+          const keys = yield* (yield* Identities).dkimKeys(partnerId, [...new Set(due.map((row) => domainOf(row.fromAddress)))])
+          const relay = yield* EmailRelay
+          const client = yield* ActorClient
+          // Relayed once the batch is recorded as sending; the outcomes come back through the
+          // stream. If this process dies first, the next flush finds the rows sending by another.
+          ctx.afterCommit(
+            Effect.forEach(due, (row) => Effect.map(relay.send(mailOf(row, keys.get(domainOf(row.fromAddress)))), (outcome) => outcomeOf(row, outcome)), {
+              concurrency: RELAY_CONCURRENCY
+            }).pipe(
+              Effect.flatMap((outcomes) => client.send(MailerKind, partnerId, new MailRelayed({ outcomes }, true))),
+              Effect.catchAll((error) => Effect.logWarning("mailer outcomes not recorded: the recipients are tried again", { partner_id: partnerId, error: String(error) })),
+              Effect.forkDaemon,
+              Effect.asVoid
+            )
+          )
+          const next = Math.max(now, state.nextSlotAt) + Math.ceil((due.length * 1000) / rate)
+          return flushAt({ ...idle, nextSlotAt: next }, next)
+        }
+        case "MailRelayed": {
+          yield* ledger.settle(ctx, partnerId, command.outcomes, config.emailRetryBaseMs)
+          // Outcomes change what is due (a retry's time, a slot under the bound): look again.
+          return flushAt({ ...state, dirty: true }, Math.max(now, state.nextSlotAt))
+        }
+        case "MailFeedback": {
+          yield* ledger.feedback(ctx, partnerId, command)
+          return state
+        }
+      }
+    })
+})
+
+const mailOf = (row: DueRow, dkim: OutgoingMail["dkim"]): OutgoingMail => ({
+  messageId: row.messageId,
+  from: row.fromAddress,
+  recipient: row.recipient,
+  to: row.toAddresses,
+  cc: row.ccAddresses,
+  replyTo: row.replyTo,
+  subject: row.subject,
+  text: row.textBody ?? undefined,
+  html: row.htmlBody ?? undefined,
+  dkim
+})
+
+const outcomeOf = (row: DueRow, outcome: RelayOutcome): typeof Outcome.Type => ({
+  messageId: row.messageId,
+  recipient: row.recipient,
+  attempts: row.attempts + 1,
+  tag: outcome._tag,
+  response: outcome.response.slice(0, 500)
+})

@@ -1,0 +1,101 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { InvalidRequest, NotFound } from "../domain/errors.ts"
+import { type PagePosition, positionOf } from "../storage/pageCursor.ts"
+import { parseAddress } from "./addresses.ts"
+import { CursorPages } from "./cursorPage.ts"
+
+export const SUPPRESSION_REASONS = ["BOUNCE", "COMPLAINT", "MANUAL"] as const
+export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number]
+
+interface PageQuery {
+  readonly limit?: number | undefined
+  readonly next_cursor?: string | undefined
+}
+
+interface SuppressedRow {
+  readonly suppressionId: string
+  readonly email: string
+  readonly reason: SuppressionReason
+  readonly createdAt: Date
+  /** created_at to the microsecond, as a cursor carries it. */
+  readonly position: string
+}
+
+const COLUMNS = `suppression_id::text, email, reason, created_at, ${positionOf("created_at")} AS position`
+
+const present = (row: SuppressedRow) => ({ email: row.email, reason: row.reason, created_at: new Date(row.createdAt).toISOString() })
+
+const notFound = (email: string) => new NotFound({ message: `${email} is not on the suppression list` })
+
+/**
+ * The partner's suppression list (SES v2's account-level list): addresses mail is never relayed
+ * to (the send records a SUPPRESSED event instead). Hard bounces and complaints add rows
+ * themselves; a partner adds (MANUAL by default) and removes them here. Addresses are stored as
+ * `parseAddress` normalises them (lower case), so the list matches without case.
+ */
+export class Suppression extends Effect.Service<Suppression>()("herald/email/Suppression", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const pages = yield* CursorPages
+
+    /** Newest first. */
+    const list = Effect.fn("Suppression.list")(function*(partnerId: string, query: PageQuery) {
+      const { rows, ...page } = yield* pages.page(
+        { list: "suppression", partnerId },
+        query,
+        (after: PagePosition | undefined, take: number) =>
+          sql<SuppressedRow>`
+            SELECT ${sql.literal(COLUMNS)} FROM email_suppression
+            WHERE ${
+            sql.and([
+              sql`partner_id = ${partnerId}::uuid`,
+              ...(after === undefined ? [] : [sql`(created_at, suppression_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`])
+            ])
+          }
+            ORDER BY created_at DESC, suppression_id DESC
+            LIMIT ${take}`.pipe(Effect.orDie),
+        (row) => ({ createdAt: row.position, id: row.suppressionId })
+      )
+      return { success: true as const, suppression: rows.map(present), ...page }
+    })
+
+    /** An address that is not one cannot be on the list: 404, like any address that is not. */
+    const get = Effect.fn("Suppression.get")(function*(partnerId: string, email: string) {
+      const address = parseAddress(email)
+      const [row] = address === undefined ? [] : yield* sql<SuppressedRow>`
+        SELECT ${sql.literal(COLUMNS)} FROM email_suppression
+        WHERE partner_id = ${partnerId}::uuid AND email = ${address}`.pipe(Effect.orDie)
+      if (row === undefined) return yield* notFound(address ?? email)
+      return { success: true as const, ...present(row) }
+    })
+
+    /**
+     * SES's PutSuppressedDestination: adds the address, or gives a listed one the new reason (it
+     * keeps its created_at, so its place in the list and every cursor given out stay put).
+     */
+    const put = Effect.fn("Suppression.put")(function*(partnerId: string, email: string, reason?: SuppressionReason | undefined) {
+      const address = parseAddress(email)
+      if (address === undefined) return yield* InvalidRequest.single("email", "is not an e-mail address")
+      const chosen = reason ?? "MANUAL"
+      if (!SUPPRESSION_REASONS.includes(chosen)) return yield* InvalidRequest.single("reason", `must be one of ${SUPPRESSION_REASONS.join(", ")}`)
+      const [row] = yield* sql<SuppressedRow>`
+        INSERT INTO email_suppression (partner_id, email, reason) VALUES (${partnerId}::uuid, ${address}, ${chosen})
+        ON CONFLICT (partner_id, email) DO UPDATE SET reason = EXCLUDED.reason
+        RETURNING ${sql.literal(COLUMNS)}`.pipe(Effect.orDie)
+      return { success: true as const, ...present(row!) }
+    })
+
+    const remove = Effect.fn("Suppression.remove")(function*(partnerId: string, email: string) {
+      const address = parseAddress(email)
+      const deleted = address === undefined ? [] : yield* sql`
+        DELETE FROM email_suppression WHERE partner_id = ${partnerId}::uuid AND email = ${address}
+        RETURNING suppression_id`.pipe(Effect.orDie)
+      if (deleted.length === 0) return yield* notFound(address ?? email)
+      return { success: true as const }
+    })
+
+    return { list, get, put, remove } as const
+  }),
+  dependencies: [CursorPages.Default]
+}) {}

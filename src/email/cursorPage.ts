@@ -1,0 +1,98 @@
+import { Effect, Redacted, Schema } from "effect"
+import { createHmac, hkdfSync } from "node:crypto"
+import { AppConfig } from "../config/AppConfig.ts"
+import { isUuid } from "../domain/ids.ts"
+import { isUtcMicros } from "../domain/timestamps.ts"
+import { safeEqual } from "../security/secrets.ts"
+import type { PagePosition } from "../storage/pageCursor.ts"
+
+/** The partner lists' refusal of a cursor they did not give out, or one that was edited: 400 `invalid_cursor`. */
+export class InvalidCursor extends Schema.TaggedError<InvalidCursor>()("InvalidCursor", {
+  message: Schema.String
+}) {}
+
+export const PAGE_LIMIT_DEFAULT = 100
+export const PAGE_LIMIT_MAX = 1000
+
+/**
+ * The query of every partner list (the contract's names): `limit` 1..1000, default 100; more is a
+ * 400 `invalid_request`, not a silent clamp.
+ */
+export const PageQuery = {
+  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, PAGE_LIMIT_MAX))).annotations({
+    description: `rows on the page, 1 to ${PAGE_LIMIT_MAX} (default ${PAGE_LIMIT_DEFAULT})`
+  }),
+  next_cursor: Schema.optional(Schema.String.pipe(Schema.maxLength(512))).annotations({
+    description: "the next_cursor of the previous page, passed back verbatim; absent for the first page"
+  })
+}
+
+/** The fields every partner list answers besides its rows (named after the resource). */
+export const pageFields = {
+  success: Schema.Literal(true),
+  count: Schema.Int.annotations({ description: "rows on this page" }),
+  next_cursor: Schema.optional(Schema.String).annotations({ description: "absent on the last page" })
+}
+
+/**
+ * Cursors of the partner lists (docs/partner-email.md, Pagination): a keyset position (created_at
+ * to the microsecond, then the row's uuid, both descending) with an HMAC-SHA256 under a key derived
+ * from HERALD_SECRETS_KEY, base64url. A cursor names a position in one partner's one list: the
+ * list's name and the partner are signed with it, so a cursor cannot be moved to another list or
+ * partner, and an edited one is refused rather than read as some other position. Keyset pages
+ * cost the same at any depth, and rows added after the first page sort before every cursor given
+ * out, so they never shift a later page.
+ */
+export class CursorPages extends Effect.Service<CursorPages>()("herald/email/CursorPages", {
+  effect: Effect.map(AppConfig, (config) => {
+    const key = Buffer.from(hkdfSync("sha256", Redacted.value(config.secretsKey), "herald", "partner-cursor-v1", 32))
+    const mac = (scope: string, body: string) => createHmac("sha256", key).update(`${scope}\n${body}`).digest("base64url").slice(0, 22)
+
+    const encode = (scope: string, position: PagePosition) => {
+      const body = Buffer.from(JSON.stringify([position.createdAt, position.id])).toString("base64url")
+      return `${body}.${mac(scope, body)}`
+    }
+
+    const decode = (scope: string, cursor: string): PagePosition | undefined => {
+      const dot = cursor.indexOf(".")
+      if (dot <= 0) return undefined
+      const body = cursor.slice(0, dot)
+      if (!safeEqual(cursor.slice(dot + 1), mac(scope, body))) return undefined
+      try {
+        const parsed: unknown = JSON.parse(Buffer.from(body, "base64url").toString("utf8"))
+        if (!Array.isArray(parsed) || parsed.length !== 2) return undefined
+        const [createdAt, id] = parsed as [unknown, unknown]
+        return typeof createdAt === "string" && isUtcMicros(createdAt) && typeof id === "string" && isUuid(id) ? { createdAt, id } : undefined
+      } catch {
+        return undefined
+      }
+    }
+
+    /**
+     * One page of a list: `read` gets the position to start after (none for the first page) and how
+     * many rows to read (one more than the page, to learn whether a next page exists).
+     */
+    const page = <R, E, Req>(
+      scope: { readonly list: string; readonly partnerId: string },
+      query: { readonly limit?: number | undefined; readonly next_cursor?: string | undefined },
+      read: (after: PagePosition | undefined, take: number) => Effect.Effect<ReadonlyArray<R>, E, Req>,
+      positionOf: (row: R) => PagePosition
+    ) =>
+      Effect.gen(function*() {
+        const signedScope = `${scope.list}\n${scope.partnerId}`
+        const limit = query.limit ?? PAGE_LIMIT_DEFAULT
+        let after: PagePosition | undefined
+        if (query.next_cursor !== undefined && query.next_cursor !== "") {
+          after = decode(signedScope, query.next_cursor)
+          if (after === undefined) return yield* new InvalidCursor({ message: "next_cursor is not a cursor this list gave out (pass it back exactly as it came)" })
+        }
+        const rows = yield* read(after, limit + 1)
+        const rowsOnPage = rows.slice(0, limit)
+        const last = rowsOnPage[rowsOnPage.length - 1]
+        const next = rows.length > limit && last !== undefined ? encode(signedScope, positionOf(last)) : undefined
+        return { rows: rowsOnPage, count: rowsOnPage.length, ...(next === undefined ? {} : { next_cursor: next }) }
+      })
+
+    return { page } as const
+  })
+}) {}
