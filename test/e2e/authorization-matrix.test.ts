@@ -30,7 +30,44 @@ interface Rule {
   readonly fresh?: () => Promise<string>
 }
 
-const PUBLIC = new Set(["GET /health/live", "GET /health/ready", "POST /api/v1/rcs/auth/login", "POST /api/v1/rcs/auth/select-account"])
+const PUBLIC = new Set([
+  "GET /health/live", "GET /health/ready", "POST /api/v1/rcs/auth/login", "POST /api/v1/rcs/auth/select-account",
+  // The verification link: its token is the credential.
+  "GET /api/v1/partner/email/verify"
+])
+
+// The partner e-mail API: a `pk_partner_` key only; every other credential of Herald's is 401; a
+// partner's own rows are unknown (404) to another partner.
+const PARTNER = "/api/v1/partner/email"
+const PARTNER_ROUTES: ReadonlyArray<{ readonly method: string; readonly route: string; readonly owned?: boolean; readonly body?: () => unknown }> = [
+  { method: "POST", route: `${PARTNER}/identities`, body: () => ({ identity: `m${Math.random().toString(36).slice(2)}.test` }) },
+  { method: "GET", route: `${PARTNER}/identities` },
+  { method: "GET", route: `${PARTNER}/identities/:id`, owned: true },
+  { method: "DELETE", route: `${PARTNER}/identities/:id`, owned: true },
+  { method: "POST", route: `${PARTNER}/configuration-sets`, body: () => ({ name: `m${Math.random().toString(36).slice(2)}` }) },
+  { method: "GET", route: `${PARTNER}/configuration-sets` },
+  { method: "GET", route: `${PARTNER}/configuration-sets/:name`, owned: true },
+  { method: "PATCH", route: `${PARTNER}/configuration-sets/:name`, owned: true, body: () => ({ event_destinations: [] }) },
+  { method: "DELETE", route: `${PARTNER}/configuration-sets/:name`, owned: true },
+  { method: "POST", route: `${PARTNER}/templates`, body: () => ({ name: `m${Math.random().toString(36).slice(2)}`, subject: "s", text: "t" }) },
+  { method: "GET", route: `${PARTNER}/templates` },
+  { method: "GET", route: `${PARTNER}/templates/:name`, owned: true },
+  { method: "PUT", route: `${PARTNER}/templates/:name`, owned: true, body: () => ({ subject: "s", text: "t" }) },
+  { method: "DELETE", route: `${PARTNER}/templates/:name`, owned: true },
+  { method: "GET", route: `${PARTNER}/suppression` },
+  { method: "GET", route: `${PARTNER}/suppression/:email`, owned: true },
+  { method: "PUT", route: `${PARTNER}/suppression/:email`, body: () => ({}) },
+  { method: "DELETE", route: `${PARTNER}/suppression/:email`, owned: true },
+  { method: "POST", route: `${PARTNER}/emails`, body: () => ({ from: "a@unverified.test", to: ["b@unverified.test"], subject: "s", text: "t" }) },
+  { method: "GET", route: `${PARTNER}/emails/:message_id`, owned: true },
+  { method: "GET", route: `${PARTNER}/events` },
+  { method: "POST", route: `${PARTNER}/production-access`, body: () => ({ mail_type: "MARKETING", website_url: "https://m.test", use_case_description: "matrix" }) },
+  { method: "GET", route: `${PARTNER}/production-access` },
+  { method: "GET", route: `${PARTNER}/quotas` },
+  { method: "GET", route: `${PARTNER}/stats` },
+  { method: "GET", route: `${PARTNER}/reputation` }
+]
+const partnerFixtures = { identityId: "", messageId: "00000000-0000-4000-8000-0000000000ee", keyA: "", keyB: "" }
 
 const fixtures = { broadcastId: "", messageId: "", bot: "", otherBot: "", keyId: "", memberId: "", webhookId: "", deliveryId: "", templateId: "", ruleId: "", listId: "" }
 
@@ -255,6 +292,15 @@ beforeAll(async () => {
   credentials["alg none"] = new UnsecuredJWT({ ...claims }).encode()
 
   credentials["no credential"] = undefined
+
+  const partnerA = await cli("admin", "create-partner", "--name", "matrix a")
+  partnerFixtures.keyA = partnerA.api_key
+  partnerFixtures.keyB = (await cli("admin", "create-partner", "--name", "matrix b")).api_key
+  await db(
+    `INSERT INTO email_messages (message_id, partner_id, from_address, to_addresses, subject, recipient_count, status)
+     VALUES ($1, $2, 'a@matrix.test', '{b@matrix.test}', 's', 1, 'QUEUED')`,
+    [partnerFixtures.messageId, partnerA.partner_id]
+  )
 }, 120_000)
 afterAll(() => node?.kill())
 
@@ -297,7 +343,7 @@ describe("authorization matrix", () => {
     for (const group of Object.values((HeraldApi as any).groups) as Array<any>) {
       for (const endpoint of Object.values(group.endpoints) as Array<any>) declared.push(`${endpoint.method} ${endpoint.path}`)
     }
-    const covered = new Set([...PUBLIC, ...[...ROUTES, ...SECRET_KEY_ROUTES].map((r) => `${r.method} ${r.route}`)])
+    const covered = new Set([...PUBLIC, ...[...ROUTES, ...SECRET_KEY_ROUTES, ...PARTNER_ROUTES].map((r) => `${r.method} ${r.route}`)])
     expect(declared.filter((d) => !covered.has(d))).toEqual([])
   })
 
@@ -325,6 +371,39 @@ describe("authorization matrix", () => {
         if (got !== want || (status !== undefined && res.status !== status)) {
           failures.push(`${credential}: expected ${want}, got ${got} (${res.status} ${JSON.stringify(res.body).slice(0, 120)})`)
         }
+      }
+      expect(failures).toEqual([])
+    })
+  }
+
+  for (const rule of PARTNER_ROUTES) {
+    it(`${rule.method} ${rule.route} (partner key)`, async () => {
+      // A fresh owned row per try: a DELETE by the owner must not take it from the next credential.
+      const fresh = async () => {
+        const name = `m${Math.random().toString(36).slice(2)}`
+        const needs = (segment: string) => rule.route.includes(`/${segment}/`)
+        const identity = needs("identities") ? (await call("POST", `${PARTNER}/identities`, partnerFixtures.keyA, { identity: `${name}@matrix.test` })).body.id as string : ""
+        if (needs("configuration-sets")) await call("POST", `${PARTNER}/configuration-sets`, partnerFixtures.keyA, { name })
+        if (needs("templates")) await call("POST", `${PARTNER}/templates`, partnerFixtures.keyA, { name, subject: "s", text: "t" })
+        if (needs("suppression")) await call("PUT", `${PARTNER}/suppression/${name}@matrix.test`, partnerFixtures.keyA, {})
+        return rule.route.replace(":id", identity).replace(":name", name).replace(":email", `${name}@matrix.test`).replace(":message_id", partnerFixtures.messageId)
+      }
+      const tries: Record<string, [string | undefined, number, string]> = {
+        "no credential": [undefined, 401, "invalid_api_key"],
+        "owner": [credentials.owner, 401, "invalid_api_key"],
+        "key with scope": [credentials["key with scope"], 401, "invalid_api_key"],
+        "secret key": [credentials["secret key"], 401, "invalid_api_key"],
+        "another partner's key": [partnerFixtures.keyB, rule.owned ? 404 : 0, rule.owned ? "not_found" : "allowed"],
+        "the partner's key": [partnerFixtures.keyA, 0, "allowed"]
+      }
+      credentials["secret key"] = (await call("POST", "/api/v1/app/developer/secret-key", credentials.owner)).body.secret_key
+      tries["secret key"]![0] = credentials["secret key"]
+      const failures: Array<string> = []
+      for (const [credential, [raw, status, want]] of Object.entries(tries)) {
+        const path = rule.owned ? await fresh() : rule.route.replace(":email", "put@matrix.test")
+        const res = await call(rule.method, path, raw, rule.body?.())
+        const got = res.body.code === "invalid_api_key" ? "invalid_api_key" : res.status === 404 ? "not_found" : res.status < 500 ? "allowed" : `status ${res.status}`
+        if (got !== want || (status !== 0 && res.status !== status)) failures.push(`${credential}: expected ${want}, got ${got} (${res.status} ${JSON.stringify(res.body).slice(0, 120)})`)
       }
       expect(failures).toEqual([])
     })
