@@ -37,19 +37,22 @@ import { freePort } from "../support/TcpProxy.ts"
 // running node) gets requests generated with fast-check. Each starts from a good request (fixture
 // ids in the path, good query values, a hand-written body or one made from the request body
 // schema; the public WhatsApp API with the secret key as Basic, a number, an open 24-hour window
-// and approved templates) and gets one to three faults: a hostile field value (wrong type, 1 MB,
-// NUL, lone surrogate, edge dates and numbers, foreign ids), a removed or unknown field, a body
-// that is not JSON, nests 10,000 deep or is cut short, a wrong content type, a chunked body,
-// hostile path and query values (cursors, dates, limits), odd credentials or headers. Answers
-// must hold:
+// and approved templates; the partner e-mail API with a partner's key as Bearer, a verified
+// domain to send from and to, a configuration set, templates and a suppressed address) and gets
+// one to three faults: a hostile field value (wrong type, 1 MB, NUL, lone surrogate, edge dates
+// and numbers, foreign ids), a removed or unknown field, a body that is not JSON, nests 10,000
+// deep or is cut short, a wrong content type, a chunked body, hostile path and query values
+// (cursors, dates, limits), odd credentials or headers. Answers must hold:
 //   (a) never 5xx;
 //   (b) a 4xx is `{success:false, code:<snake_case>, message:<string>}`;
 //   (c) a 4xx wrote nothing: AFTER triggers (installed in beforeAll) record each change of the
 //       tables only client requests write into `fuzz_writes`; its max(id) must not move;
 //   (d) a send answered 200, or whose answer names a message_id, has that row in `messages`; a
 //       WhatsApp send answered 2xx gets its row in `wa_messages` (its sender actor inserts it after
-//       the 202) and a WhatsApp template answered 2xx gets Meta's review (the simulator's webhook),
-//       each within 10 s and awaited, so that no later request sees them as its own writes;
+//       the 202), a partner's e-mail send answered 2xx its row in `email_messages` (its mailer
+//       actor's, after the 202 too), and a WhatsApp template answered 2xx gets Meta's review (the
+//       simulator's webhook), each within 10 s and awaited, so that no later request sees them as
+//       its own writes;
 //   (e) an answer comes within 30 s.
 // Requests go one at a time. Every distinct failure (operation + kind + status + code) is kept;
 // the first of each is then replayed from its fast-check seed and path and shrunk to a minimal
@@ -98,6 +101,7 @@ const env = envFor(iso, {
   GATEWAY_SIM_TEMPLATE_REVIEW_MS: "50",
   HERALD_HTTP_BODY_IDLE_MS: "1000",
   HERALD_IMPORT_IDLE_MS: "1000",
+  HERALD_EMAIL_RETRY_BASE_MS: "200",
   LOG_LEVEL: "warning"
 })
 const cli = cliFor(env)
@@ -139,6 +143,24 @@ const fx = {
   owner: "",
   pw: "",
   tfa: "",
+  /** The partner e-mail API: the partner's key, and another partner's (whose daily quota is used up). */
+  partnerKey: "",
+  foreignPartnerKey: "",
+  partnerId: "",
+  foreignPartnerId: "",
+  /** The partner's verified domain identity (EMAIL.domain), another partner's pending one. */
+  emailIdentity: "",
+  foreignIdentity: "",
+  /** A message the partner sent (its row recorded), and one of the other partner. */
+  emailMessage: "",
+  foreignEmailMessage: "",
+  /** A next_cursor of the partner's suppression list, and of the other partner's. */
+  suppressionCursor: "",
+  foreignSuppressionCursor: "",
+  /** An event destination of another partner's configuration set. */
+  foreignDestination: "",
+  /** A verification token already used. */
+  usedVerifyToken: "",
   session: { token: "", at: 0 },
   pwRow: { password_hash: "", tokens_valid_after: null as unknown }
 }
@@ -226,9 +248,85 @@ const ensureDeveloperWebhook = async () => {
   if (rows.length === 0) await must("developer webhook", call("PUT", "/api/v1/app/developer/webhook", fx.owner, { url: "https://example.com/developer" }))
 }
 
+/**
+ * The partner e-mail API's fixtures, the same for both partners: a verified domain (every address
+ * at it is a verified sender and, in the sandbox, a verified recipient), a configuration set and a
+ * template of one name (the path's `{name}`), a template the sends use (PUT never touches it), a
+ * suppressed address (the path's `{email}`); the other partner also has a set and a template of a
+ * name only it has.
+ */
+const EMAIL = {
+  domain: "fuzz.test",
+  sender: "sender@fuzz.test",
+  recipient: "ann@fuzz.test",
+  suppressed: "suppressed@fuzz.test",
+  foreignSuppressed: "foreign-suppressed@fuzz.test",
+  name: "fuzz-set",
+  sendTemplate: "fuzz-send",
+  foreignName: "fuzz-foreign"
+} as const
+const PARTNER = "/api/v1/partner/email"
+const partnerCall = (method: string, path: string, key: string, body?: unknown) => call(method, `${PARTNER}${path}`, key, body)
+
+/** The mail the in-process SMTP sink received for an address (through the gateway simulator's control route). */
+const sinkMessages = async (to: string) =>
+  ((await (await fetch(`http://127.0.0.1:${env.GATEWAY_SIM_PORT}/simulate/smtp/messages?to=${encodeURIComponent(to)}`)).json()) as { messages: Array<{ text: string | null }> }).messages
+
+/** The token of a fresh address identity's verification link (the mail the sink received): unused, so GET /verify takes it once. */
+const makeVerifyToken = async () => {
+  const address = `v${unique()}@${EMAIL.domain}`
+  await must("address identity", partnerCall("POST", "/identities", fx.partnerKey, { identity: address }))
+  let token: string | undefined
+  await until(async () => {
+    token = /[?&]token=([^\s&]+)/.exec((await sinkMessages(address))[0]?.text ?? "")?.[1]
+    return token !== undefined
+  })
+  if (token === undefined) throw new Error(`no verification mail for ${address} within 10 s`)
+  return decodeURIComponent(token)
+}
+
+/** Whether a message the partner API accepted has its row (its mailer inserts it after the 202). */
+const emailRecorded = async (id: unknown) =>
+  typeof id === "string" && UUID.test(id) && (await until(async () => (await db("SELECT 1 FROM email_messages WHERE message_id = $1::uuid", [id])).length > 0))
+
+/** A live event destination of the partner's standing configuration set, if it has one. */
+const liveDestination = async () =>
+  (await db<{ id: string }>(
+    `SELECT w.webhook_id::text AS id FROM webhooks w JOIN email_configuration_sets s USING (config_set_id)
+     WHERE s.partner_id = $1 AND s.name = $2 AND w.channel = 'email' AND w.deleted_at IS NULL ORDER BY w.created_at LIMIT 1`,
+    [fx.partnerId, EMAIL.name]
+  ))[0]?.id
+
+/** The standing set gets a destination again when a PATCH left it none (the PATCH's good body keeps one by its id). */
+const ensureDestination = async () => {
+  if ((await liveDestination()) !== undefined) return
+  await must("destination", partnerCall("PATCH", `/configuration-sets/${EMAIL.name}`, fx.partnerKey, { event_destinations: [{ url: "https://example.com/hook", events: ["SEND", "DELIVERY"] }] }))
+}
+
 // Objects the destructive operations consume: one at a time, made again once consumed.
-type FreshKind = "template" | "list" | "webhook" | "rule" | "broadcast" | "key" | "member" | "waTemplate"
+type FreshKind =
+  | "template"
+  | "list"
+  | "webhook"
+  | "rule"
+  | "broadcast"
+  | "key"
+  | "member"
+  | "waTemplate"
+  // The partner e-mail API's (a verification token is consumed by GET /verify).
+  | "emailIdentity"
+  | "configSet"
+  | "emailTemplate"
+  | "suppressed"
+  | "verifyToken"
 const MAKE: Record<FreshKind, () => Promise<string>> = {
+  emailIdentity: async () => (await must("identity", partnerCall("POST", "/identities", fx.partnerKey, { identity: `d${unique()}.${EMAIL.domain}` }))).id,
+  configSet: async () =>
+    (await must("configuration set", partnerCall("POST", "/configuration-sets", fx.partnerKey, { name: `fz-${unique()}`, event_destinations: [{ url: "https://example.com/hook", events: ["SEND"] }] })))
+      .name,
+  emailTemplate: async () => (await must("e-mail template", partnerCall("POST", "/templates", fx.partnerKey, { name: `fz-${unique()}`, subject: "Hi", text: "Hi" }))).name,
+  suppressed: async () => (await must("suppression", partnerCall("PUT", `/suppression/gone${unique()}@${EMAIL.domain}`, fx.partnerKey, {}))).email,
+  verifyToken: makeVerifyToken,
   waTemplate: () => makeWaTemplate(waTextTemplate(`fuzz_${unique()}`)),
   template: async () => (await must("template", call("POST", "/api/v1/rcs/templates", fx.owner, { bot_id: fx.bot, name: `fuzz ${unique()}`, type: "text", text: "Hello" }))).template_id,
   list: async () => (await must("list", call("POST", "/api/v1/rcs/contact-lists", fx.owner, { name: `fuzz ${unique()}` }))).list.list_id,
@@ -315,7 +413,29 @@ const PLACEHOLDERS: Record<string, () => unknown> = {
   $session: sessionToken,
   $pwPassword: () => USERS.pw.password,
   $tfaPassword: () => USERS.tfa.password,
-  $totp: () => totp(USERS.tfa.email)
+  $totp: () => totp(USERS.tfa.email),
+  // The partner e-mail API.
+  $partnerName: () => `fz-${unique()}`,
+  $freshDomain: () => `d${unique()}.${EMAIL.domain}`,
+  $freshAddress: () => `v${unique()}@${EMAIL.domain}`,
+  // The SMTP sink refuses mail to bounce…@ for good (550) and to soft…@ for now (451): the verification mail is not delivered.
+  $bounceAddress: () => `bounce${unique()}@${EMAIL.domain}`,
+  $softAddress: () => `soft${unique()}@${EMAIL.domain}`,
+  $verifyToken: () => fresh("verifyToken"),
+  $partnerKeyRaw: () => fx.partnerKey,
+  $usedVerifyToken: () => fx.usedVerifyToken,
+  $destination: async () => (await liveDestination()) ?? FOREIGN_UUID,
+  $upperDestination: async () => ((await liveDestination()) ?? FOREIGN_UUID).toUpperCase(),
+  $foreignDestination: () => fx.foreignDestination,
+  $emailIdentity: () => fx.emailIdentity,
+  $foreignIdentity: () => fx.foreignIdentity,
+  $emailMessage: () => fx.emailMessage,
+  $upperEmailMessage: () => fx.emailMessage.toUpperCase(),
+  $foreignEmailMessage: () => fx.foreignEmailMessage,
+  $suppressionCursor: () => fx.suppressionCursor,
+  $foreignSuppressionCursor: () => fx.foreignSuppressionCursor,
+  // The signature's first character changed.
+  $editedSuppressionCursor: () => fx.suppressionCursor.replace(/\.(.)/, (_, c: string) => `.${c === "A" ? "B" : "A"}`)
 }
 
 const resolve = async (value: unknown): Promise<unknown> => {
@@ -475,7 +595,41 @@ const GOOD: Record<string, ReadonlyArray<unknown>> = {
   "POST /api/v1/app/meta-ads/capi/events/batch": [{ events: [{ event_name: "Lead", fullPhoneNumber: PHONE }] }],
   "POST /api/v1/public/track/users": [{ fullPhoneNumber: PHONE, name: "A", traits: { city: "Pune", orders: 3, gone: null }, tags: ["vip"] }],
   "POST /api/v1/public/customers/search": [{ filters: [{ trait: "city", op: "eq", value: "Pune" }, { trait: "orders", op: "gte", value: 1 }], tags: ["vip"], limit: 10 }],
-  "POST /api/v1/public/chats/assign": [{ fullPhoneNumber: PHONE, agentEmail: "" }]
+  "POST /api/v1/public/chats/assign": [{ fullPhoneNumber: PHONE, agentEmail: "" }],
+  // The partner e-mail API: senders and recipients at the verified domain, names the fixtures hold.
+  "POST /api/v1/partner/email/identities": [{ identity: "$freshDomain" }, { identity: "$freshAddress" }],
+  "POST /api/v1/partner/email/configuration-sets": [
+    { name: "$partnerName", event_destinations: [{ url: "https://example.com/hook", events: ["SEND", "DELIVERY", "BOUNCE"] }] },
+    { name: "$partnerName" }
+  ],
+  "PATCH /api/v1/partner/email/configuration-sets/{name}": [
+    { event_destinations: [{ destination_id: "$destination", url: "https://example.com/hook", events: ["SEND", "DELIVERY"] }] },
+    { event_destinations: [{ destination_id: "$destination", url: "https://example.com/hook", events: ["SEND"] }, { url: "https://example.com/hook2", events: ["COMPLAINT"] }] },
+    { event_destinations: [{ url: "https://example.com/hook", events: ["SEND", "DELIVERY"] }] }
+  ],
+  "POST /api/v1/partner/email/templates": [
+    { name: "$partnerName", subject: "Hello {{name}}", html: "<p>Hello {{name}}</p>", text: "Hello {{name}}" },
+    { name: "$partnerName", subject: "Plain", text: "Plain text" }
+  ],
+  "PUT /api/v1/partner/email/templates/{name}": [{ subject: "Hello {{name}}", html: "<p>Hello {{name}}</p>", text: "Hello {{name}}" }, { subject: "Hi {{name}}", html: "<b>{{name}}</b>" }],
+  "PUT /api/v1/partner/email/suppression/{email}": [{ reason: "MANUAL" }, {}],
+  "POST /api/v1/partner/email/emails": [
+    { from: EMAIL.sender, to: [EMAIL.recipient], subject: "Hello", text: "Hi Ann" },
+    {
+      from: EMAIL.sender,
+      to: [EMAIL.recipient, "bo@fuzz.test"],
+      cc: ["cc@fuzz.test"],
+      bcc: ["bcc@fuzz.test"],
+      reply_to: "reply@fuzz.test",
+      subject: "Hello",
+      text: "Hi",
+      html: "<p>Hi</p>",
+      configuration_set: EMAIL.name,
+      tags: { campaign: "fuzz" }
+    },
+    { from: EMAIL.sender, to: [EMAIL.recipient], reply_to: ["reply@fuzz.test"], template: { name: EMAIL.sendTemplate, data: { name: "Asha" } }, configuration_set: EMAIL.name }
+  ],
+  "POST /api/v1/partner/email/production-access": [{ mail_type: "TRANSACTIONAL", website_url: "https://fuzz.example.com", use_case_description: "Receipts for orders placed in our shop" }]
 }
 
 /**
@@ -499,12 +653,110 @@ const AIMED: Record<string, ReadonlyArray<readonly [string, ReadonlyArray<unknow
     ["name", ["$waTemplateName", "$waRejectName", "$waName", "$deletedWaTemplateName", "FUZZ_ORDER", "fuzz order", "fuzz-order"]],
     ["category", ["MARKETING", "AUTHENTICATION", "utility", "SERVICE"]],
     ["language", ["en_US", "en-US", "xx", "EN"]]
+  ],
+  // The partner e-mail API: unverified, suppressed and odd addresses, too many recipients, names
+  // another partner has, placeholders a template cannot fill, header injection.
+  "POST /api/v1/partner/email/emails": [
+    ["from", [EMAIL.sender, "SENDER@FUZZ.TEST", " sender@fuzz.test ", "sender@unverified.test", "sender@sub.fuzz.test", "Sender <sender@fuzz.test>", "sender@fuzz.test\r\nBcc: x@evil.test", "sender@fuzz.test.", "no-reply@herald.local"]],
+    [
+      "to",
+      [
+        [EMAIL.suppressed],
+        [EMAIL.suppressed, EMAIL.recipient],
+        ["a@unverified.test"],
+        [],
+        Array.from({ length: 50 }, (_, i) => `r${i}@fuzz.test`),
+        Array.from({ length: 51 }, (_, i) => `r${i}@fuzz.test`),
+        [EMAIL.recipient, "ANN@FUZZ.TEST"],
+        ["ann@fuzz.test, bo@fuzz.test"],
+        EMAIL.recipient
+      ]
+    ],
+    ["to.0", [EMAIL.suppressed, EMAIL.foreignSuppressed, "a@unverified.test", "ann@fuzz.test\r\nBcc: x@evil.test", "ann@FUZZ.test", "\"ann\"@fuzz.test", "ann@fuzz.test."]],
+    ["cc", [[EMAIL.suppressed], ["a@unverified.test"], Array.from({ length: 50 }, (_, i) => `c${i}@fuzz.test`)]],
+    ["reply_to", [[], "not an address", ["a@unverified.test"], Array.from({ length: 51 }, (_, i) => `r${i}@x.test`)]],
+    ["subject", ["", "   ", "a".repeat(998), "a".repeat(999), "Hello\r\nBcc: x@evil.test", "=?utf-8?B?SGk=?="]],
+    ["configuration_set", [EMAIL.name, EMAIL.foreignName, "nope", "FUZZ-SET", "fuzz set", ""]],
+    ["template.name", [EMAIL.sendTemplate, EMAIL.name, EMAIL.foreignName, "nope", "FUZZ-SEND", ""]],
+    ["template.data", [{}, { name: 1 }, { name: null }, { name: { a: 1 } }, { name: ["a"] }, { name: "<script>alert(1)</script>" }, { name: "{{name}}" }, { other: "x" }]],
+    ["tags", [{}, { k: "" }, { ["k".repeat(257)]: "v" }, { k: "v".repeat(257) }, { k: 1 }, Object.fromEntries(Array.from({ length: 1_000 }, (_, i) => [`k${i}`, "v"]))]]
+  ],
+  "POST /api/v1/partner/email/identities": [
+    [
+      "identity",
+      [
+        EMAIL.domain,
+        "FUZZ.TEST",
+        "fuzz.test.",
+        EMAIL.sender,
+        "$bounceAddress",
+        "$softAddress",
+        "localhost",
+        "127.0.0.1",
+        "xn--80ak6aa92e.com",
+        "a..b.test",
+        "-a.test",
+        "a".repeat(64) + ".test",
+        "@fuzz.test",
+        "a@b@fuzz.test",
+        "user@[127.0.0.1]"
+      ]
+    ]
+  ],
+  "POST /api/v1/partner/email/configuration-sets": [
+    ["name", [EMAIL.name, EMAIL.foreignName, "FUZZ-SET", "a".repeat(64), "a".repeat(65), "fuzz set", "fuzz.set", ""]],
+    [
+      "event_destinations",
+      [
+        [],
+        Array.from({ length: 10 }, () => ({ url: "https://example.com/hook", events: ["SEND"] })),
+        Array.from({ length: 11 }, () => ({ url: "https://example.com/hook", events: ["SEND"] })),
+        [{ url: "https://example.com/hook", events: [] }],
+        [{ destination_id: "$destination", url: "https://example.com/hook", events: ["SEND"] }]
+      ]
+    ],
+    ["event_destinations.0.events", [["SEND", "SEND"], ["send"], ["OPEN"], ["SEND", "DELIVERY", "BOUNCE", "COMPLAINT", "REJECT", "SUPPRESSED"], []]]
+  ],
+  "PATCH /api/v1/partner/email/configuration-sets/{name}": [
+    [
+      "event_destinations",
+      [
+        [],
+        Array.from({ length: 11 }, () => ({ url: "https://example.com/hook", events: ["SEND"] })),
+        [{ destination_id: "$destination", url: "https://example.com/hook", events: ["SEND"] }, { destination_id: "$upperDestination", url: "https://example.com/hook", events: ["SEND"] }]
+      ]
+    ],
+    ["event_destinations.0.destination_id", ["$foreignDestination", "$upperDestination", "$emailIdentity", FOREIGN_UUID, ""]],
+    ["event_destinations.0.events", [["SEND", "SEND"], ["send"], ["OPEN"], []]]
+  ],
+  "POST /api/v1/partner/email/templates": [
+    ["name", [EMAIL.name, EMAIL.sendTemplate, EMAIL.foreignName, "a".repeat(65), "fuzz set", ""]],
+    ["subject", ["", " ", "{{", "{{}}", "{{ name", "{{name}", "a".repeat(998), "a".repeat(999), "Hi\r\nBcc: x@evil.test", "{{#each x}}{{/each}}", "{{constructor}}", "{{__proto__}}"]],
+    ["html", ["", "{{", "<script>{{name}}</script>", "{{{name}}}"]]
+  ],
+  "PUT /api/v1/partner/email/templates/{name}": [
+    ["subject", ["", " ", "{{", "{{}}", "a".repeat(999), "Hi\r\nBcc: x@evil.test", "{{constructor}}", "{{__proto__}}"]],
+    ["html", ["", "{{", "{{{name}}}"]]
+  ],
+  "PUT /api/v1/partner/email/suppression/{email}": [["reason", ["BOUNCE", "COMPLAINT", "MANUAL", "manual", "", null]]],
+  "POST /api/v1/partner/email/production-access": [
+    ["mail_type", ["MARKETING", "marketing", "PROMOTIONAL", ""]],
+    ["website_url", ["https://fuzz.example.com", "fuzz.example.com", "javascript:alert(1)", "http://", "https://" + "a".repeat(2041)]],
+    ["use_case_description", [" ", "a".repeat(5_000), "a".repeat(5_001), "a\u0000b"]]
   ]
 }
 const aimedAt = (op: Op, path: JsonPath): ReadonlyArray<unknown> => (AIMED[op.key] ?? []).find(([at]) => at === path.join("."))?.[1] ?? []
 
 /** Valid query values by parameter name (placeholders allowed); cursors have none. */
-const GOOD_QUERY: Record<string, string> = { limit: "5", bot_id: "$bot", from: "$yesterday", to: "$tomorrow", can_broadcast: "true" }
+const GOOD_QUERY: Record<string, string> = {
+  limit: "5",
+  bot_id: "$bot",
+  from: "$yesterday",
+  to: "$tomorrow",
+  can_broadcast: "true",
+  message_id: "$emailMessage",
+  token: "$verifyToken"
+}
 
 type Credential =
   | "natural"
@@ -530,13 +782,20 @@ type Credential =
   | "basicOwner"
   | "basicApiKey"
   | "basicTwice"
+  // The partner e-mail API's key on any other operation; on its own operations another partner's
+  // key (whose daily quota is used up), the key altered or padded.
+  | "partnerKey"
+  | "foreignPartnerKey"
+  | "tamperedPartnerKey"
+  | "paddedPartnerKey"
 
 interface Op {
   readonly key: string
   readonly method: string
   readonly template: string
   readonly pathParams: ReadonlyArray<string>
-  readonly query: ReadonlyArray<{ readonly name: string; readonly schema: Record<string, any> }>
+  /** A required parameter is always sent (a good value unless a fault replaces or omits it). */
+  readonly query: ReadonlyArray<{ readonly name: string; readonly schema: Record<string, any>; readonly required: boolean }>
   readonly contentTypes: ReadonlyArray<string>
   readonly goodBodies: ReadonlyArray<unknown>
   readonly fullBody: unknown
@@ -590,7 +849,7 @@ const operations = (doc: Record<string, any>): Array<Op> => {
         method: method.toUpperCase(),
         template,
         pathParams: params.filter((p) => p.in === "path").map((p) => p.name),
-        query: params.filter((p) => p.in === "query").map((p) => ({ name: p.name, schema: resolveRef(doc, p.schema) })),
+        query: params.filter((p) => p.in === "query").map((p) => ({ name: p.name, schema: resolveRef(doc, p.schema), required: p.required === true })),
         contentTypes: Object.keys(content),
         goodBodies: GOOD[key] ?? (generated !== undefined ? [generated] : []),
         fullBody: schema ? plausible(doc, schema, named, { full: true }) : undefined
@@ -603,12 +862,17 @@ const operations = (doc: Record<string, any>): Array<Op> => {
 /** The public messaging API: the secret key as `Authorization: Basic` (the Meta webhook beside it is off the document). */
 const isPublicApi = (op: Op) => op.template.startsWith("/api/v1/public/")
 
+/** The partner e-mail API: a partner's key as Bearer, but for the verification link, which needs none. */
+const isPartnerApi = (op: Op) => op.template.startsWith(`${PARTNER}/`) && op.template !== `${PARTNER}/verify`
+
 /** The /api/v1/app operations of the secret key (the rest of /api/v1/app is a signed-in owner's). */
 const SECRET_KEY_APP = /^\/api\/v1\/app\/(me|meta-ads\/capi\/events(\/.*)?|integrations\/logs)$/
 
 /** The credential an operation is meant to be called with (the public API's goes as Basic, every other as Bearer). */
 const naturalCredential = (op: Op): string | undefined => {
   if (op.template.startsWith("/health") || op.template === "/api/v1/rcs/auth/login" || op.template === "/api/v1/rcs/auth/select-account") return undefined
+  if (op.template === `${PARTNER}/verify`) return undefined
+  if (isPartnerApi(op)) return fx.partnerKey
   if (SECRET_KEY_APP.test(op.template) || isPublicApi(op)) return fx.secretKey
   if (op.template === "/api/v1/rcs/auth/password") return fx.pw
   if (op.template.startsWith("/api/v1/rcs/auth/2fa")) return fx.tfa
@@ -626,7 +890,10 @@ const authorization = (op: Op, credential: Credential): { header?: string; shown
     case "natural":
       return natural === undefined
         ? {}
-        : own(natural, natural === fx.secretKey ? "secret key" : natural === fx.pw ? "pw member JWT" : natural === fx.tfa ? "2fa member JWT" : "owner JWT")
+        : own(
+          natural,
+          natural === fx.secretKey ? "secret key" : natural === fx.partnerKey ? "partner key" : natural === fx.pw ? "pw member JWT" : natural === fx.tfa ? "2fa member JWT" : "owner JWT"
+        )
     case "none":
       return {}
     case "owner":
@@ -672,6 +939,16 @@ const authorization = (op: Op, credential: Credential): { header?: string; shown
       return { header: `Basic ${fx.apiKey}`, shown: "Basic <API key with every scope>" }
     case "basicTwice":
       return { header: `Basic ${fx.secretKey}, Basic ${fx.secretKey}`, shown: "Basic <secret key>, Basic <secret key>" }
+    case "partnerKey":
+      return bearer(fx.partnerKey, "partner key")
+    case "foreignPartnerKey":
+      return own(fx.foreignPartnerKey, "another partner's key")
+    case "tamperedPartnerKey": {
+      const last = fx.partnerKey.at(-1) === "A" ? "B" : "A"
+      return own(`${fx.partnerKey.slice(0, -1)}${last}`, "partner key, last character changed")
+    }
+    case "paddedPartnerKey":
+      return { header: `${scheme}   ${fx.partnerKey}  `, shown: `${scheme}   <partner key>  ` }
   }
 }
 
@@ -723,16 +1000,30 @@ const mutationArbitrary = (op: Op, good: unknown): fc.Arbitrary<Mutation> | unde
   return fc.oneof(...mutations)
 }
 
-const hostileQueryValues = (name: string): ReadonlyArray<string> =>
-  name === "status" || name === "category"
+/** A query fault value that leaves a required parameter out. */
+const OMIT = "$omit"
+
+const hostileQueryValues = (name: string, required: boolean): ReadonlyArray<string> => [
+  ...(required ? [OMIT] : []),
+  ...(name === "status" || name === "category"
     ? ["approved", "APPROVED", "REJECTED", "UTILITY", "AUTHENTICATION", "DELETED", "APPROVED%20", "APPROVED,PENDING", ...HOSTILE_QUERY_VALUES]
     : name === "bot_id"
     ? ["$upperBot", "$foreignBot", "$pendingBot", ...HOSTILE_QUERY_VALUES]
     : name === "cursor"
     ? HOSTILE_CURSORS
+    // The partner lists' signed cursors: one of another list or partner, one edited, then nonsense.
+    : name === "next_cursor"
+    ? ["$suppressionCursor", "$foreignSuppressionCursor", "$editedSuppressionCursor", ...HOSTILE_CURSORS]
+    : name === "message_id"
+    ? ["$foreignEmailMessage", "$upperEmailMessage", "$emailIdentity", ...HOSTILE_QUERY_VALUES]
+    : name === "type"
+    ? ["send", "DELIVERY", "OPEN", "SEND,DELIVERY", "SEND%00", "SEND%20", ...HOSTILE_QUERY_VALUES]
+    : name === "token"
+    ? ["$usedVerifyToken", "$partnerKeyRaw", ...HOSTILE_QUERY_VALUES]
     : name === "from" || name === "to"
     ? [...EDGE_DATES.map(encodeURIComponent), ...HOSTILE_QUERY_VALUES]
-    : HOSTILE_QUERY_VALUES
+    : HOSTILE_QUERY_VALUES)
+]
 
 /** Query parameters no operation declares. */
 const UNKNOWN_QUERY: ReadonlyArray<string> = ["zz_unknown", "%00", "limit[]", "__proto__", "a".repeat(1_000)]
@@ -741,13 +1032,16 @@ const specArbitrary = (op: Op): fc.Arbitrary<Spec> => {
   const natural = naturalCredential(op)
   const credentials: Array<Credential> = ["none", "apiKey", "session", "garbage", "huge", "basic", "tampered"]
   if (natural !== undefined) credentials.push("lowercase", "bare")
+  // Another partner's key reaches as deep as the natural one (its sends stop at its used-up quota).
+  if (natural === fx.partnerKey) credentials.push("foreignPartnerKey", "foreignPartnerKey", "foreignPartnerKey", "tamperedPartnerKey", "paddedPartnerKey")
+  else credentials.push("partnerKey")
   if (natural !== fx.owner && !op.template.startsWith("/api/v1/rcs/auth/")) credentials.push("owner")
   if (natural !== fx.secretKey || isPublicApi(op)) credentials.push("secretKey")
   // The key in its other accepted forms and another account's key (whose wallet is empty) reach as deep as the natural one.
   if (natural === fx.secretKey) credentials.push("encodedKey", "encodedBareKey", "paddedKey", "foreignKey", "foreignKey", "foreignKey", "revokedKey", "tamperedKey")
   if (isPublicApi(op)) credentials.push("basicOwner", "basicApiKey", "basicTwice")
   const common: Array<fc.WeightedArbitrary<Fault>> = [
-    { arbitrary: fc.constantFrom(...credentials).map((credential): Fault => ({ kind: "auth", credential })), weight: natural === fx.secretKey ? 4 : 2 },
+    { arbitrary: fc.constantFrom(...credentials).map((credential): Fault => ({ kind: "auth", credential })), weight: natural === fx.secretKey || natural === fx.partnerKey ? 4 : 2 },
     { arbitrary: fc.constantFrom(...EXTRA_HEADERS).map((headers): Fault => ({ kind: "headers", headers })), weight: 1 },
     { arbitrary: fc.record({ kind: fc.constant("query" as const), name: fc.constantFrom(...UNKNOWN_QUERY), value: fc.constantFrom("1", "%00", "x") }), weight: 1 }
   ]
@@ -758,11 +1052,11 @@ const specArbitrary = (op: Op): fc.Arbitrary<Spec> => {
     common.push({ arbitrary: path, weight: 4 })
   }
   if (op.query.length > 0) {
-    const query = fc.constantFrom(...op.query.map((q) => q.name)).chain((name) => fc.constantFrom(...hostileQueryValues(name)).map((value): Fault => ({ kind: "query", name, value })))
+    const query = fc.constantFrom(...op.query).chain(({ name, required }) => fc.constantFrom(...hostileQueryValues(name, required)).map((value): Fault => ({ kind: "query", name, value })))
     common.push({ arbitrary: query, weight: 6 })
   }
   const bodyless = op.method === "GET" ? [] : [{ arbitrary: fc.constantFrom<string | Buffer | null>(...WHOLE_BODIES, null).map((body): Fault => ({ kind: "body", body })), weight: 2 }]
-  const goodQuery = fc.subarray(op.query.map((q) => q.name).filter((name) => name !== "cursor"))
+  const goodQuery = fc.subarray(op.query.filter((q) => !q.required && q.name !== "cursor" && q.name !== "next_cursor").map((q) => q.name))
   const specs = (op.goodBodies.length === 0 ? [undefined] : op.goodBodies).map((good, alternative) => {
     const faults = [...common, ...bodyless]
     const mutation = good === undefined ? undefined : mutationArbitrary(op, good)
@@ -792,14 +1086,32 @@ const variant = (value: string, fixture: string) =>
 
 /** Other objects a path parameter may name instead of its fixture (placeholders): gone, another account's, of another kind. */
 const PATH_OBJECTS: Record<string, ReadonlyArray<string>> = {
-  "/api/v1/public/templates/{id} id": ["$deletedWaTemplate", "$foreignWaTemplate", "$template", "$message"]
+  "/api/v1/public/templates/{id} id": ["$deletedWaTemplate", "$foreignWaTemplate", "$template", "$message"],
+  // The partner e-mail API: another partner's objects, another kind's ids, names a set or template cannot have.
+  "/api/v1/partner/email/identities/{id} id": ["$foreignIdentity", "$emailMessage", "$bot"],
+  "/api/v1/partner/email/configuration-sets/{name} name": [EMAIL.foreignName, EMAIL.sendTemplate, "a".repeat(65), "fuzz%20set", "fuzz-set%00"],
+  "/api/v1/partner/email/templates/{name} name": [EMAIL.foreignName, "a".repeat(65), "fuzz%20set"],
+  "/api/v1/partner/email/suppression/{email} email": [EMAIL.foreignSuppressed, "not-an-address", "a%40b", "%40fuzz.test", "a%40b%40fuzz.test"],
+  "/api/v1/partner/email/emails/{message_id} message_id": ["$foreignEmailMessage", "$message", "$emailIdentity"]
 }
 
 const FRESH_OF: Record<string, FreshKind> = { template_id: "template", list_id: "list", webhook_id: "webhook", rule_id: "rule", key_id: "key", member_id: "member" }
 
-/** The kind of throwaway object a destructive operation's path parameter takes (`id` names a broadcast or a WhatsApp template, by path). */
+/**
+ * The kind of throwaway object a destructive operation's path parameter takes (`id` names a
+ * broadcast, a WhatsApp template or a partner's identity, `name` a configuration set or an e-mail
+ * template, by path).
+ */
 const freshKindOf = (op: Op, name: string): FreshKind | undefined =>
-  name !== "id"
+  op.template.startsWith(`${PARTNER}/`)
+    ? name === "id"
+      ? "emailIdentity"
+      : name === "name"
+      ? op.template.startsWith(`${PARTNER}/templates/`) ? "emailTemplate" : "configSet"
+      : name === "email"
+      ? "suppressed"
+      : undefined
+    : name !== "id"
     ? FRESH_OF[name]
     : op.template.startsWith("/api/v1/rcs/broadcasts/")
     ? "broadcast"
@@ -817,7 +1129,11 @@ const STANDING: Record<string, () => string> = {
   key_id: () => fx.patchKey,
   member_id: () => fx.member,
   delivery_id: () => fx.delivery,
-  phone: () => PHONE
+  phone: () => PHONE,
+  // The partner e-mail API's (`{name}` is a configuration set's and a template's).
+  name: () => EMAIL.name,
+  email: () => EMAIL.suppressed,
+  message_id: () => fx.emailMessage
 }
 
 /** The fixture a path parameter names; destructive operations get a throwaway object. */
@@ -825,7 +1141,7 @@ const pathFixture = async (op: Op, name: string): Promise<string> => {
   const destroys = op.method === "DELETE" || op.template.endsWith("/cancel")
   const kind = freshKindOf(op, name)
   if (destroys && kind !== undefined) return fresh(kind)
-  if (name === "id") return kind === "broadcast" ? fx.broadcast : kind === "waTemplate" ? fx.waTemplate : fx.message
+  if (name === "id") return kind === "broadcast" ? fx.broadcast : kind === "waTemplate" ? fx.waTemplate : kind === "emailIdentity" ? fx.emailIdentity : fx.message
   return STANDING[name]?.() ?? "x"
 }
 
@@ -852,12 +1168,13 @@ const build = async (op: Op, spec: Spec): Promise<Built> => {
     path = path.replace(`{${name}}`, value)
   }
   const query = new Map<string, string>()
-  for (const name of spec.query) {
+  for (const name of [...op.query.filter((q) => q.required).map((q) => q.name), ...spec.query]) {
     const good = GOOD_QUERY[name] ?? op.query.find((q) => q.name === name)?.schema.enum?.[0] ?? ""
     query.set(name, encodeURIComponent(String(await resolve(good))))
   }
   for (const { name, value } of faults("query")) {
-    query.set(name, Object.hasOwn(PLACEHOLDERS, value) ? encodeURIComponent(String(await resolve(value))) : value)
+    if (value === OMIT) query.delete(name)
+    else query.set(name, Object.hasOwn(PLACEHOLDERS, value) ? encodeURIComponent(String(await resolve(value))) : value)
   }
   const credential = faults("auth").at(-1)?.credential ?? "natural"
   const auth = authorization(op, credential)
@@ -935,6 +1252,10 @@ const probe = async (op: Op, spec: Spec, answered?: (status: number, code: strin
   if (op.template.startsWith("/api/v1/rcs/auth/")) await db("DELETE FROM sign_in_attempts WHERE email = ANY($1)", [[USERS.pw.email, USERS.tfa.email, USERS.multi.email]])
   if (op.template.includes("{delivery_id}")) await ensureDeadLetter()
   if (op.template === "/api/v1/app/developer/webhook") await ensureDeveloperWebhook()
+  if (op.key === `PATCH ${PARTNER}/configuration-sets/{name}`) await ensureDestination()
+  // One request may be pending at a time: the partner's is withdrawn so that the next reaches the
+  // insert (the other partner's stays pending: with its key, the request is 409).
+  if (op.key === `POST ${PARTNER}/production-access`) await db("DELETE FROM email_production_access WHERE partner_id = $1 AND status = 'PENDING'", [fx.partnerId])
   const request = await build(op, spec)
   const before = await writeMark()
   requests++
@@ -1019,6 +1340,14 @@ const probe = async (op: Op, spec: Spec, answered?: (status: number, code: strin
       failures.push({ key: `${op.key} · (d) ${status} ${what}`, exchange: exchange() })
     }
   }
+  // A partner's send is recorded by its mailer actor after the 202, the same way.
+  if (op.key === `POST ${PARTNER}/emails` && status >= 200 && status < 300) {
+    const id = parsed?.message_id
+    if (!(await emailRecorded(id))) {
+      const what = typeof id === "string" ? "message accepted without a row in email_messages within 10 s" : `${status} without a message_id`
+      failures.push({ key: `${op.key} · (d) ${status} ${what}`, exchange: exchange() })
+    }
+  }
   // A WhatsApp template is reviewed by Meta's webhook after its 201: that write, too, must land before the next request.
   if (op.key === "POST /api/v1/public/templates" && status >= 200 && status < 300) {
     const id = parsed?.template?.id
@@ -1036,6 +1365,8 @@ const after2xx = async (op: Op, body: any) => {
     const kind = freshKindOf(op, name)
     if ((op.method === "DELETE" || op.template.endsWith("/cancel")) && kind !== undefined) freshIds.delete(kind)
   }
+  // The verification token was used (whichever credential came with it).
+  if (op.key === `GET ${PARTNER}/verify`) freshIds.delete("verifyToken")
   // Only the owner's account can get a 2xx here: its new key replaces the fixture.
   if (op.key === "POST /api/v1/app/developer/secret-key" && typeof body?.secret_key === "string") fx.secretKey = body.secret_key
   if (op.key === "POST /api/v1/rcs/auth/password") {
@@ -1076,7 +1407,19 @@ const WATCHED: ReadonlyArray<readonly [string, string, string?]> = [
   ["wa_template_reviews", "INSERT OR UPDATE OR DELETE"],
   ["wa_numbers", "INSERT OR UPDATE OR DELETE"],
   ["customers", "INSERT OR UPDATE OR DELETE"],
-  ["conversations", "INSERT OR UPDATE OR DELETE"]
+  ["conversations", "INSERT OR UPDATE OR DELETE"],
+  // The partner e-mail API: partners only by the admin CLI; a send's message row is inserted by the
+  // partner's mailer actor after the 202 (probe waits for it), then moved by the mailer with its
+  // recipients and events (not watched); hard bounces and complaints add suppression rows after the
+  // relay (no generated address bounces or complains). Event destinations are rows of webhooks
+  // (channel 'email'), watched above.
+  ["partners", "INSERT OR UPDATE OR DELETE"],
+  ["email_identities", "INSERT OR UPDATE OR DELETE"],
+  ["email_configuration_sets", "INSERT OR UPDATE OR DELETE"],
+  ["email_templates", "INSERT OR UPDATE OR DELETE"],
+  ["email_suppression", "INSERT OR UPDATE OR DELETE"],
+  ["email_production_access", "INSERT OR UPDATE OR DELETE"],
+  ["email_messages", "INSERT"]
 ]
 
 const installWriteTriggers = async () => {
@@ -1145,6 +1488,52 @@ const setUpWhatsApp = async (other: string) => {
   fx.foreignSecretKey = (await must("foreign secret key", call("POST", "/api/v1/app/developer/secret-key", foreignOwner))).secret_key
 }
 
+/**
+ * Two partners of the e-mail API (EMAIL's fixtures each): the partner, its quota far above what the
+ * fuzz sends and relayed at once, and another whose daily quota is used up (its sends stop there,
+ * 429), with a pending identity, destination, suppressed address and production-access request of
+ * its own. A message of each, recorded; a cursor of each one's suppression list; a used
+ * verification token.
+ */
+const setUpPartnerEmail = async () => {
+  const mine = await cli("admin", "create-partner", "--name", "Fuzz partner")
+  const other = await cli("admin", "create-partner", "--name", "Foreign partner")
+  fx.partnerKey = mine.api_key
+  fx.partnerId = mine.partner_id
+  fx.foreignPartnerKey = other.api_key
+  fx.foreignPartnerId = other.partner_id
+  await cli("admin", "email-quota", fx.partnerId, "--daily", "100000000", "--rate", "1000")
+  for (const key of [fx.partnerKey, fx.foreignPartnerKey]) {
+    const domain = await must("domain identity", partnerCall("POST", "/identities", key, { identity: EMAIL.domain }))
+    await cli("admin", "email-identity-verify", domain.id)
+    if (key === fx.partnerKey) fx.emailIdentity = domain.id
+    const names = key === fx.partnerKey ? [EMAIL.name] : [EMAIL.name, EMAIL.foreignName]
+    for (const name of names) {
+      const set = await must("configuration set", partnerCall("POST", "/configuration-sets", key, { name, event_destinations: [{ url: "https://example.com/hook", events: ["SEND", "DELIVERY"] }] }))
+      if (key === fx.foreignPartnerKey) fx.foreignDestination = set.event_destinations[0].destination_id
+      await must("e-mail template", partnerCall("POST", "/templates", key, { name, subject: "Hello {{name}}", html: "<p>Hello {{name}}</p>", text: "Hello {{name}}" }))
+    }
+    await must("send template", partnerCall("POST", "/templates", key, { name: EMAIL.sendTemplate, subject: "Hello {{name}}", html: "<p>Hello {{name}}</p>", text: "Hello {{name}}" }))
+    const suppressed = key === fx.partnerKey ? [EMAIL.suppressed, `also-${EMAIL.suppressed}`] : [EMAIL.suppressed, EMAIL.foreignSuppressed, `also-${EMAIL.suppressed}`]
+    for (const address of suppressed) await must("suppression", partnerCall("PUT", `/suppression/${address}`, key, {}))
+    const cursor = (await must("suppression page", partnerCall("GET", "/suppression?limit=1", key))).next_cursor as string
+    const sent = (await must("send", partnerCall("POST", "/emails", key, { from: EMAIL.sender, to: [EMAIL.recipient], subject: "fixture", text: "fixture" }), 202)).message_id as string
+    if (!(await emailRecorded(sent))) throw new Error(`the fixture message ${sent} has no row in email_messages within 10 s`)
+    if (key === fx.partnerKey) {
+      fx.suppressionCursor = cursor
+      fx.emailMessage = sent
+    } else {
+      fx.foreignSuppressionCursor = cursor
+      fx.foreignEmailMessage = sent
+    }
+  }
+  fx.foreignIdentity = (await must("foreign identity", partnerCall("POST", "/identities", fx.foreignPartnerKey, { identity: `foreign.${EMAIL.domain}` }))).id
+  await must("production access", partnerCall("POST", "/production-access", fx.foreignPartnerKey, { mail_type: "MARKETING", website_url: "https://foreign.example.com", use_case_description: "news" }))
+  await cli("admin", "email-quota", fx.foreignPartnerId, "--daily", "0")
+  fx.usedVerifyToken = await makeVerifyToken()
+  await must("verify", call("GET", `${PARTNER}/verify?token=${encodeURIComponent(fx.usedVerifyToken)}`))
+}
+
 beforeAll(async () => {
   // The in-process gateway simulator on a known port: the test posts an inbound WhatsApp message to it.
   const simPort = await freePort()
@@ -1188,6 +1577,7 @@ beforeAll(async () => {
   fx.rule = await MAKE.rule()
   fx.broadcast = await MAKE.broadcast()
   fx.message = (await must("send", call("POST", "/api/v1/rcs/messages/send", fx.owner, { bot_id: fx.bot, to: PHONE, text: "fixture" }))).message_id
+  await setUpPartnerEmail()
   await ensureDeadLetter()
   openapi = (await fetch(`${node.url}/api/v1/openapi.json`).then((r) => r.json())) as Record<string, any>
   await installWriteTriggers()
@@ -1218,6 +1608,7 @@ describe("hostile input", () => {
     const send = JSON.stringify({ bot_id: fx.bot, to: PHONE, text: "stalled" })
     const waSend = JSON.stringify({ fullPhoneNumber: PHONE, type: "Text", data: { message: "stalled" } })
     const waTemplateBody = JSON.stringify(waTextTemplate(`fuzz_${unique()}`))
+    const emailSend = JSON.stringify({ from: EMAIL.sender, to: [EMAIL.recipient], subject: "stalled", text: "stalled" })
     const auth = `Authorization: Bearer ${fx.owner}`
     // status: what the answer must be (408 request_timeout), or any 4xx with the envelope.
     const cases: ReadonlyArray<{ readonly name: string; readonly request: string; readonly status: 408 | "4xx" }> = [
@@ -1246,6 +1637,13 @@ describe("hostile input", () => {
       {
         name: "a WhatsApp template with Content-Length: 1000 and a complete shorter body",
         request: `POST /api/v1/public/templates HTTP/1.1\r\nHost: x\r\nAuthorization: Basic ${fx.secretKey}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n${waTemplateBody}`,
+        status: 408
+      },
+      {
+        name: "a partner's e-mail send with a chunked body that never ends",
+        request: `POST ${PARTNER}/emails HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${fx.partnerKey}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${
+          emailSend.length.toString(16)
+        }\r\n${emailSend}\r\n`,
         status: 408
       },
       {
