@@ -1,11 +1,11 @@
 import { Command, Options } from "@effect/cli"
-import { Console, Effect, Layer, Option, Redacted } from "effect"
+import { Console, Effect, Option, Redacted } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { InvalidRequest } from "../domain/errors.ts"
 import { resolveCallbackUrl } from "../gateway/simulator/callbackSender.ts"
 import { makeGatewaySimulator } from "../gateway/simulator/GatewaySimulator.ts"
 import { resolveWaCallbackUrl } from "../gateway/simulator/whatsapp/WaSimulator.ts"
-import { loggingLayer } from "../observability/Logging.ts"
+import { hostOption as host, SimulatorBase } from "./simulatorProcess.ts"
 
 const port = Options.integer("port").pipe(
   Options.withDescription("port to listen on (default GATEWAY_SIM_PORT, else 8090; 0 picks a free one)"),
@@ -15,17 +15,6 @@ const callbackUrl = Options.text("callback-url").pipe(
   Options.withDescription("Herald API node to call back: a base URL (the RBM events path is appended) or the full events URL"),
   Options.optional
 )
-const host = Options.text("host").pipe(
-  Options.withDescription("interface to listen on (default 0.0.0.0, so other processes and containers reach it)"),
-  Options.withDefault("0.0.0.0")
-)
-
-/** Settings from the environment, and logs on stderr so that stdout carries only the JSON line. */
-const SimulatorBase = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) =>
-    Layer.merge(AppConfig.make(config), loggingLayer({ format: config.logFormat, level: config.logLevel, stderr: true })))
-).pipe(Layer.provide(AppConfig.layer))
-
 /**
  * `herald gateway-sim`: the gateway simulator as a process of its own, for deployments of several
  * Herald nodes that all point GATEWAY_RBM_URL at it. Token and callback delays come from the

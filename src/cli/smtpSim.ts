@@ -1,14 +1,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Command, Options } from "@effect/cli"
-import { Console, Effect, Layer, Option, Redacted } from "effect"
+import { Console, Effect, Option, Redacted } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { InvalidRequest } from "../domain/errors.ts"
 import { SMTP_FEEDBACK_PATH } from "../gateway/EmailRelay.ts"
 import { resolveCallbackUrl } from "../gateway/simulator/callbackSender.ts"
 import { notFound } from "../gateway/simulator/httpHelpers.ts"
 import { makeSmtpSink, SmtpSinkError } from "../gateway/smtp/SmtpSink.ts"
-import { loggingLayer } from "../observability/Logging.ts"
+import { hostOption as host, SimulatorBase } from "./simulatorProcess.ts"
 
 const port = Options.integer("port").pipe(
   Options.withDescription("SMTP port to listen on (default SMTP_SIM_PORT, else 2525; 0 picks a free one)"),
@@ -22,17 +22,6 @@ const callbackUrl = Options.text("callback-url").pipe(
   Options.withDescription("Herald API node to report complaints to: a base URL (the SMTP feedback path is appended) or the full feedback URL"),
   Options.optional
 )
-const host = Options.text("host").pipe(
-  Options.withDescription("interface to listen on (default 0.0.0.0, so other processes and containers reach it)"),
-  Options.withDefault("0.0.0.0")
-)
-
-/** Settings from the environment, and logs on stderr so that stdout carries only the JSON line. */
-const SimulatorBase = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) =>
-    Layer.merge(AppConfig.make(config), loggingLayer({ format: config.logFormat, level: config.logLevel, stderr: true })))
-).pipe(Layer.provide(AppConfig.layer))
-
 /** The control API on a server of its own: standalone there is no gateway simulator to share. */
 const serveControl = (handle: (req: IncomingMessage, res: ServerResponse, path: string, query: string) => boolean, port: number, host: string) =>
   Effect.acquireRelease(

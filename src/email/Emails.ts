@@ -11,7 +11,7 @@ import { CursorPages } from "./cursorPage.ts"
 import { EmailTemplates } from "./EmailTemplates.ts"
 import { Identities } from "./Identities.ts"
 import { MailAccept, MailerKind } from "./MailerKind.ts"
-import type { EventType } from "./model.ts"
+import type { EventType, MessageStatus } from "./model.ts"
 import { Partners } from "./Partners.ts"
 import { render } from "./renderTemplate.ts"
 
@@ -172,7 +172,7 @@ export class Emails extends Effect.Service<Emails>()("herald/email/Emails", {
           from: row.fromAddress,
           to: row.toAddresses,
           subject: row.subject,
-          status: row.status as "QUEUED",
+          status: row.status as MessageStatus,
           events: events.map(presentEvent),
           created_at: new Date(row.createdAt).toISOString()
         }
