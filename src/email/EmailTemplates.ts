@@ -93,14 +93,14 @@ export class EmailTemplates extends Effect.Service<EmailTemplates>()("herald/ema
         query,
         (after: PagePosition | undefined, take: number) =>
           sql<TemplateRow>`
-            SELECT ${sql.literal(COLUMNS)} FROM email_templates
+            SELECT ${sql.literal(COLUMNS)} FROM email_templates t
             WHERE ${
             sql.and([
               sql`partner_id = ${partnerId}::uuid`,
               ...(after === undefined ? [] : [sql`(created_at, template_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`])
             ])
           }
-            ORDER BY created_at DESC, template_id DESC
+            ORDER BY t.created_at DESC, t.template_id DESC
             LIMIT ${take}`.pipe(Effect.orDie),
         (row) => ({ createdAt: row.position, id: row.templateId })
       )
@@ -110,7 +110,7 @@ export class EmailTemplates extends Effect.Service<EmailTemplates>()("herald/ema
     const findRow = (partnerId: string, name: string) =>
       TEMPLATE_NAME.test(name)
         ? sql<TemplateRow>`
-            SELECT ${sql.literal(COLUMNS)} FROM email_templates
+            SELECT ${sql.literal(COLUMNS)} FROM email_templates t
             WHERE partner_id = ${partnerId}::uuid AND name = ${name}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
         : Effect.succeed(undefined)
 

@@ -119,7 +119,7 @@ export class Emails extends Effect.Service<Emails>()("herald/email/Emails", {
         }
         if (issues.length > 0 || from === undefined || body === undefined) return yield* new InvalidRequest({ message: describeIssues(issues), errors: issues })
 
-        const partner = yield* Effect.orDie(partners.find(partnerId))
+        const partner = yield* Effect.orDie(partners.current(partnerId))
         const verified = yield* identities.verifiedAmong(partnerId, partner.productionAccess ? [from] : [from, ...recipients])
         if (!verified.has(from)) return yield* InvalidRequest.single("from", `${from} is not a verified identity of this partner (POST /identities)`)
         if (!partner.productionAccess) {
@@ -165,7 +165,7 @@ export class Emails extends Effect.Service<Emails>()("herald/email/Emails", {
           : []
         if (row === undefined) return yield* new NotFound({ message: `no message ${messageId}` })
         const events = yield* sql<EventRowDb>`
-          SELECT ${sql.literal(EVENT_COLUMNS)} FROM email_events WHERE message_id = ${messageId}::uuid ORDER BY created_at, event_id`
+          SELECT ${sql.literal(EVENT_COLUMNS)} FROM email_events t WHERE message_id = ${messageId}::uuid ORDER BY t.created_at, t.event_id`
         return {
           success: true as const,
           message_id: row.messageId,
@@ -186,14 +186,14 @@ export class Emails extends Effect.Service<Emails>()("herald/email/Emails", {
         // The filters are part of the list a cursor belongs to: a cursor of one filter is not another's.
         pages.page({ list: `events\n${query.type ?? ""}\n${query.message_id ?? ""}`, partnerId }, query, (after: PagePosition | undefined, take: number) =>
           sql<EventRowDb>`
-            SELECT ${sql.literal(EVENT_COLUMNS)} FROM email_events
+            SELECT ${sql.literal(EVENT_COLUMNS)} FROM email_events t
             WHERE ${sql.and([
             sql`partner_id = ${partnerId}::uuid`,
             ...(query.type === undefined ? [] : [sql`type = ${query.type}`]),
             ...(query.message_id === undefined ? [] : [sql`message_id = ${query.message_id}::uuid`]),
             ...(after === undefined ? [] : [sql`(created_at, event_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`])
           ])}
-            ORDER BY created_at DESC, event_id DESC LIMIT ${take}`.pipe(Effect.orDie), (row) => ({ createdAt: row.createdAt, id: row.eventId })),
+            ORDER BY t.created_at DESC, t.event_id DESC LIMIT ${take}`.pipe(Effect.orDie), (row) => ({ createdAt: row.createdAt, id: row.eventId })),
         ({ rows, ...page }) => ({ success: true as const, events: rows.map(presentEvent), ...page })
       )
 

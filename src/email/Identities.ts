@@ -114,12 +114,12 @@ export class Identities extends Effect.Service<Identities>()("herald/email/Ident
       Effect.map(
         pages.page({ list: "identities", partnerId }, query, (after: PagePosition | undefined, take: number) =>
           sql<IdentityRow>`
-            SELECT ${sql.literal(COLUMNS)} FROM email_identities
+            SELECT ${sql.literal(COLUMNS)} FROM email_identities t
             WHERE ${sql.and([
             sql`partner_id = ${partnerId}::uuid`,
             ...(after === undefined ? [] : [sql`(created_at, identity_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`])
           ])}
-            ORDER BY created_at DESC, identity_id DESC LIMIT ${take}`.pipe(Effect.orDie), (row) => ({ createdAt: row.createdAt, id: row.identityId })),
+            ORDER BY t.created_at DESC, t.identity_id DESC LIMIT ${take}`.pipe(Effect.orDie), (row) => ({ createdAt: row.createdAt, id: row.identityId })),
         ({ rows, ...page }) => ({ success: true as const, identities: rows.map(present), ...page })
       )
 

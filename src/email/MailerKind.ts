@@ -143,9 +143,7 @@ export const MailerKind = ActorKind.make("mailer", {
 
       switch (command._tag) {
         case "MailAccept": {
-          const [partner] = yield* sql<{ max24HourSend: number }>`
-            SELECT max_24_hour_send AS max24_hour_send FROM partners WHERE partner_id = ${partnerId}::uuid`
-          const max = partner?.max24HourSend ?? 0
+          const { max } = yield* limitsOf(partnerId)
           const used = windowTotal(state.window, now)
           if (used + command.recipients.length > max) {
             ctx.fail(command, new QuotaExceeded({
@@ -197,8 +195,7 @@ export const MailerKind = ActorKind.make("mailer", {
         case "MailFlush": {
           const idle: MailerState = { ...state, flushAt: null, dirty: false }
           if (now < state.nextSlotAt) return flushAt(idle, state.nextSlotAt)
-          const [partner] = yield* sql<{ maxSendRate: number }>`SELECT max_send_rate FROM partners WHERE partner_id = ${partnerId}::uuid`
-          const rate = Math.max(1, partner?.maxSendRate ?? 1)
+          const { rate } = yield* limitsOf(partnerId)
           // Tries still out bound what may start: a slow relay is not handed ever more at once.
           const [{ out }] = (yield* sql<{ out: number }>`
             SELECT count(*)::int AS out FROM email_recipients
@@ -262,6 +259,25 @@ export const MailerKind = ActorKind.make("mailer", {
       }
     })
 })
+
+/**
+ * A partner's quota and rate, read at most once a second per process: an operator's change
+ * (`herald admin email-quota`, a grant) applies within a second, and a burst of sends does not
+ * read the same row for each.
+ */
+const limits = new Map<string, { readonly max: number; readonly rate: number; readonly at: number }>()
+const limitsOf = (partnerId: string) =>
+  Effect.gen(function*() {
+    const hit = limits.get(partnerId)
+    if (hit !== undefined && Date.now() - hit.at < 1_000) return hit
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ max24HourSend: number; maxSendRate: number }>`
+      SELECT max_24_hour_send AS max24_hour_send, max_send_rate FROM partners WHERE partner_id = ${partnerId}::uuid`
+    const fresh = { max: row?.max24HourSend ?? 0, rate: Math.max(1, row?.maxSendRate ?? 1), at: Date.now() }
+    if (limits.size >= 10_000) limits.clear()
+    limits.set(partnerId, fresh)
+    return fresh
+  })
 
 const mailOf = (row: DueRow, dkim: OutgoingMail["dkim"]): OutgoingMail => ({
   messageId: row.messageId,

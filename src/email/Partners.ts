@@ -21,6 +21,9 @@ const COLUMNS = "partner_id::text, name, max_24_hour_send AS max24_hour_send, ma
 
 const refused = (message: string) => new InvalidApiKey({ message })
 
+const KNOWN_KEYS_MAX = 10_000
+const SETTINGS_TTL_MS = 1_000
+
 /**
  * Partners of the e-mail API and their keys (`pk_partner_` + 32 random bytes, base64url): shown
  * once by `herald admin create-partner`, stored as SHA-256 (a high-entropy key gains nothing from
@@ -42,14 +45,37 @@ export class Partners extends Effect.Service<Partners>()("herald/email/Partners"
       })
 
     /** The partner of a bearer credential; anything else of Herald's (a JWT, rcs_pk_live_, sk_live_) is not one. */
+    // Partner keys are never revoked or changed: a key once found stays its partner's. Unknown keys
+    // are never kept, so guessing cannot fill the map.
+    const known = new Map<string, { readonly partnerId: string; readonly name: string }>()
+
     const authenticate = (credential: string) =>
       Effect.gen(function*() {
         if (!credential.startsWith(PARTNER_KEY_PREFIX)) {
           return yield* refused("not a partner key: send Authorization: Bearer pk_partner_…")
         }
-        const [row] = yield* byHash([sha256(credential)]).pipe(Effect.orDie)
+        const hash = sha256(credential)
+        const hit = known.get(hash)
+        if (hit !== undefined) return hit
+        const [row] = yield* byHash([hash]).pipe(Effect.orDie)
         if (row === undefined) return yield* refused("unknown partner key")
+        if (known.size >= KNOWN_KEYS_MAX) known.clear()
+        known.set(hash, row)
         return row
+      })
+
+    // A send reads its partner's quotas and sandbox state: at most once a second per node, so an
+    // operator's grant or quota change applies within a second.
+    const recent = new Map<string, { readonly row: PartnerRow; readonly at: number }>()
+    const current = (partnerId: string) =>
+      Effect.suspend(() => {
+        const hit = recent.get(partnerId)
+        if (hit !== undefined && Date.now() - hit.at < SETTINGS_TTL_MS) return Effect.succeed(hit.row)
+        return Effect.tap(find(partnerId), (row) =>
+          Effect.sync(() => {
+            if (recent.size >= KNOWN_KEYS_MAX) recent.clear()
+            recent.set(partnerId, { row, at: Date.now() })
+          }))
       })
 
     const find = (partnerId: string) =>
@@ -117,7 +143,7 @@ export class Partners extends Effect.Service<Partners>()("herald/email/Partners"
         return { id: row.identityId, partner_id: row.partnerId, identity: row.identity, type: row.type, status: row.status }
       })
 
-    return { create, authenticate, find, setQuota, decideProductionAccess, verifyIdentity } as const
+    return { create, authenticate, find, current, setQuota, decideProductionAccess, verifyIdentity } as const
   }),
   dependencies: [PreparedStatements.Default]
 }) {}

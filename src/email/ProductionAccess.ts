@@ -108,14 +108,14 @@ export class ProductionAccess extends Effect.Service<ProductionAccess>()("herald
         query,
         (after: PagePosition | undefined, take: number) =>
           sql<RequestRow>`
-            SELECT ${sql.literal(COLUMNS)} FROM email_production_access
+            SELECT ${sql.literal(COLUMNS)} FROM email_production_access t
             WHERE ${
             sql.and([
               sql`partner_id = ${partnerId}::uuid`,
               ...(after === undefined ? [] : [sql`(created_at, request_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`])
             ])
           }
-            ORDER BY created_at DESC, request_id DESC
+            ORDER BY t.created_at DESC, t.request_id DESC
             LIMIT ${take}`.pipe(Effect.orDie),
         (row) => ({ createdAt: row.position, id: row.requestId })
       )

@@ -46,14 +46,14 @@ export class Suppression extends Effect.Service<Suppression>()("herald/email/Sup
         query,
         (after: PagePosition | undefined, take: number) =>
           sql<SuppressedRow>`
-            SELECT ${sql.literal(COLUMNS)} FROM email_suppression
+            SELECT ${sql.literal(COLUMNS)} FROM email_suppression t
             WHERE ${
             sql.and([
               sql`partner_id = ${partnerId}::uuid`,
               ...(after === undefined ? [] : [sql`(created_at, suppression_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`])
             ])
           }
-            ORDER BY created_at DESC, suppression_id DESC
+            ORDER BY t.created_at DESC, t.suppression_id DESC
             LIMIT ${take}`.pipe(Effect.orDie),
         (row) => ({ createdAt: row.position, id: row.suppressionId })
       )

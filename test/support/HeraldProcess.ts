@@ -125,3 +125,23 @@ export const startHerald = async (
     }
   }
 }
+
+/**
+ * `herald smtp-sim` as a process of its own: SMTP on `port`, its control API on `httpPort`,
+ * reporting complaints to `callbackUrl`; resolves once the control API answers (within 30 s, or
+ * fails with what it printed).
+ */
+export const startSmtpSim = async (port: number, httpPort: number, callbackUrl: string, env: Record<string, string>) => {
+  const run = runHerald(
+    ["smtp-sim", "--port", String(port), "--http-port", String(httpPort), "--host", "127.0.0.1", "--callback-url", callbackUrl],
+    env
+  )
+  const url = `http://127.0.0.1:${httpPort}`
+  await untilAnswers(run.child, `${url}/simulate/smtp/stats`, "smtp-sim", { output: () => run.stdout() + run.stderr() })
+  const kill = async () => {
+    if (run.child.exitCode !== null) return
+    run.child.kill("SIGKILL")
+    await run.exited
+  }
+  return { ...run, url, smtpUrl: `smtp://127.0.0.1:${port}`, kill }
+}
