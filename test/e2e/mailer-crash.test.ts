@@ -6,8 +6,8 @@ import { envFor } from "../support/isolation.ts"
 import { freePort } from "../support/TcpProxy.ts"
 
 // kill -9 of the worker running a partner's `mailer` while it relays a backlog (src/email/MailerKind.ts):
-// the flush it held open is applied again by the next owner, which relays the same recipients again
-// with the same Message-ID; the SMTP sink (a separate `herald smtp-sim`) records each recipient's
+// the recipients it had out (committed as `sending` by the dead process) are relayed again by the
+// next owner with the same Message-ID; the SMTP sink (a separate `herald smtp-sim`) records each recipient's
 // mail once and counts the repeats in `duplicates`. Every message ends DELIVERED with one SEND and
 // one DELIVERY per recipient.
 
