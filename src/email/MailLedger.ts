@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { randomUUID } from "node:crypto"
+import { createHash } from "node:crypto"
 import type { ActorContext } from "../actors/runtime/ActorKind.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 import { type EventType, webhookTypeOf } from "./model.ts"
@@ -35,6 +35,16 @@ type Ctx = ActorContext<any>
 export const SOFT_RETRIES = 3
 
 /**
+ * An event's id, from what it is about: a message has one SEND, a recipient one event of each
+ * type. An event recorded twice (an outcome applied again after a crash or a move of the actor)
+ * is the same row, which the insert skips.
+ */
+const eventIdOf = (event: NewEvent) => {
+  const hex = createHash("sha256").update(`${event.messageId}\n${event.recipient ?? ""}\n${event.type}`).digest("hex")
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`
+}
+
+/**
  * A timestamptz to the microsecond, `index` µs after `ms`: the events of one command keep their
  * order in the list (created_at, then id) and carry in their webhook the time the row holds.
  */
@@ -55,14 +65,14 @@ export class MailLedger extends Effect.Service<MailLedger>()("herald/email/MailL
         const now = Date.now()
         rows.forEach((row, i) => {
           const data = {
-            event_id: randomUUID(),
+            event_id: eventIdOf(row),
             message_id: row.messageId,
             type: row.type,
             ...(row.recipient === null ? {} : { recipient: row.recipient }),
             detail: row.detail,
             created_at: timestampOf(now, i)
           }
-          ctx.insert("email_events", {
+          const stored = {
             event_id: data.event_id,
             partner_id: partnerId,
             message_id: row.messageId,
@@ -70,12 +80,19 @@ export class MailLedger extends Effect.Service<MailLedger>()("herald/email/MailL
             recipient: row.recipient,
             detail: row.detail,
             created_at: data.created_at
-          })
-          if (configSetId !== null) {
-            ctx.persist(Effect.asVoid(webhooks.emit({ accountId: partnerId, type: webhookTypeOf(row.type), botId: null, data, configSetId }).pipe(
-              Effect.catchTag("NatsUnavailable", Effect.die)
-            )))
           }
+          if (configSetId === null) {
+            ctx.insert("email_events", stored)
+            return
+          }
+          // With destinations, the event goes out only if this is its first recording.
+          ctx.persist(Effect.gen(function*() {
+            const inserted = yield* sql`INSERT INTO email_events ${sql.insert(stored)} ON CONFLICT DO NOTHING RETURNING event_id`
+            if (inserted.length === 0) return
+            yield* webhooks.emit({ accountId: partnerId, type: webhookTypeOf(row.type), botId: null, data, configSetId }).pipe(
+              Effect.catchTag("NatsUnavailable", Effect.die)
+            )
+          }))
         })
       })
 

@@ -223,12 +223,12 @@ export const MailerKind = ActorKind.make("mailer", {
             return flushAt(idle, Math.max(now + RECHECK_MS, Math.min(at, now + 1_000)))
           }
           const lostAfter = new Date(now + SENDING_DEADLINE_MS).toISOString()
-          for (const row of due) {
-            ctx.update("email_recipients", { message_id: row.messageId, recipient: row.recipient, status: "sending", sending_by: PROCESS, next_attempt_at: lostAfter }, [
-              "message_id",
-              "recipient"
-            ])
-          }
+          // Written after the batch's other changes, and only over rows still waiting: a command
+          // before this one in the batch may have settled a row this flush read as still out.
+          ctx.persist(Effect.asVoid(sql`
+            UPDATE email_recipients r SET status = 'sending', sending_by = ${PROCESS}, next_attempt_at = ${lostAfter}::timestamptz
+            FROM unnest(${due.map((row) => row.messageId)}::uuid[], ${due.map((row) => row.recipient)}::text[]) AS d(message_id, recipient)
+            WHERE r.message_id = d.message_id AND r.recipient = d.recipient AND r.status IN ('queued', 'sending')`))
           const keys = yield* (yield* Identities).dkimKeys(partnerId, [...new Set(due.map((row) => domainOf(row.fromAddress)))])
           const relay = yield* EmailRelay
           const client = yield* ActorClient
