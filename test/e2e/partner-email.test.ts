@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { createHmac } from "node:crypto"
 import { Webhook } from "standardwebhooks"
 import { startConsumer } from "../support/consumer.ts"
 import { eventually, useDb, useIsolation } from "../support/e2e.ts"
@@ -176,6 +177,27 @@ describe("partner e-mail", () => {
     const reputation = (await call("GET", "/reputation", keys.a)).body
     expect(reputation.bounce_rate).toBeGreaterThan(0)
     expect(reputation.status).toBe("PROBATION")
+  })
+
+  it("takes the sink's signed reports only once the delivery they follow is recorded", async () => {
+    const post = (body: unknown, secret = "dev-herald-smtp-feedback-secret") => {
+      const raw = JSON.stringify(body)
+      return fetch(`${node.url}/api/v1/partner/email/smtp-feedback`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-herald-smtp-signature": `sha256=${createHmac("sha256", secret).update(raw).digest("hex")}` },
+        body: raw
+      })
+    }
+    const waiting = "00000000-0000-4000-8000-0000000000f1"
+    await db(`INSERT INTO email_messages (message_id, partner_id, from_address, to_addresses, subject, recipient_count, status)
+              VALUES ($1, $2, 'sender@brand.test', '{late@inbox.test}', 's', 1, 'QUEUED')`, [waiting, partners.a])
+    await db("INSERT INTO email_recipients (message_id, recipient, partner_id, status) VALUES ($1, 'late@inbox.test', $2, 'sending')", [waiting, partners.a])
+    const report = { type: "complaint", message_id: waiting, recipient: "late@inbox.test", detail: "abuse", occurred_at: new Date().toISOString() }
+    expect((await post(report, "another secret")).status).toBe(401)
+    expect((await post(report)).status).toBe(404)
+    await db("UPDATE email_recipients SET status = 'delivered' WHERE message_id = $1", [waiting])
+    expect((await post(report)).status).toBe(200)
+    await eventually(async () => expect((await call("GET", "/suppression/late@inbox.test", keys.a)).body).toMatchObject({ reason: "COMPLAINT" }))
   })
 
   it("renders templates, escaping values in the html part only", async () => {

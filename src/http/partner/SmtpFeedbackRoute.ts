@@ -26,8 +26,8 @@ const readFeedback = (body: Uint8Array): SmtpFeedback | undefined => {
  * POST /api/v1/partner/email/smtp-feedback: the SMTP sink's reports after acceptance (complaints,
  * late bounces), as SES notifications would come. The signature (HMAC-SHA256 of the raw body
  * under SMTP_FEEDBACK_SECRET) is checked before anything is read. The report goes to the message's
- * partner's `mailer` in its stream, behind the flush that delivered the message; a message not
- * recorded (yet) is 404, so the sink calls again.
+ * partner's `mailer` once the delivery it follows is recorded; before that it is 404, so the sink
+ * calls again (as RBM's callbacks are answered when they overtake their send).
  */
 export const SmtpFeedbackRoute = HttpLayerRouter.use((router) =>
   Effect.gen(function*() {
@@ -49,14 +49,23 @@ export const SmtpFeedbackRoute = HttpLayerRouter.use((router) =>
         if (report === undefined) return envelope(400, "invalid_request", "malformed feedback report", { errors: [] })
         // Herald's own mail (a verification link) has no partner's message behind it.
         if (!isUuid(report.message_id)) return HttpServerResponse.unsafeJson({ success: true, ignored: "not a partner's message" })
-        const [message] = yield* sql<{ partnerId: string }>`SELECT partner_id::text FROM email_messages WHERE message_id = ${report.message_id}::uuid`
-        if (message === undefined) return envelope(404, "not_found", `no message ${report.message_id} (yet)`)
+        const recipient = report.recipient.toLowerCase()
+        const [message] = yield* sql<{ partnerId: string; status: string | null }>`
+          SELECT m.partner_id::text, r.status FROM email_messages m
+          LEFT JOIN email_recipients r ON r.message_id = m.message_id AND r.recipient = ${recipient}
+          WHERE m.message_id = ${report.message_id}::uuid`
+        // A report can overtake the commit of the delivery it is about: the sink calls again.
+        if (message === undefined || message.status === "queued" || message.status === "sending") {
+          return envelope(404, "not_found", `no delivery of ${report.message_id} to ${recipient} recorded (yet)`)
+        }
+        if (message.status === null) return HttpServerResponse.unsafeJson({ success: true, ignored: "not a recipient of this message" })
+        if (message.status !== "delivered") return HttpServerResponse.unsafeJson({ success: true, ignored: `the recipient is ${message.status}` })
         yield* client.send(MailerKind, message.partnerId, new MailFeedback({
           messageId: report.message_id,
-          recipient: report.recipient.toLowerCase(),
+          recipient,
           type: report.type,
           detail: report.detail.slice(0, 500)
-        }), { msgId: `feedback-${report.type}-${report.message_id}-${report.recipient.toLowerCase()}` })
+        }), { msgId: `feedback-${report.type}-${report.message_id}-${recipient}` })
         return HttpServerResponse.unsafeJson({ success: true })
       })
     )
