@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { Outbox } from "../actors/runtime/index.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { botInScope, requireRole, seesAllBots } from "../domain/access.ts"
-import { BotNotInScope, Conflict, InvalidRequest, NotFound } from "../domain/errors.ts"
+import { BotNotInScope, Conflict, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { activeBot } from "../messaging/activeBot.ts"
@@ -13,6 +13,7 @@ import { BotsCache } from "../storage/BotsCache.ts"
 import { canBroadcast } from "../storage/BotsRepo.ts"
 import { isIntegerKey, keyPage, readKeyCursor } from "../storage/keyCursor.ts"
 import { pageOf, readCursor } from "../storage/pageCursor.ts"
+import { checkDefaults, placeholdersOf } from "../templates/placeholders.ts"
 import { TemplatesRepo } from "../templates/TemplatesRepo.ts"
 import { Wallet } from "../wallet/Wallet.ts"
 import { BroadcastKind, Cancel, Start } from "./BroadcastKind.ts"
@@ -29,6 +30,8 @@ export interface CreateInput {
   readonly templateId: string
   readonly listId: string
   readonly scheduledAt: Date | undefined
+  /** Default values of the template's placeholders (docs/broadcasts.md, Personalisation). */
+  readonly variables?: Readonly<Record<string, string>> | undefined
 }
 
 
@@ -50,7 +53,8 @@ export const broadcastView = (row: BroadcastRow) => ({
   created_at: row.createdAt.toISOString(),
   started_at: isoOrNull(row.startedAt),
   completed_at: isoOrNull(row.completedAt),
-  cancelled_at: isoOrNull(row.cancelledAt)
+  cancelled_at: isoOrNull(row.cancelledAt),
+  variables: row.variables ?? {}
 })
 
 const targetView = (row: TargetRow) => ({
@@ -98,6 +102,15 @@ export class Broadcasts extends Effect.Service<Broadcasts>()("herald/broadcasts/
         if (template.botId !== bot.botId) return yield* InvalidRequest.single("template_id", "belongs to another bot")
         const list = isUuid(input.listId) ? yield* lists.find(principal.accountId, input.listId) : undefined
         if (list === undefined) return yield* InvalidRequest.single("contact_list_id", "is not a contact list of this account")
+        // Personalisation: every placeholder of the template has a default, and every default a placeholder.
+        const placeholders = placeholdersOf(template.content)
+        const problems = checkDefaults(placeholders, input.variables ?? {})
+        if (problems.length > 0) {
+          return yield* new InvalidRequest({
+            message: problems.map((p) => `${p.path} ${p.message}`).join("; "),
+            errors: problems.map((p) => new FieldIssue(p))
+          })
+        }
         const price = config.messagePrice
         const cost = price * list.contactCount
         const balance = yield* wallet.balanceFor(principal.accountId, cost)
@@ -116,6 +129,8 @@ export class Broadcasts extends Effect.Service<Broadcasts>()("herald/broadcasts/
             listId: list.listId,
             name: input.name,
             content: template.content,
+            // Only the template's placeholders: checkDefaults refused any other name.
+            variables: placeholders.length === 0 ? null : { ...input.variables },
             price,
             scheduledAt: input.scheduledAt ?? null
           })

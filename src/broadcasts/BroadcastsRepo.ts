@@ -4,6 +4,7 @@ import type { MessageContent } from "../domain/content.ts"
 import type { GatewayErrorRecord } from "../gateway/RcsGateway.ts"
 import { positionOf } from "../storage/pageCursor.ts"
 import { LOCK_NOT_AVAILABLE, sqlState } from "../storage/sqlState.ts"
+import { NAME_PLACEHOLDER } from "../templates/placeholders.ts"
 
 export type BroadcastStatus = "scheduled" | "queued" | "running" | "completed" | "cancelled"
 export type TargetStatus = "pending" | "unconfirmed" | "sent" | "delivered" | "read" | "failed" | "cancelled"
@@ -27,6 +28,8 @@ export interface BroadcastRow {
   readonly startedAt: Date | null
   readonly completedAt: Date | null
   readonly cancelledAt: Date | null
+  /** Default values of the template's placeholders; null when it has none (docs/broadcasts.md, Personalisation). */
+  readonly variables: Readonly<Record<string, string>> | null
   /** created_at as a page position prints it. */
   readonly position: string
 }
@@ -41,7 +44,7 @@ const SUMS = `coalesce(sum(sent_count), 0)::int AS sent_count, coalesce(sum(deli
 /** Columns of a broadcast read as `b`, its counters joined as `c` (COUNTERS_JOIN). */
 const BROADCAST_COLUMNS = `b.broadcast_id, b.account_id, b.bot_id, b.template_id, b.list_id, b.name, b.status, b.scheduled_at, b.total_count,
   c.sent_count, c.delivered_count, c.read_count, c.failed_count, c.cancelled_count, b.created_at, b.started_at, b.completed_at, b.cancelled_at,
-  ${positionOf("b.created_at")} AS position`
+  b.variables, ${positionOf("b.created_at")} AS position`
 
 const COUNTERS_JOIN = `CROSS JOIN LATERAL (SELECT ${SUMS} FROM broadcast_counters WHERE broadcast_counters.broadcast_id = b.broadcast_id) c`
 
@@ -78,6 +81,14 @@ export interface TargetOutcome {
   readonly error: GatewayErrorRecord | null
 }
 
+/** A target still to send: its contact's placeholder values come with it (null: not personalised). */
+export interface PendingTarget {
+  readonly targetNo: number
+  readonly phone: string
+  readonly messageId: string
+  readonly vars: Readonly<Record<string, unknown>> | null
+}
+
 export interface Counters {
   readonly status: BroadcastStatus
   readonly totalCount: number
@@ -107,13 +118,16 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
       listId: string
       name: string
       content: MessageContent
+      /** Defaults of the content's placeholders; null when it has none (sent as written). */
+      variables: Readonly<Record<string, string>> | null
       price: number
       scheduledAt: Date | null
     }) =>
       sql<BroadcastRow>`
         WITH b AS (
-          INSERT INTO broadcasts (account_id, bot_id, template_id, list_id, name, content, price, status, scheduled_at)
+          INSERT INTO broadcasts (account_id, bot_id, template_id, list_id, name, content, variables, price, status, scheduled_at)
           VALUES (${input.accountId}, ${input.botId}, ${input.templateId}, ${input.listId}, ${input.name}, ${JSON.stringify(input.content)}::jsonb,
+                  ${input.variables === null ? null : JSON.stringify(input.variables)}::jsonb,
                   ${input.price}, ${input.scheduledAt === null ? "queued" : "scheduled"}, ${input.scheduledAt?.toISOString() ?? null}::timestamptz)
           RETURNING *
         ), c AS (SELECT 0 AS sent_count, 0 AS delivered_count, 0 AS read_count, 0 AS failed_count, 0 AS cancelled_count)
@@ -167,9 +181,11 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
         readonly status: BroadcastStatus
         readonly scheduledAt: Date | null
         readonly content: MessageContent
+        /** Null: the content has no placeholders and goes out as it is. */
+        readonly variables: Readonly<Record<string, string>> | null
         readonly price: string
       }>`
-        SELECT account_id, bot_id, list_id, status, scheduled_at, content, price::text
+        SELECT account_id, bot_id, list_id, status, scheduled_at, content, variables, price::text
         FROM broadcasts WHERE broadcast_id = ${broadcastId}::uuid`.pipe(Effect.map((rows) => rows[0]))
 
     /** The status alone: what a chunk checks before each slice (a cancel stops it). */
@@ -199,22 +215,36 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
     /**
      * Writes the next targets: up to `limit` contacts of the list after contact `after` and up to
      * `upto`, numbered from `firstNo` in list order. Deterministic, so a repeat writes nothing
-     * new. Answers how many contacts it read and the last one's id.
+     * new. Answers how many contacts it read and the last one's id. A personalised broadcast
+     * (variables not null: its keys are the template's placeholders) copies with each phone the
+     * contact's values for those placeholders only (`vars`: `name` from the contact's name, any
+     * other from its params, a dotted one by path), leaving out the ones the contact lacks.
      */
     const expand = (input: { broadcastId: string; listId: string; after: string; upto: string; firstNo: number; limit: number }) =>
-      sql<{ readonly read: number; readonly last: string | null }>`
-        WITH source AS (
-          SELECT contact_id, phone, row_number() OVER (ORDER BY contact_id) - 1 AS n
-          FROM contacts
-          WHERE list_id = ${input.listId}::uuid AND contact_id > ${input.after}::bigint AND contact_id <= ${input.upto}::bigint
-          ORDER BY contact_id
-          LIMIT ${input.limit}
-        ), written AS (
-          INSERT INTO broadcast_targets (broadcast_id, target_no, phone, message_id)
-          SELECT ${input.broadcastId}::uuid, ${input.firstNo} + n, phone, gen_random_uuid() FROM source
-          ON CONFLICT DO NOTHING
-        )
-        SELECT count(*)::int AS read, max(contact_id)::text AS last FROM source`.pipe(Effect.map((rows) => rows[0]!))
+      Effect.gen(function*() {
+        // Read apart, not joined: the batch's plan stays the list's primary-key range in order.
+        const [keys] = yield* sql<{ readonly paths: ReadonlyArray<string> | null }>`
+          SELECT CASE WHEN variables IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_object_keys(variables)) END AS paths
+          FROM broadcasts WHERE broadcast_id = ${input.broadcastId}::uuid`
+        const paths = keys?.paths ?? null
+        const vars = paths === null ? sql`NULL::jsonb` : sql`(
+          SELECT jsonb_strip_nulls(coalesce(jsonb_object_agg(p, CASE WHEN p = ${NAME_PLACEHOLDER} THEN to_jsonb(c.name) ELSE c.params #> string_to_array(p, '.') END), '{}'))
+          FROM unnest(${paths}::text[]) AS p)`
+        const [batch] = yield* sql<{ readonly read: number; readonly last: string | null }>`
+          WITH source AS (
+            SELECT c.contact_id, c.phone, row_number() OVER (ORDER BY c.contact_id) - 1 AS n, ${vars} AS vars
+            FROM contacts c
+            WHERE c.list_id = ${input.listId}::uuid AND c.contact_id > ${input.after}::bigint AND c.contact_id <= ${input.upto}::bigint
+            ORDER BY c.contact_id
+            LIMIT ${input.limit}
+          ), written AS (
+            INSERT INTO broadcast_targets (broadcast_id, target_no, phone, message_id, vars)
+            SELECT ${input.broadcastId}::uuid, ${input.firstNo} + n, phone, gen_random_uuid(), vars FROM source
+            ON CONFLICT DO NOTHING
+          )
+          SELECT count(*)::int AS read, max(contact_id)::text AS last FROM source`
+        return batch!
+      })
 
     const markRunning = (broadcastId: string, total: number) =>
       sql`
@@ -237,8 +267,8 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
         ON CONFLICT (broadcast_id, chunk_no) DO UPDATE SET claimed_upto = greatest(broadcast_chunks.claimed_upto, excluded.claimed_upto), claimed_at = now()`
 
     const pendingTargets = (broadcastId: string, first: number, last: number) =>
-      sql<{ readonly targetNo: number; readonly phone: string; readonly messageId: string }>`
-        SELECT target_no, phone, message_id FROM broadcast_targets
+      sql<PendingTarget>`
+        SELECT target_no, phone, message_id, vars FROM broadcast_targets
         WHERE broadcast_id = ${broadcastId}::uuid AND target_no BETWEEN ${first} AND ${last} AND status = 'pending'
         ORDER BY target_no`
 

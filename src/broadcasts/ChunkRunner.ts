@@ -1,21 +1,40 @@
 import { Duration, Effect, FiberSet, Schedule } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
+import { checkContent } from "../domain/contentLimits.ts"
 import type { MessageContent } from "../domain/content.ts"
 import type { GatewayErrorRecord } from "../gateway/RcsGateway.ts"
 import { SendDispatcher } from "../messaging/SendDispatcher.ts"
 import { MAX_SEND_ATTEMPTS, retryDelay } from "../messaging/sendRetries.ts"
 import { BotsCache } from "../storage/BotsCache.ts"
-import { BroadcastsRepo, type TargetOutcome } from "./BroadcastsRepo.ts"
+import { personalise } from "../templates/placeholders.ts"
+import { BroadcastsRepo, type PendingTarget, type TargetOutcome } from "./BroadcastsRepo.ts"
 import { CHUNK_TARGETS, CHUNK_WINDOW, chunkKey, type ChunkOrder } from "./chunking.ts"
 import { BroadcastProgress } from "./progress.ts"
 
-interface Target {
-  readonly targetNo: number
-  readonly phone: string
-  readonly messageId: string
-}
+type Target = PendingTarget
 
 type Header = NonNullable<Effect.Effect.Success<ReturnType<BroadcastsRepo["header"]>>>
+
+/** A personalised text that breaks an RCS limit once this contact's values are in: not sent. */
+const personalisedTooLong = (errors: ReadonlyArray<string>): GatewayErrorRecord => ({
+  success: false,
+  message: "personalised content breaks RCS limits",
+  detail: `Filled with this contact's values, the template breaks: ${errors.join("; ")}. Shorten the contact's values or the template's text.`,
+  category: "content",
+  retryable: false
+})
+
+/**
+ * What one target is sent: the broadcast's content as it is, or, for a personalised broadcast,
+ * filled with the target's contact values and the broadcast's defaults (docs/broadcasts.md,
+ * Personalisation), then checked against the RCS limits again.
+ */
+const contentFor = (header: Header, target: Target): { readonly content: MessageContent } | { readonly refused: GatewayErrorRecord } => {
+  if (header.variables === null) return { content: header.content }
+  const content = personalise(header.content, target.vars, header.variables)
+  const { errors } = checkContent(content)
+  return errors.length === 0 ? { content } : { refused: personalisedTooLong(errors) }
+}
 
 /**
  * A target sent again after its node stopped (no report in the window), whose new send the gateway
@@ -94,14 +113,26 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
      * gateway backoff holds back no other's. `resent`: these targets were claimed by a node that
      * stopped, and are sent again.
      */
-    const sendSlice = (order: ChunkOrder, botId: string, content: MessageContent, price: string, slice: ReadonlyArray<Target>, resent: boolean) =>
+    const sendSlice = (order: ChunkOrder, botId: string, header: Header, slice: ReadonlyArray<Target>, resent: boolean) =>
       Effect.gen(function*() {
-        let remaining = slice
+        const price = header.price
+        const contents = new Map<number, MessageContent>()
+        const refused: Array<TargetOutcome> = []
+        for (const target of slice) {
+          const made = contentFor(header, target)
+          if ("content" in made) contents.set(target.targetNo, made.content)
+          else refused.push({ targetNo: target.targetNo, status: "failed", error: made.refused })
+        }
+        if (refused.length > 0) {
+          yield* repo.recordOutcomes({ broadcastId: order.broadcastId, accountId: order.accountId, price, outcomes: refused })
+          yield* progress.changed(order.accountId, order.broadcastId)
+        }
+        let remaining = refused.length === 0 ? slice : slice.filter((t) => contents.has(t.targetNo))
         for (let attempt = 1; remaining.length > 0; attempt++) {
           const answers = yield* dispatcher.sendAll(
             botId,
             order.accountId,
-            remaining.map((t) => ({ messageId: t.messageId, to: t.phone, content, attempt }))
+            remaining.map((t) => ({ messageId: t.messageId, to: t.phone, content: contents.get(t.targetNo)!, attempt }))
           )
           const again: Array<Target> = []
           const outcomes: Array<TargetOutcome> = []
@@ -133,7 +164,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
           if (status === undefined) return
           if (status === "cancelled") return yield* cancelRest(order, header, slice[0]!.targetNo, resent ? targets.slice(start) : [])
           yield* repo.claim(order.broadcastId, order.chunkNo, slice[slice.length - 1]!.targetNo)
-          yield* sendSlice(order, botId, header.content, header.price, slice, resent)
+          yield* sendSlice(order, botId, header, slice, resent)
         }
       })
 

@@ -86,7 +86,18 @@ export const DeliveryKind = ActorKind.make("delivery", {
           const endpoint = yield* endpoints.find(target.webhookId)
           // A deleted or deactivated endpoint gets nothing more (no attempt row is written).
           if (endpoint === undefined || !endpoint.live) return { ...state, target, phase: "dropped" as const }
-          const job = { deliveryId: ctx.key, webhookId: target.webhookId, url: endpoint.url, secret: endpoint.secret, body: JSON.stringify(target.envelope), attempt }
+          const job = {
+            deliveryId: ctx.key,
+            webhookId: target.webhookId,
+            url: endpoint.url,
+            secret: endpoint.secret,
+            // A rotation's overlap: the former secret signs too until then (decided at send time).
+            previous: endpoint.previousSecret !== null && endpoint.previousSecretUntil !== null
+              ? { secret: endpoint.previousSecret, until: endpoint.previousSecretUntil }
+              : undefined,
+            body: JSON.stringify(target.envelope),
+            attempt
+          }
           if (!dispatcher.hasRoom(job.webhookId)) {
             ctx.schedule(new Attempt({ attempt }), { after: deferral(state.deferrals) }, `attempt-${attempt}`)
             return { ...state, target, phase: "waiting" as const, attempt: attempt - 1, deferrals: state.deferrals + 1 }

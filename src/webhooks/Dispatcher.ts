@@ -11,8 +11,25 @@ export interface AttemptJob {
   readonly webhookId: string
   readonly url: string
   readonly secret: string
+  /** The secret a rotation replaced: it signs too while the attempt is sent before `until` (epoch ms). */
+  readonly previous?: { readonly secret: string; readonly until: number } | undefined
   readonly body: string
   readonly attempt: number
+}
+
+/**
+ * The `webhook-signature` header of an attempt sent at `sentAt` (Standard Webhooks): `v1,<base64
+ * HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` under the endpoint's secret, then,
+ * while a rotation's overlap lasts, a space and the same under the secret it replaced. A consumer
+ * verifying with either secret finds its signature among them (the `standardwebhooks` packages
+ * try each value); once the overlap has passed only the new secret signs.
+ */
+export const signatureHeader = (job: Pick<AttemptJob, "deliveryId" | "secret" | "previous" | "body">, sentAt: number): string => {
+  const at = new Date(sentAt)
+  const current = new Webhook(job.secret).sign(job.deliveryId, at, job.body)
+  return job.previous !== undefined && sentAt < job.previous.until
+    ? `${current} ${new Webhook(job.previous.secret).sign(job.deliveryId, at, job.body)}`
+    : current
 }
 
 /** What came of it: status 0 when there was no HTTP answer, with the cause as the snippet. */
@@ -85,7 +102,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("herald/webhooks/Di
       const problem = urlProblem(job.url, config.webhookAllowPrivate)
       if (problem !== undefined) return { statusCode: 0, tookMs: 0, snippet: `refused: URL ${problem}`, sentAt, finishedAt: sentAt }
       try {
-        const signature = new Webhook(job.secret).sign(job.deliveryId, new Date(sentAt), job.body)
+        const signature = signatureHeader(job, sentAt)
         const response = await request(job.url, {
           method: "POST",
           dispatcher: agent,

@@ -9,14 +9,21 @@ export interface Endpoint {
   readonly accountId: string
   readonly url: string
   readonly secret: string
+  /**
+   * The secret a rotation replaced, and until when (epoch ms) it still signs alongside `secret`;
+   * null when the endpoint was never rotated. The expiry is compared with each attempt's time:
+   * it passes without any write, so the cache never learns of it.
+   */
+  readonly previousSecret: string | null
+  readonly previousSecretUntil: number | null
   /** Not deleted and active: deliveries to it go ahead. */
   readonly live: boolean
 }
 
 /**
  * Endpoints as delivery workers read them for every attempt, kept in memory and dropped by the
- * change feed when the endpoint changes (URL, secret, active, deleted), so an attempt always goes
- * where the endpoint points now.
+ * change feed when the endpoint changes (URL, secret or its rotation, active, deleted), so an
+ * attempt always goes where the endpoint points now, signed with the secrets it has now.
  */
 export class Endpoints extends Effect.Service<Endpoints>()("herald/webhooks/Endpoints", {
   scoped: Effect.gen(function*() {
@@ -27,7 +34,11 @@ export class Endpoints extends Effect.Service<Endpoints>()("herald/webhooks/Endp
         webhookId,
         () => Effect.map(
           sql<Endpoint>`
-            SELECT webhook_id, account_id, url, secret, (deleted_at IS NULL AND active) AS live
+            SELECT webhook_id, account_id, url, secret,
+                   CASE WHEN previous_secret_expires_at > now() THEN previous_secret END AS previous_secret,
+                   CASE WHEN previous_secret_expires_at > now() THEN (extract(epoch FROM previous_secret_expires_at) * 1000)::float8 END
+                     AS previous_secret_until,
+                   (deleted_at IS NULL AND active) AS live
             FROM webhooks WHERE webhook_id = ${webhookId}::uuid`,
           (rows) => rows[0] && { accountId: rows[0].accountId, value: rows[0] }
         )

@@ -9,11 +9,12 @@ import type { Principal } from "../domain/signIn.ts"
 import { BotsRepo } from "../storage/BotsRepo.ts"
 import { DeliveryKind, Start } from "./DeliveryKind.ts"
 import { urlProblem } from "./urlPolicy.ts"
+import { secretOverlapMs } from "./secretRotation.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { type AttemptRow, type DeadLetterRow, type WebhookChannel, type WebhookRow, WebhooksRepo } from "./WebhooksRepo.ts"
 
 /** Event types a subscription may ask for (contract, Events). `webhook.test` goes to one endpoint on request. */
-export const EVENT_TYPES = ["message.sent", "message.delivered", "message.read", "message.failed", "broadcast.completed"] as const
+export const EVENT_TYPES = ["message.sent", "message.delivered", "message.read", "message.failed", "message.received", "broadcast.completed"] as const
 /** What the developer webhook (channel whatsapp) receives: the public API's messages, inbound ones, and AI agents' handoffs to a person. */
 export const WA_EVENT_TYPES = ["message.sent", "message.delivered", "message.read", "message.failed", "message.received", "conversation.handoff"] as const
 export type EventType = (typeof EVENT_TYPES)[number] | (typeof WA_EVENT_TYPES)[number] | "webhook.test"
@@ -80,6 +81,8 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
     const outbox = yield* Outbox
     const config = yield* AppConfig
     const feed = yield* ChangeFeed
+    // A bad value stops the node at start, naming the variable.
+    const overlapMs = yield* Effect.orDie(secretOverlapMs)
     // This node's caches of endpoints and subscriptions forget at once: the caller's next request
     // (a send, a test event) must see the change without waiting for the notification.
     const changed = <A, E, R>(accountId: string, write: Effect.Effect<A, E, R>) =>
@@ -137,6 +140,32 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         const row = yield* changed(principal.accountId, repo.update(webhookId, { ...changes, events: changes.events && [...new Set(changes.events)] }))
         if (row === undefined) return yield* new NotFound({ message: `no webhook ${webhookId}` })
         return { success: true as const, webhook: presentWebhook(row) }
+      })
+
+    /**
+     * A new signing secret for the endpoint, answered this once (as at creation). The secret it
+     * replaces keeps signing beside it until `previous_secret_expires_at` (24 h by default), so
+     * the consumer can deploy the new one without refusing a request meanwhile.
+     */
+    const rotated = (accountId: string, webhookId: string) =>
+      Effect.gen(function*() {
+        const secret = newSecret()
+        const row = yield* changed(accountId, repo.rotate(webhookId, secret, overlapMs))
+        if (row === undefined) return yield* new NotFound({ message: `no webhook ${webhookId}` })
+        return {
+          success: true as const,
+          webhook_id: row.webhookId,
+          secret,
+          previous_secret_expires_at: new Date(row.previousSecretExpiresAt).toISOString()
+        }
+      })
+
+    /** POST …/{id}/rotate-secret: who may update the endpoint may rotate its secret. */
+    const rotateSecret = (principal: Principal, webhookId: string) =>
+      Effect.gen(function*() {
+        yield* requireRole(principal, "operator", "rotate webhook secrets")
+        yield* visibleEndpoint(principal, webhookId)
+        return yield* rotated(principal.accountId, webhookId)
       })
 
     const remove = (principal: Principal, webhookId: string) =>
@@ -303,6 +332,15 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         return { success: true as const, ...presentDeveloper(row) }
       })
 
+    /** POST /api/v1/app/developer/webhook/rotate-secret: the developer webhook's new secret. */
+    const rotateDeveloper = (principal: Principal) =>
+      Effect.gen(function*() {
+        yield* requireOwnerSession(principal, "rotate the developer webhook's secret")
+        const row = yield* repo.developer(principal.accountId)
+        if (row === undefined) return yield* new NotFound({ message: "no developer webhook is configured; PUT /api/v1/app/developer/webhook sets one" })
+        return yield* rotated(principal.accountId, row.webhookId)
+      })
+
     const removeDeveloper = (principal: Principal) =>
       Effect.gen(function*() {
         yield* requireOwnerSession(principal, "remove the developer webhook")
@@ -312,7 +350,23 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         return { success: true as const }
       })
 
-    return { create, list, update, remove, test, deliveries, deadLetters, replay, emit, committed, setDeveloper, getDeveloper, removeDeveloper } as const
+    return {
+      create,
+      list,
+      update,
+      rotateSecret,
+      remove,
+      test,
+      deliveries,
+      deadLetters,
+      replay,
+      emit,
+      committed,
+      setDeveloper,
+      getDeveloper,
+      rotateDeveloper,
+      removeDeveloper
+    } as const
   }),
   dependencies: [WebhooksRepo.Default, BotsRepo.Default, ChangeFeed.Default]
 }) {}

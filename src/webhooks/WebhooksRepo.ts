@@ -76,6 +76,21 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/Webhook
         WHERE webhook_id = ${webhookId}::uuid AND deleted_at IS NULL
         RETURNING ${sql.literal(COLUMNS)}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
 
+    /**
+     * A new signing secret; the one it replaces keeps signing for `overlapMs` more (a former one
+     * still in its overlap is dropped: only the secret just replaced overlaps). Answers when the
+     * overlap ends; undefined when the endpoint is gone.
+     */
+    const rotate = (webhookId: string, secret: string, overlapMs: number) =>
+      sql<{ readonly webhookId: string; readonly previousSecretExpiresAt: Date }>`
+        UPDATE webhooks SET
+          previous_secret = secret,
+          previous_secret_expires_at = now() + ${overlapMs} * interval '1 millisecond',
+          secret = ${secret},
+          updated_at = now()
+        WHERE webhook_id = ${webhookId}::uuid AND deleted_at IS NULL
+        RETURNING webhook_id, previous_secret_expires_at`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+
     const remove = (webhookId: string) =>
       sql`UPDATE webhooks SET deleted_at = now(), active = false WHERE webhook_id = ${webhookId}::uuid AND deleted_at IS NULL`.pipe(Effect.asVoid, Effect.orDie)
 
@@ -105,6 +120,6 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/Webhook
         SELECT ${sql.literal(COLUMNS)} FROM webhooks
         WHERE account_id = ${accountId} AND channel = 'whatsapp' AND deleted_at IS NULL`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
 
-    return { insert, list, find, update, remove, attempts, deadLetters, deadLetter, developer } as const
+    return { insert, list, find, update, rotate, remove, attempts, deadLetters, deadLetter, developer } as const
   })
 }) {}

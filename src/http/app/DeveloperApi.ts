@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { Authentication } from "../Authentication.ts"
 import { InvalidRequestResponse, NotFoundResponse } from "../errors.ts"
 import { ForbiddenResponse } from "../rcs/ApiKeysApi.ts"
+import { ROTATION_DESCRIPTION, RotatedSecret } from "../rcs/WebhooksApi.ts"
 
 const DeveloperWebhook = {
   webhook_id: Schema.String,
@@ -36,6 +37,13 @@ export class DeveloperApi extends HttpApiGroup.make("developer")
       .addSuccess(Schema.Struct({ success: Schema.Literal(true), ...DeveloperWebhook }))
       .addError(NotFoundResponse)
       .addError(ForbiddenResponse)
+  )
+  .add(
+    HttpApiEndpoint.post("rotateDeveloperWebhookSecret", "/webhook/rotate-secret")
+      .addSuccess(RotatedSecret)
+      .addError(NotFoundResponse)
+      .addError(ForbiddenResponse)
+      .annotate(OpenApi.Description, ROTATION_DESCRIPTION)
   )
   .add(
     HttpApiEndpoint.del("deleteDeveloperWebhook", "/webhook")

@@ -13,5 +13,6 @@ export const DeveloperHttpLive = apiGroup(HeraldApi, "developer", (handlers) =>
       .handle("generateSecretKey", () => Effect.flatMap(CurrentPrincipal, keys.generate))
       .handle("setDeveloperWebhook", ({ payload }) => Effect.flatMap(CurrentPrincipal, (principal) => webhooks.setDeveloper(principal, payload.url)))
       .handle("getDeveloperWebhook", () => Effect.flatMap(CurrentPrincipal, webhooks.getDeveloper))
+      .handle("rotateDeveloperWebhookSecret", () => Effect.flatMap(CurrentPrincipal, webhooks.rotateDeveloper))
       .handle("deleteDeveloperWebhook", () => Effect.flatMap(CurrentPrincipal, webhooks.removeDeveloper))
   }))

@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { Timestamp } from "../../domain/timestamps.ts"
 import { BotNotPromotional } from "../../broadcasts/errors.ts"
 import { GatewayErrorRecord } from "../../gateway/RcsGateway.ts"
+import { DEFAULT_VALUE_MAX } from "../../templates/placeholders.ts"
 import { Authentication } from "../Authentication.ts"
 import { ConflictResponse, errorResponse, InvalidRequestResponse, NotFoundResponse } from "../errors.ts"
 import { ForbiddenResponse } from "./ApiKeysApi.ts"
@@ -34,8 +35,18 @@ const Broadcast = Schema.Struct({
   created_at: Schema.String,
   started_at: Schema.NullOr(Schema.String),
   completed_at: Schema.NullOr(Schema.String),
-  cancelled_at: Schema.NullOr(Schema.String)
+  cancelled_at: Schema.NullOr(Schema.String),
+  // Default values of the template's placeholders ({} when it has none).
+  variables: Schema.Record({ key: Schema.String, value: Schema.String })
 })
+
+/** A default value: Postgres stores neither a NUL nor half a surrogate pair, so neither is taken. */
+const DefaultValue = Schema.String.pipe(
+  Schema.maxLength(DEFAULT_VALUE_MAX),
+  Schema.filter((value) => !/\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value), {
+    message: () => "must not contain a NUL character or an unpaired surrogate"
+  })
+)
 
 const Target = Schema.Struct({
   target_no: Schema.Int,
@@ -70,7 +81,10 @@ export class BroadcastsApi extends HttpApiGroup.make("broadcasts")
         template_id: Schema.String,
         contact_list_id: Schema.String,
         // ISO 8601; absent (or past) starts at once.
-        scheduled_at: Schema.optional(Timestamp)
+        scheduled_at: Schema.optional(Timestamp),
+        // Per-recipient personalisation: a default for each {{placeholder}} of the template, given
+        // to contacts without a value of their own (docs/broadcasts.md, Personalisation).
+        variables: Schema.optional(Schema.Record({ key: Schema.String, value: DefaultValue }))
       }))
       .addSuccess(BroadcastAnswer)
       .addError(InvalidRequestResponse)
@@ -79,7 +93,12 @@ export class BroadcastsApi extends HttpApiGroup.make("broadcasts")
       .addError(BotNotPromotionalResponse)
       .addError(BotNotInScopeResponse)
       .addError(InsufficientBalanceResponse)
-      .annotate(OpenApi.Description, "Sends an approved template of the bot to every contact of the list, now or at scheduled_at.")
+      .annotate(
+        OpenApi.Description,
+        "Sends an approved template of the bot to every contact of the list, now or at scheduled_at. The template's {{name}} and {{<param>}} " +
+          "placeholders are filled per recipient from the contact's name and params; variables gives each placeholder's default, " +
+          "for contacts without a value (required for every placeholder)."
+      )
   )
   .add(
     HttpApiEndpoint.get("list", "/")

@@ -15,7 +15,8 @@ export const BroadcastsHttpLive = apiGroup(HeraldApi, "broadcasts", (handlers) =
             botId: payload.bot_id,
             templateId: payload.template_id,
             listId: payload.contact_list_id,
-            scheduledAt: payload.scheduled_at
+            scheduledAt: payload.scheduled_at,
+            variables: payload.variables
           })))
       .handle("list", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => broadcasts.list(p, urlParams)))
       .handle("get", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => broadcasts.get(p, path.id)))

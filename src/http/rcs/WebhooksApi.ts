@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { EVENT_TYPES } from "../../webhooks/Webhooks.ts"
 import { Authentication } from "../Authentication.ts"
@@ -38,6 +38,18 @@ const DeadLetter = Schema.Struct({
   permanent_failure_at: Schema.String,
   envelope: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 })
+
+/** A rotation's answer: the new secret, shown this once, and when the replaced one stops signing. */
+export const RotatedSecret = Schema.Struct({
+  success: Schema.Literal(true),
+  webhook_id: Schema.String,
+  secret: Schema.String,
+  previous_secret_expires_at: Schema.String.annotations({ description: "until then requests carry a second signature, under the replaced secret" })
+})
+
+export const ROTATION_DESCRIPTION = "A new signing secret (whsec_…), shown this once. Until previous_secret_expires_at (24 hours later) every request's " +
+  "webhook-signature carries two space-separated v1 signatures, under the new secret and the replaced one, so a consumer verifies with " +
+  "either while it deploys the new one; afterwards only the new secret signs."
 
 const Url = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2048))
 const Events = Schema.Array(Schema.Literal(...EVENT_TYPES)).pipe(Schema.minItems(1), Schema.maxItems(EVENT_TYPES.length))
@@ -84,6 +96,15 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .addError(ForbiddenResponse)
       .addError(BotNotInScopeResponse)
       .addError(NotFoundResponse)
+  )
+  .add(
+    HttpApiEndpoint.post("rotateSecret", "/:webhook_id/rotate-secret")
+      .setPath(WebhookPath)
+      .addSuccess(RotatedSecret)
+      .addError(ForbiddenResponse)
+      .addError(BotNotInScopeResponse)
+      .addError(NotFoundResponse)
+      .annotate(OpenApi.Description, ROTATION_DESCRIPTION)
   )
   .add(
     HttpApiEndpoint.post("test", "/:webhook_id/test")

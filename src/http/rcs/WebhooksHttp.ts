@@ -13,6 +13,7 @@ export const WebhooksHttpLive = apiGroup(HeraldApi, "webhooks", (handlers) =>
       .handle("update", ({ path, payload }) =>
         Effect.flatMap(CurrentPrincipal, (p) =>
           webhooks.update(p, path.webhook_id, { url: payload.url, events: payload.events, botId: payload.bot_id, active: payload.active })))
+      .handle("rotateSecret", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => webhooks.rotateSecret(p, path.webhook_id)))
       .handle("remove", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => webhooks.remove(p, path.webhook_id)))
       .handle("test", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => webhooks.test(p, path.webhook_id)))
       .handle("deliveries", ({ path, urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => webhooks.deliveries(p, path.webhook_id, urlParams.limit)))

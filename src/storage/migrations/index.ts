@@ -22,6 +22,7 @@ import graphqlReads from "./0019_graphql_reads.ts"
 import appApi from "./0020_app_api.ts"
 import outboxBatches from "./0021_outbox_batches.ts"
 import partnerEmail from "./0022_partner_email.ts"
+import secretRotationPersonalisation from "./0023_secret_rotation_personalisation.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
@@ -49,5 +50,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0019_graphql_reads": graphqlReads,
   "0020_app_api": appApi,
   "0021_outbox_batches": outboxBatches,
-  "0022_partner_email": partnerEmail
+  "0022_partner_email": partnerEmail,
+  "0023_secret_rotation_personalisation": secretRotationPersonalisation
 }
