@@ -11,6 +11,23 @@ import { Webhooks } from "../webhooks/Webhooks.ts"
 type StatusReport = Extract<GatewayReport, { _tag: "Status" }>
 type InboundReport = Extract<GatewayReport, { _tag: "Inbound" }>
 
+/**
+ * The data of an RCS `message.received` event: the RCS events' names (message_id, bot_id, the
+ * number in E.164 as `from`, as `to` in the message.* events) and the WhatsApp `message.received`'s
+ * fields (channel, type, text, received_at). `message_id` is the gateway's id of the user's message;
+ * `type` is `text`, or `suggestion_response` when the user tapped a suggestion (its postback_data).
+ */
+export const receivedData = (botId: string, report: InboundReport) => ({
+  message_id: report.messageId,
+  channel: "rcs" as const,
+  bot_id: botId,
+  from: report.phone,
+  type: report.postbackData === undefined ? "text" as const : "suggestion_response" as const,
+  text: report.text,
+  postback_data: report.postbackData ?? null,
+  received_at: new Date(report.at).toISOString()
+})
+
 /** What became of a report: applied, already known (a duplicate or a late one), or about nothing we know yet. */
 export type ReportResult = "applied" | "unchanged" | "unknown_message" | "not_ours"
 
@@ -29,7 +46,9 @@ interface Moved {
  * undoes "read", whoever writes); each real change emits its message.* event, and a delivery
  * report charges the message if nothing did yet (an unconfirmed send is charged when its delivery
  * is reported, never otherwise). Charges are unique per message, so duplicated callbacks never
- * charge twice. Everything of one report is one transaction.
+ * charge twice. Everything of one report is one transaction, the status history included (a
+ * trigger on messages writes it: migration 0024). A user's message is stored once and emits its
+ * `message.received` in the same transaction.
  */
 export class GatewayReports extends Effect.Service<GatewayReports>()("herald/messaging/GatewayReports", {
   effect: Effect.gen(function*() {
@@ -105,18 +124,29 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
         return "applied" as const
       })).pipe(Effect.orDie)
 
-    /** Stores a user's message once (upstream repeats callbacks); true when it is new. */
+    /**
+     * Stores a user's message once (upstream repeats callbacks: the gateway's message id is the
+     * key) and, in the same transaction, emits its `message.received`: exactly one event per
+     * inbound message, and none unless it is stored. The bot when the message is new, else
+     * undefined.
+     */
     const recordInbound = (report: InboundReport) =>
       Effect.gen(function*() {
         const bot = yield* bots.findById(report.agentId)
         if (bot === undefined) return undefined
-        const inserted = yield* sql`
-          INSERT INTO inbound_messages (bot_id, upstream_id, account_id, sender, text, postback_data, received_at)
-          VALUES (${bot.botId}, ${report.messageId}, ${bot.accountId}, ${report.phone}, ${report.text}, ${report.postbackData ?? null},
-                  ${new Date(report.at).toISOString()}::timestamptz)
-          ON CONFLICT DO NOTHING
-          RETURNING upstream_id`.pipe(Effect.orDie)
-        return inserted.length > 0 ? bot : undefined
+        const receivedAt = new Date(report.at).toISOString()
+        const isNew = yield* webhooks.committed(Effect.gen(function*() {
+          const inserted = yield* sql`
+            INSERT INTO inbound_messages (bot_id, upstream_id, account_id, sender, text, postback_data, received_at)
+            VALUES (${bot.botId}, ${report.messageId}, ${bot.accountId}, ${report.phone}, ${report.text}, ${report.postbackData ?? null},
+                    ${receivedAt}::timestamptz)
+            ON CONFLICT DO NOTHING
+            RETURNING upstream_id`
+          if (inserted.length === 0) return false
+          yield* webhooks.emit({ accountId: bot.accountId, type: "message.received", botId: bot.botId, data: receivedData(bot.botId, report) })
+          return true
+        })).pipe(Effect.orDie)
+        return isNew ? bot : undefined
       })
 
     return { applyStatus, recordInbound } as const

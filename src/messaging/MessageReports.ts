@@ -8,7 +8,7 @@ import { toContentMessage } from "../gateway/rbm/content.ts"
 import { RcsGateway } from "../gateway/RcsGateway.ts"
 import { BotsCache } from "../storage/BotsCache.ts"
 import { pageOf, readCursor } from "../storage/pageCursor.ts"
-import { type BotFilter, type InboundRow, type MessageRow, type MessageStatus, MessagesRepo } from "./MessagesRepo.ts"
+import { type BotFilter, type InboundRow, type MessageRow, type MessageStatus, MessagesRepo, type StatusRow } from "./MessagesRepo.ts"
 import { toE164 } from "./phone.ts"
 import { isoOrNull } from "../storage/isoTimestamp.ts"
 
@@ -35,6 +35,8 @@ export const presentMessage = (row: MessageRow) => ({
   read_at: isoOrNull(row.readAt),
   failed_at: isoOrNull(row.failedAt)
 })
+
+const presentStatus = (row: StatusRow) => ({ status: row.status, at: new Date(row.at).toISOString(), error: row.error })
 
 const presentInbound = (row: InboundRow) => ({
   bot_id: row.botId,
@@ -68,8 +70,8 @@ const botsOf = (principal: Principal): BotFilter => (seesAllBots(principal) ? "a
 
 /**
  * The message log as callers read it (contacts:read with a key; any role): reports with filters
- * and cursor pagination, one message's rendered preview, and a recipient's capability and
- * history. A member limited to some bots sees only their messages.
+ * and cursor pagination, one message with its status history, one message's rendered preview, and
+ * a recipient's capability and history. A member limited to some bots sees only their messages.
  */
 export class MessageReports extends Effect.Service<MessageReports>()("herald/messaging/MessageReports", {
   effect: Effect.gen(function*() {
@@ -112,6 +114,18 @@ export class MessageReports extends Effect.Service<MessageReports>()("herald/mes
         return row
       })
 
+    /**
+     * GET /api/v1/rcs/messages/{id}: the message as the reports show it (its Gateway error record
+     * in `error` when it failed or is unconfirmed) and every status it went through, oldest first.
+     */
+    const message = (principal: Principal, messageId: string) =>
+      Effect.gen(function*() {
+        if (!isUuid(messageId)) return yield* InvalidRequest.single("id", "is not a message id (a uuid, as message_id in the answer to a send)")
+        const row = yield* visible(principal, messageId)
+        const history = yield* repo.history(row.messageId)
+        return { success: true as const, message: presentMessage(row), history: history.map(presentStatus) }
+      })
+
     const preview = (principal: Principal, messageId: string) =>
       Effect.map(visible(principal, messageId), (row) => ({
         success: true as const,
@@ -152,7 +166,7 @@ export class MessageReports extends Effect.Service<MessageReports>()("herald/mes
         }
       })
 
-    return { list, preview, recipient } as const
+    return { list, message, preview, recipient } as const
   }),
   dependencies: [MessagesRepo.Default, BotsCache.Default]
 }) {}

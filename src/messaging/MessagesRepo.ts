@@ -28,6 +28,13 @@ export interface MessageRow {
   readonly position: string
 }
 
+/** One status a message went through (message_status_history, written by triggers on messages). */
+export interface StatusRow {
+  readonly status: MessageStatus
+  readonly at: Date
+  readonly error: GatewayErrorRecord | null
+}
+
 export interface InboundRow {
   readonly botId: string
   readonly sender: string
@@ -43,9 +50,10 @@ const COLUMNS = `message_id, account_id, bot_id, recipient, content, template_id
 export type BotFilter = ReadonlyArray<string> | "all"
 
 /**
- * Reads of the message log (reports, previews, a recipient's history). Not prepared statements:
- * their texts vary with the filters and no send makes them; a send's insert and outcome updates
- * are written by the sender actor's commits, prepared in the committer (actors/runtime/committer.ts).
+ * Reads of the message log (reports, previews, one message with its status history, a
+ * recipient's history). Not prepared statements: their texts vary with the filters and no send
+ * makes them; a send's insert and outcome updates are written by the sender actor's commits,
+ * prepared in the committer (actors/runtime/committer.ts).
  */
 export class MessagesRepo extends Effect.Service<MessagesRepo>()("herald/messaging/MessagesRepo", {
   effect: Effect.gen(function*() {
@@ -88,6 +96,13 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("herald/messagi
           Effect.orDie
         )
 
+    /** Every status the message went through, oldest first (a status only moves forward: its rank is its order). */
+    const history = (messageId: string) =>
+      sql<StatusRow>`
+        SELECT status, at, error FROM message_status_history
+        WHERE message_id = ${messageId}::uuid
+        ORDER BY herald_message_status_rank(status)`.pipe(Effect.orDie)
+
     const toRecipient = (accountId: string, bots: BotFilter, phone: string, limit: number) =>
       sql<MessageRow>`
         SELECT ${sql.literal(COLUMNS)} FROM messages
@@ -100,6 +115,6 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("herald/messagi
         WHERE ${sql.and([sql`account_id = ${accountId}::uuid`, sql`sender = ${phone}`, ...inBots(bots)])}
         ORDER BY received_at DESC LIMIT ${limit}`.pipe(Effect.orDie)
 
-    return { page, find, toRecipient, fromSender } as const
+    return { page, find, history, toRecipient, fromSender } as const
   })
 }) {}

@@ -95,6 +95,9 @@ export class GatewaySimulator extends Context.Tag("herald/GatewaySimulator")<Gat
 
 const SUBSCRIPTION = "projects/rbm-herald-simulator/subscriptions/rbm-herald-simulator-webhook"
 
+/** User messages (POST /simulate/inbound) kept for replay, the latest this many. */
+const INBOUND_KEPT = 10_000
+
 /** Starts the simulator in the current scope; closing the scope closes it and every connection. */
 export const makeGatewaySimulator = (
   options: GatewaySimulatorOptions
@@ -112,6 +115,8 @@ export const makeGatewaySimulator = (
       readMs: options.readMs,
       callbacks: options.callbacks !== false
     })
+    /** User messages by their messageId: the event's JSON and its Pub/Sub sequence and time, for replay. */
+    const inbound = new Map<string, { readonly event: string; readonly seq: number; readonly at: number }>()
     let held = 0
     let closed = false
     yield* Effect.addFinalizer(() => Effect.sync(() => void (closed = true)))
@@ -253,7 +258,10 @@ export const makeGatewaySimulator = (
           : { text: message })
       }
       ledger.inbound++
-      postEvent(event, seq, at)
+      const json = JSON.stringify(event)
+      inbound.set(messageId, { event: json, seq, at })
+      if (inbound.size > INBOUND_KEPT) inbound.delete(inbound.keys().next().value!)
+      sender.post(json, seq, ledger.isoAt(at), pubsubBase)
       sendJson(res, 202, { message_id: messageId })
     }
 
@@ -261,6 +269,12 @@ export const makeGatewaySimulator = (
       const messageId = parseJsonObject(text)?.message_id
       if (typeof messageId !== "string" || messageId === "") return sendJson(res, 400, { error: "body must be {message_id}" })
       const row = ledger.rowOf(messageId)
+      const user = row === undefined ? inbound.get(messageId) : undefined
+      if (user !== undefined) {
+        // RBM retrying a user message: the same event (same messageId), signed again.
+        sender.post(user.event, user.seq, ledger.isoAt(user.at), pubsubBase)
+        return sendJson(res, 202, { message_id: messageId, event_type: "USER_MESSAGE" })
+      }
       if (row === undefined || ledger.lastOf(row).kind === EventKind.None) {
         return sendJson(res, 404, { error: "no callback has been sent for that message_id" })
       }

@@ -45,6 +45,8 @@ export const GatewayCallbacksRoute = HttpLayerRouter.use((router) =>
               : HttpServerResponse.unsafeJson({ success: true, result })
           }
           case "Inbound": {
+            // Stored with its message.received event in one transaction; undefined when the
+            // gateway repeats a message already stored (or names no bot of ours): nothing more.
             const bot = yield* reports.recordInbound(report)
             if (bot !== undefined) yield* autoReplies.onInbound(bot, report)
             return HttpServerResponse.unsafeJson({ success: true })

@@ -42,6 +42,13 @@ const Message = Schema.Struct({
   failed_at: Schema.NullOr(Schema.String)
 })
 
+/** One status a message went through; `error` is the Gateway error record it had then (failed, unconfirmed). */
+const StatusChange = Schema.Struct({
+  status: Schema.Literal(...MESSAGE_STATUSES),
+  at: Schema.String,
+  error: Schema.NullOr(GatewayErrorRecord)
+})
+
 const Limit = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000))
 
 export const ReportsQuery = Schema.Struct({
@@ -55,7 +62,9 @@ export const ReportsQuery = Schema.Struct({
 
 /**
  * Single sends and the message log (DESIGN.md, Messages; contract, "Reads reachable with an API
- * key": the reads need contacts:read with a key).
+ * key": the reads need contacts:read with a key). GET /messages/{id} (one message, its status
+ * history and error) is not on the contract's API-key allow-list: a key gets 403
+ * api_key_endpoint_not_allowed there, a user token any role.
  */
 export class MessagesApi extends HttpApiGroup.make("messages")
   .add(
@@ -79,6 +88,14 @@ export class MessagesApi extends HttpApiGroup.make("messages")
       .addError(SendThrottledResponse)
       .addError(SendGatewayFailedResponse)
       .addError(SendUnconfirmedResponse)
+  )
+  .add(
+    HttpApiEndpoint.get("message", "/messages/:id")
+      .setPath(Schema.Struct({ id: Schema.String }))
+      .addSuccess(Schema.Struct({ success: Schema.Literal(true), message: Message, history: Schema.Array(StatusChange) }))
+      .addError(InvalidRequestResponse)
+      .addError(NotFoundResponse)
+      .addError(BotNotInScopeResponse)
   )
   .add(
     HttpApiEndpoint.get("reports", "/reports/messages")

@@ -21,6 +21,7 @@ export const MessagesHttpLive = apiGroup(HeraldApi, "messages", (handlers) =>
             templateId: payload.template_id,
             suggestions: payload.suggestions
           })))
+      .handle("message", ({ path }) => Effect.flatMap(CurrentPrincipal, (principal) => reports.message(principal, path.id)))
       .handle("reports", ({ urlParams }) =>
         Effect.flatMap(CurrentPrincipal, (principal) =>
           reports.list(principal, {
