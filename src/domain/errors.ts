@@ -1,4 +1,5 @@
-import { Effect, Schema } from "effect"
+import { Effect, type ParseResult, Schema } from "effect"
+import { plainIssues, sentenceOf } from "./plainIssues.ts"
 
 /**
  * Expected failures shared by every capability. Each carries the message a client reads; the HTTP
@@ -10,16 +11,34 @@ export class FieldIssue extends Schema.Class<FieldIssue>("FieldIssue")({
   message: Schema.String
 }) {}
 
-/** The message of a 400 `invalid_request`: every issue, named by its path. */
+/** The message of a 400 `invalid_request`: every issue as a sentence that names its field. */
 export const describeIssues = (issues: ReadonlyArray<{ readonly path: string; readonly message: string }>) =>
-  issues.length > 0 ? `invalid request: ${issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ")}` : "invalid request"
+  issues.length > 0 ? issues.map((i) => (i.path ? `${i.path} ${i.message}` : i.message)).join("; ") : "the request is not valid"
+
+const PATH_PREFIX = /^([A-Za-z_][\w.[\]-]*): (.*)$/s
+
+/**
+ * Problems written as "path: message" lines (content limits, template checks) in the shape of every
+ * other validation error, `{path, message}`.
+ */
+export const fieldIssuesOf = (lines: ReadonlyArray<string>): Array<FieldIssue> =>
+  lines.map((line) => {
+    const match = PATH_PREFIX.exec(line)
+    return match === null ? new FieldIssue({ path: "", message: line }) : new FieldIssue({ path: match[1]!, message: match[2]! })
+  })
 
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
   message: Schema.String,
   errors: Schema.Array(FieldIssue)
 }) {
   static readonly single = (path: string, message: string) =>
-    new InvalidRequest({ message: path ? `${path}: ${message}` : message, errors: [new FieldIssue({ path, message })] })
+    new InvalidRequest({ message: path ? `${path} ${message}` : message, errors: [new FieldIssue({ path, message })] })
+
+  /** A decode failure of one value (a field decoded on its own), in plain sentences under `field`. */
+  static readonly ofValue = (field: string, error: ParseResult.ParseError) => {
+    const errors = plainIssues(error).map((issue) => new FieldIssue({ path: issue.path === "" ? field : `${field}.${issue.path}`, message: issue.message }))
+    return new InvalidRequest({ message: errors.map(sentenceOf).join("; "), errors })
+  }
 }
 
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
@@ -48,10 +67,16 @@ export class UserNotFound extends Schema.TaggedError<UserNotFound>()("UserNotFou
   message: Schema.String
 }) {}
 
-/** Missing, expired, tampered or revoked credentials. */
+/**
+ * Missing, expired, tampered or revoked credentials. `message` is the contract's fixed text;
+ * `detail` says what was wrong with this request's credential, so a person can fix it.
+ */
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
-  message: Schema.String
-}) {}
+  message: Schema.String,
+  detail: Schema.optional(Schema.String)
+}) {
+  static readonly because = (detail: string) => new Unauthorized({ message: "unauthorized", detail })
+}
 
 export class InvalidCredentials extends Schema.TaggedError<InvalidCredentials>()("InvalidCredentials", {
   message: Schema.String
@@ -66,9 +91,13 @@ export class TooManyAttempts extends Schema.TaggedError<TooManyAttempts>()("TooM
   retry_after_seconds: Schema.Number
 }) {}
 
+/** An unknown, revoked or expired key; `detail` as for Unauthorized. */
 export class InvalidApiKey extends Schema.TaggedError<InvalidApiKey>()("InvalidApiKey", {
-  message: Schema.String
-}) {}
+  message: Schema.String,
+  detail: Schema.optional(Schema.String)
+}) {
+  static readonly because = (detail: string) => new InvalidApiKey({ message: "Invalid or revoked API key", detail })
+}
 
 export class ApiKeyEndpointNotAllowed extends Schema.TaggedError<ApiKeyEndpointNotAllowed>()("ApiKeyEndpointNotAllowed", {
   message: Schema.String

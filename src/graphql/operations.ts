@@ -1,4 +1,5 @@
 import { Cause, Effect, Either, Exit, Option, Runtime } from "effect"
+import { readBearer } from "../http/bearer.ts"
 import { type DocumentNode, execute, type ExecutionResult, getOperationAST, GraphQLError, parse, validate } from "graphql"
 import type { Unstorable } from "../domain/storable.ts"
 import { ApiRateLimits } from "../ratelimit/ApiRateLimits.ts"
@@ -118,9 +119,9 @@ export class GraphqlOperations extends Effect.Service<GraphqlOperations>()("hera
 
     /** `Bearer <secret key>` (the Authorization header, or connection_init's payload). */
     const authenticate = (authorization: string | undefined) => {
-      const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "")
-      if (match === null) return Effect.fail(graphqlError("UNAUTHENTICATED", "Authorization: Bearer <secret key> is required"))
-      return Effect.mapError(keys.authenticate(match[1]!), () => graphqlError("UNAUTHENTICATED", "Invalid or revoked secret key"))
+      const read = readBearer(authorization)
+      if ("problem" in read) return Effect.fail(graphqlError("UNAUTHENTICATED", read.problem))
+      return Effect.mapError(keys.authenticate(read.credential), (e) => graphqlError("UNAUTHENTICATED", `Invalid or revoked secret key: ${e.detail ?? e.message}`))
     }
 
     /** One token of the account's plan bucket; the Starter plan is FEATURE_LOCKED. */

@@ -5,6 +5,7 @@ import { ApiRateLimits } from "../ratelimit/ApiRateLimits.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { ApiKeys, isApiKey } from "../security/ApiKeys.ts"
 import { SignIn } from "../security/SignIn.ts"
+import { readBearer } from "./bearer.ts"
 import { errorResponse } from "./errors.ts"
 
 /** Who the request acts as; provided by the Authentication middleware. */
@@ -45,17 +46,22 @@ export class RcsCredentials extends Effect.Service<RcsCredentials>()("herald/Rcs
         ? Effect.tap(apiKeys.authenticate(raw, method, route), (principal) =>
           principal.credential.kind === "api_key" ? limits.apiKey(principal.credential.keyId) : Effect.void)
         : signIn.authenticate(raw)
-    return { principal } as const
+    /** The same, from the request's Authorization header as sent. */
+    const fromHeader = (header: string | undefined, method: string, route: string) => {
+      const read = readBearer(header)
+      return "problem" in read ? Effect.fail(Unauthorized.because(read.problem)) : principal(read.credential, method, route)
+    }
+    return { principal, fromHeader } as const
   })
 }) {}
 
 export const AuthenticationLive = Layer.effect(
   Authentication,
   Effect.map(RcsCredentials, (credentials) => ({
-    bearer: (token: Redacted.Redacted<string>) =>
+    bearer: (_token: Redacted.Redacted<string>) =>
       Effect.flatMap(
         Effect.all([HttpRouter.RouteContext, HttpServerRequest.HttpServerRequest]),
-        ([route, request]) => credentials.principal(Redacted.value(token), request.method, route.route.path)
+        ([route, request]) => credentials.fromHeader(request.headers.authorization, request.method, route.route.path)
       )
   }))
 )

@@ -1,7 +1,8 @@
 import { HttpApiSchema, HttpServerResponse } from "@effect/platform"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { Schema } from "effect"
-import { Conflict, describeIssues, FieldIssue, InvalidRequest, NotFound, ServiceUnavailable } from "../domain/errors.ts"
+import { Conflict, FieldIssue, InvalidRequest, NotFound, ServiceUnavailable } from "../domain/errors.ts"
+import { sentenceOf } from "../domain/plainIssues.ts"
 
 /** Status, code and body fields of each domain error, by tag, for routes answered outside HttpApi. */
 const wireOf = new Map<string, { readonly status: number; readonly code: string; readonly keys: ReadonlyArray<string> }>()
@@ -77,7 +78,7 @@ export const DecodeErrorResponse: Schema.Schema<HttpApiDecodeError, unknown> = S
       return {
         success: false as const,
         code: "invalid_request" as const,
-        message: describeIssues(errors),
+        message: errors.length > 0 ? errors.map(sentenceOf).join("; ") : error.message,
         errors
       }
     }

@@ -1,6 +1,6 @@
 import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Either, ParseResult, Schema } from "effect"
-import { describeIssues } from "../domain/errors.ts"
+import { Effect, Either, type ParseResult, Schema } from "effect"
+import { describeParseError } from "../domain/plainIssues.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { RcsCredentials } from "./Authentication.ts"
 import { envelope, errorEnvelope } from "./errors.ts"
@@ -37,9 +37,7 @@ export const readRoute = <Q, QI, A, E extends { readonly _tag: string }, R>(
           const request = yield* HttpServerRequest.HttpServerRequest
           const route = yield* HttpLayerRouter.RouteContext
           const search = yield* HttpServerRequest.ParsedSearchParams
-          const header = request.headers.authorization
-          const token = header !== undefined && header.startsWith("Bearer ") ? header.slice(7) : ""
-          const principal = yield* credentials.principal(token, "GET", path)
+          const principal = yield* credentials.fromHeader(request.headers.authorization, "GET", path)
           const decoded = decodeQuery(search)
           if (Either.isLeft(decoded)) return invalidQuery(decoded.left)
           const body = yield* handler({ principal, params: route.params, query: decoded.right })
@@ -72,6 +70,6 @@ export const renderedOnce = <K extends object>(render: (source: K, variant: stri
 }
 
 const invalidQuery = (error: ParseResult.ParseError) => {
-  const errors = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({ path: issue.path.join("."), message: issue.message }))
-  return envelope(400, "invalid_request", describeIssues(errors), { errors })
+  const { message, errors } = describeParseError(error)
+  return envelope(400, "invalid_request", message, { errors })
 }

@@ -18,11 +18,33 @@ export const toE164 = (raw: string): { readonly e164: string } | { readonly prob
   const trimmed = raw.trim()
   if (trimmed.length === 0 || trimmed.length > 32) return { problem: "must be a phone number with its country code" }
   if (ASCII.test(trimmed) && !ASCII_PHONE.test(trimmed)) return { problem: "must be a phone number with its country code, e.g. +919876543210" }
-  const withPlus = trimmed.startsWith("+") ? trimmed : `+${trimmed}`
+  const international = trimmed.startsWith("+") || trimmed.startsWith("00")
+  const withPlus = trimmed.startsWith("+") ? trimmed : trimmed.startsWith("00") ? `+${trimmed.slice(2)}` : `+${trimmed}`
   const parsed = parsePhoneNumberFromString(withPlus)
+  if (parsed !== undefined && parsed.isValid()) return { e164: parsed.number }
+  // Written without a country code (a national number, often with a leading 0): say so, rather
+  // than read its first digits as a country's.
+  if (!international) {
+    const national = nationalReading(trimmed)
+    if (national !== undefined) {
+      return { problem: `has no country code: write it with + and its country code (${national.number} if it is a number in ${national.country})` }
+    }
+    if (trimmed.startsWith("0")) return { problem: "has no country code: write it with + and its country code, e.g. +919876543210" }
+  }
   if (parsed === undefined) return { problem: "must be a phone number with its country code, e.g. +919876543210" }
-  if (!parsed.isValid()) return { problem: `${parsed.number} is not a valid phone number` }
-  return { e164: parsed.number }
+  return { problem: `${parsed.number} is not a valid phone number` }
+}
+
+// Where Herald's senders are: a number valid in one of these without a country code was most
+// likely written without one.
+const NATIONAL_REGIONS = { IN: "India", US: "the US", GB: "the UK", AE: "the UAE", SG: "Singapore", ID: "Indonesia", BR: "Brazil" } as const
+
+const nationalReading = (text: string) => {
+  for (const [region, country] of Object.entries(NATIONAL_REGIONS)) {
+    const parsed = parsePhoneNumberFromString(text, region as keyof typeof NATIONAL_REGIONS)
+    if (parsed?.isValid() === true) return { number: parsed.number, country }
+  }
+  return undefined
 }
 
 /** A client's phone field as E.164, or the 400 naming the field (`path`) that holds it. */

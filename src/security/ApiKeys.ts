@@ -8,7 +8,7 @@ import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { makeReadCache } from "../storage/ReadCache.ts"
 import { sha256 } from "./secrets.ts"
 
-const invalidKey = new InvalidApiKey({ message: "Invalid or revoked API key" })
+const invalidKey = InvalidApiKey.because("no key of this server matches: it is mistyped, revoked or was never issued")
 
 export const isApiKey = (credential: string) => credential.startsWith(API_KEY_PREFIX)
 
@@ -103,7 +103,10 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
     const authenticate = (raw: string, method: string, route: string) =>
       Effect.gen(function*() {
         const owner = yield* findOwner(sha256(raw))
-        if (owner === undefined || (owner.expiresAt !== null && new Date(owner.expiresAt).getTime() <= Date.now())) return yield* invalidKey
+        if (owner === undefined) return yield* invalidKey
+        if (owner.expiresAt !== null && new Date(owner.expiresAt).getTime() <= Date.now()) {
+          return yield* InvalidApiKey.because(`the key expired at ${new Date(owner.expiresAt).toISOString()}`)
+        }
         const required = API_KEY_ROUTES.get(route)
         if (method !== "GET" || required === undefined) {
           return yield* new ApiKeyEndpointNotAllowed({ message: `API keys may not call ${method} ${route}` })

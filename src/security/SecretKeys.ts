@@ -64,9 +64,9 @@ export class SecretKeys extends Effect.Service<SecretKeys>()("herald/SecretKeys"
     const authenticate = (credential: string) =>
       Effect.gen(function*() {
         const raw = credential.startsWith(SECRET_KEY_PREFIX) ? credential : decodeBasic(credential)
-        if (raw === undefined) return yield* new InvalidApiKey({ message: "Invalid or revoked API key" })
+        if (raw === undefined) return yield* InvalidApiKey.because("the credential is not a secret key (sk_live_…, under Settings, Developer)")
         const account = yield* findAccount(sha256(raw))
-        if (account === undefined) return yield* new InvalidApiKey({ message: "Invalid or revoked API key" })
+        if (account === undefined) return yield* InvalidApiKey.because("no account has this secret key: it is mistyped, or a newer key replaced it")
         return account
       })
 

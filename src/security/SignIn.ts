@@ -48,7 +48,10 @@ const DUMMY_HASH = "$argon2id$v=19$m=19456,t=2,p=1$vmB92+jxAOlWIcdVSLbafQ$84Ql1x
 
 const nowSeconds = () => Math.floor(Date.now() / 1000)
 
-const unauthorized = new Unauthorized({ message: "unauthorized" })
+const notUserToken = Unauthorized.because("the token is not a user token (an account-pick session token only goes to /auth/select-account)")
+const membershipGone = Unauthorized.because("the person or the account membership this token stands for no longer exists")
+const passwordChanged = Unauthorized.because("the token was issued before the last password change; sign in again")
+const expired = (exp: number) => Unauthorized.because(`the token expired at ${new Date(exp * 1000).toISOString()}; sign in again (POST /api/v1/rcs/auth/login)`)
 
 /** Checked tokens kept per node; past it the memory starts over (a re-check costs one verify). */
 const CHECKED_TOKENS_MAX = 50_000
@@ -81,9 +84,9 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
       Effect.suspend(() => {
         const known = checkedTokens.get(token)
         if (known !== undefined) {
-          return (known.exp ?? 0) * 1000 > Date.now() ? Effect.succeed(known) : Effect.fail(unauthorized)
+          return (known.exp ?? 0) * 1000 > Date.now() ? Effect.succeed(known) : Effect.fail(expired(known.exp ?? 0))
         }
-        return Effect.map(keys.verify(token).pipe(Effect.mapError(() => unauthorized)), (payload) => {
+        return Effect.map(keys.verify(token).pipe(Effect.mapError((e) => Unauthorized.because(e.message))), (payload) => {
           if (checkedTokens.size >= CHECKED_TOKENS_MAX) checkedTokens.clear()
           checkedTokens.set(token, payload)
           return payload
@@ -191,10 +194,13 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
 
     const selectAccount = (input: { sessionToken: string; accountId: string }) =>
       Effect.gen(function*() {
-        const payload = yield* keys.verify(input.sessionToken).pipe(Effect.mapError(() => unauthorized))
-        const claims = yield* Schema.decodeUnknown(AccountPickClaims)(payload).pipe(Effect.mapError(() => unauthorized))
+        const payload = yield* keys.verify(input.sessionToken).pipe(Effect.mapError((e) => Unauthorized.because(`session_token: ${e.message}`)))
+        const claims = yield* Schema.decodeUnknown(AccountPickClaims)(payload).pipe(
+          Effect.mapError(() => Unauthorized.because("session_token is not the session token of a sign-in that asked for an account pick"))
+        )
         const user = yield* repo.findUserById(claims.person_id)
-        if (user === undefined || issuedBeforeChange(claims.iat, user.tokensValidAfter)) return yield* unauthorized
+        if (user === undefined) return yield* membershipGone
+        if (issuedBeforeChange(claims.iat, user.tokensValidAfter)) return yield* passwordChanged
         const membership = (yield* repo.memberships(user.userId)).find((m) => m.accountId === input.accountId)
         if (membership === undefined) return yield* InvalidRequest.single("account_id", "is not an account of this person")
         return yield* tokenFor(user, membership)
@@ -208,19 +214,19 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
     const authenticate = (token: string) =>
       Effect.gen(function*() {
         const payload = yield* verified(token)
-        const claims = yield* Schema.decodeUnknown(UserClaims)(payload).pipe(Effect.mapError(() => unauthorized))
+        const claims = yield* Schema.decodeUnknown(UserClaims)(payload).pipe(Effect.mapError(() => notUserToken))
         const subject = yield* subjects.get(
           `${claims.user_id}:${claims.mid}`,
           () => Effect.map(repo.tokenSubject(claims.user_id, claims.mid), (found) => found === undefined ? undefined : { accountId: found.accountId, value: found })
         )
-        if (subject === undefined) return yield* unauthorized
+        if (subject === undefined) return yield* membershipGone
         const { tokensValidAfter, ...standing } = subject
-        if (issuedBeforeChange(claims.iat, tokensValidAfter)) return yield* unauthorized
+        if (issuedBeforeChange(claims.iat, tokensValidAfter)) return yield* passwordChanged
         return { ...standing, credential: { kind: "user" } } satisfies Principal
       })
 
     const person = (principal: Principal) =>
-      Effect.flatMap(repo.findUserById(principal.personUserId), (user) => (user === undefined ? Effect.fail(unauthorized) : Effect.succeed(user)))
+      Effect.flatMap(repo.findUserById(principal.personUserId), (user) => (user === undefined ? Effect.fail(membershipGone) : Effect.succeed(user)))
 
     /** Every token of the person stops working at once (tokens_valid_after moves to now). */
     const changePassword = (principal: Principal, current: Redacted.Redacted<string>, next: Redacted.Redacted<string>) =>
@@ -230,7 +236,7 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
         yield* ensureNotLocked(email)
         if (!(yield* passwords.verify(user.passwordHash, current))) return yield* fail(email, "password")
         yield* Schema.decode(Password)(Redacted.value(next)).pipe(
-          Effect.mapError((e) => InvalidRequest.single("new_password", e.message.split("\n").at(-1)?.trim() ?? "invalid"))
+          Effect.mapError((e) => InvalidRequest.ofValue("new_password", e))
         )
         yield* repo.setPassword(user.userId, yield* passwords.hash(next))
         // This node forgets the person's token subjects at once; the change feed tells the others.

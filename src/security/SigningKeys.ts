@@ -35,8 +35,25 @@ interface KeySet {
  * Verification accepts EdDSA only: `alg: none` or an HMAC header fails before any handler runs.
  */
 /** Three base64url parts: the only shape a signed JWT has. */
+const UNKNOWN_KEY = "the token was signed by a key this Herald does not know"
+
+/** What jose found wrong with a token, in words for its holder. */
+const tokenProblem = (cause: unknown): string => {
+  const code = (cause as { readonly code?: string } | undefined)?.code
+  switch (code) {
+    case "ERR_JWT_EXPIRED":
+      return "the token has expired; sign in again (POST /api/v1/rcs/auth/login)"
+    case "ERR_JWS_SIGNATURE_VERIFICATION_FAILED":
+      return "the token's signature does not verify (it was altered, or not issued by this Herald)"
+    case "ERR_JWT_CLAIM_VALIDATION_FAILED":
+      return "the token is not valid yet or has claims this Herald refuses"
+    default:
+      return cause instanceof Error && cause.message === "unknown key" ? UNKNOWN_KEY : "the token is malformed"
+  }
+}
+
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/
-const MALFORMED = new InvalidToken({ message: "malformed token" })
+const MALFORMED = new InvalidToken({ message: "the credential is neither a Herald token nor an API key" })
 
 export class SigningKeys extends Effect.Service<SigningKeys>()("herald/SigningKeys", {
   effect: Effect.gen(function*() {
@@ -91,7 +108,7 @@ export class SigningKeys extends Effect.Service<SigningKeys>()("herald/SigningKe
             if (key === undefined) throw new Error("unknown key")
             return key
           }, { algorithms: ["EdDSA"] }),
-        catch: (cause) => new InvalidToken({ message: cause instanceof Error ? cause.message : "invalid token" })
+        catch: (cause) => new InvalidToken({ message: tokenProblem(cause) })
       })
 
     /**
@@ -104,7 +121,7 @@ export class SigningKeys extends Effect.Service<SigningKeys>()("herald/SigningKe
       !COMPACT_JWS.test(token) ? Effect.fail(MALFORMED) : Effect.flatMap(current, (set) =>
         verifyWith(set, token).pipe(
           Effect.catchIf(
-            (e) => e.message === "unknown key",
+            (e) => e.message === UNKNOWN_KEY,
             () => Effect.flatMap(load, (fresh) => verifyWith(fresh, token))
           ),
           Effect.map((result) => result.payload)

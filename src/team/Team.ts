@@ -49,7 +49,7 @@ export class Team extends Effect.Service<Team>()("herald/Team", {
         const bots = yield* validBots(principal, input.assignedBots)
         if (Option.isSome(input.password)) {
           yield* Schema.decode(Password)(Redacted.value(input.password.value)).pipe(
-            Effect.mapError((e) => InvalidRequest.single("password", e.message.split("\n").at(-1)?.trim() ?? "invalid"))
+            Effect.mapError((e) => InvalidRequest.ofValue("password", e))
           )
         }
         const result = yield* repo.add({

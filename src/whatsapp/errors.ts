@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { FieldIssue } from "../domain/errors.ts"
 
 /** 409 no_wa_number: the account has no WhatsApp number to send from (an operator onboards one). */
 export class NoWaNumber extends Schema.TaggedError<NoWaNumber>()("NoWaNumber", { message: Schema.String }) {}
@@ -13,5 +14,7 @@ export class TemplateNotUsable extends Schema.TaggedError<TemplateNotUsable>()("
 export class WaTemplateInvalid extends Schema.TaggedError<WaTemplateInvalid>()("WaTemplateInvalid", {
   message: Schema.String,
   errors: Schema.Array(Schema.String),
-  warnings: Schema.Array(Schema.String)
+  warnings: Schema.Array(Schema.String),
+  /** `errors` in the `{path, message}` shape of every other validation error. */
+  issues: Schema.Array(FieldIssue)
 }) {}

@@ -155,7 +155,7 @@ export const makeRequestListener = (table: RouteTable["Type"], runtime: Runtime.
     if (match !== undefined) state.route = match.route.path
 
     const dispatch = (body: Buffer | undefined, json: { readonly value: unknown } | undefined) => {
-      if (match === undefined) return answer(noRoute(method, url))
+      if (match === undefined) return answer(noRoute(method, url, table.allowed(url)))
       const refused = unstorableInput(match)
       if (refused !== undefined) return answer(refused)
       run(req, res, requestId, state, started, match, new LeanRequest(req, res, url, body, json))
@@ -172,7 +172,7 @@ export const makeRequestListener = (table: RouteTable["Type"], runtime: Runtime.
         case "Aborted":
           return answer(envelope(400, "invalid_request", "the request body was cut off before its end", { errors: [] }))
         case "Complete": {
-          if (read.body.length === 0 || takesRawBody(method, url)) return dispatch(read.body, undefined)
+          if (match === undefined || read.body.length === 0 || takesRawBody(method, url)) return dispatch(read.body, undefined)
           const contentType = req.headers["content-type"]
           if (!isJsonContentType(contentType)) return answer(unsupportedType(contentType))
           const json = readJsonBody(read.body.toString("utf8"))

@@ -19,7 +19,11 @@ export interface RouteMatch {
  */
 export class RouteTable extends Context.Tag("herald/http/RouteTable")<RouteTable, {
   readonly find: (method: string, url: string) => RouteMatch | undefined
+  /** The methods some route takes at `url`, for a 405's `Allow` (empty: no route at that path). */
+  readonly allowed: (url: string) => ReadonlyArray<string>
 }>() {}
+
+const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const
 
 const unsupported = (what: string) => Effect.dieMessage(`the lean HTTP adapter does not support ${what}; do it at the edge (NodeAdapter.ts)`)
 
@@ -57,5 +61,6 @@ export const RouteTableLive: Layer.Layer<RouteTable | HttpLayerRouter.HttpRouter
     const found = table.find(method, url) ?? (method === "HEAD" ? table.find("GET", url) : undefined)
     return found === undefined ? undefined : { route: found.handler, params: found.params, searchParams: found.searchParams }
   }
-  return Context.make(RouteTable, { find }).pipe(Context.add(HttpLayerRouter.HttpRouter, router))
+  const allowed = (url: string) => METHODS.filter((method) => find(method, url) !== undefined)
+  return Context.make(RouteTable, { find, allowed }).pipe(Context.add(HttpLayerRouter.HttpRouter, router))
 }))

@@ -25,8 +25,16 @@ export const unsupportedType = (contentType: string | undefined) =>
 
 export const tooLarge = () => envelope(413, "payload_too_large", `request body exceeds ${MAX_BODY_BYTES} bytes`)
 
-/** No route for the request's method and path. */
-export const noRoute = (method: string, url: string) => envelope(404, "not_found", `no route for ${method} ${url.split("?")[0]}`)
+/** No route for the request's method and path: 405 with `Allow` when the path has routes for other methods. */
+export const noRoute = (method: string, url: string, allowed: ReadonlyArray<string>) => {
+  const path = url.split("?")[0]
+  if (allowed.length === 0) return envelope(404, "not_found", `no route for ${method} ${path}`)
+  return HttpServerResponse.setHeader(
+    envelope(405, "method_not_allowed", `${path} does not take ${method}; it takes ${allowed.join(", ")}`, { allowed_methods: allowed }),
+    "allow",
+    allowed.join(", ")
+  )
+}
 
 /**
  * The answer to whatever a route did not answer itself: HttpApi encodes the errors its endpoints

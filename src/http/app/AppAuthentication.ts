@@ -1,10 +1,20 @@
-import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
-import { Context, Effect, Layer, Redacted, Schema } from "effect"
-import { FeatureLocked } from "../../domain/errors.ts"
+import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
+import { Context, Effect, Layer, Schema } from "effect"
+import { FeatureLocked, InvalidApiKey } from "../../domain/errors.ts"
 import { ApiRateLimits } from "../../ratelimit/ApiRateLimits.ts"
 import { type SecretKeyAccount, SecretKeys } from "../../security/SecretKeys.ts"
 import { InvalidApiKeyResponse, RateLimitedResponse } from "../Authentication.ts"
+import { readBearer } from "../bearer.ts"
 import { errorResponse } from "../errors.ts"
+
+/** The account of a request's `Authorization: Bearer sk_live_…` header, or 401 saying what is wrong with it. */
+export const secretKeyOfHeader = (keys: SecretKeys, header: string | undefined) => {
+  const read = readBearer(header)
+  return "problem" in read ? Effect.fail(InvalidApiKey.because(read.problem)) : keys.authenticate(read.credential)
+}
+
+const fromRequest = (keys: SecretKeys) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => secretKeyOfHeader(keys, request.headers.authorization))
 
 /** The account a secret-key request acts for. */
 export class CurrentAccount extends Context.Tag("herald/http/CurrentAccount")<CurrentAccount, SecretKeyAccount>() {}
@@ -27,7 +37,7 @@ export const AppAuthenticationLive = Layer.effect(
     const keys = yield* SecretKeys
     const limits = yield* ApiRateLimits
     return {
-      secretKey: (token: Redacted.Redacted<string>) => Effect.tap(keys.authenticate(Redacted.value(token)), limits.plan)
+      secretKey: () => Effect.tap(fromRequest(keys), limits.plan)
     }
   })
 )
@@ -49,7 +59,7 @@ export const AppIdentityLive = Layer.effect(
     const keys = yield* SecretKeys
     const limits = yield* ApiRateLimits
     return {
-      secretKey: (token: Redacted.Redacted<string>) => Effect.tap(keys.authenticate(Redacted.value(token)), limits.identity)
+      secretKey: () => Effect.tap(fromRequest(keys), limits.identity)
     }
   })
 )

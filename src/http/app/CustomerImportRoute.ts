@@ -7,11 +7,10 @@ import { ApiRateLimits } from "../../ratelimit/ApiRateLimits.ts"
 import { SecretKeys } from "../../security/SecretKeys.ts"
 import { answerImport, bodyOf } from "../rcs/ContactImportRoute.ts"
 // Registers the envelopes of the app's errors (feature_locked) for `errorEnvelope`.
-import "./AppAuthentication.ts"
+import { secretKeyOfHeader } from "./AppAuthentication.ts"
 
 export const CUSTOMER_IMPORT_PATH = "/api/v1/app/contacts/import"
 
-const BEARER = /^bearer\s+(\S+)\s*$/i
 
 /**
  * POST /api/v1/app/contacts/import, served off HttpApi like the contact lists' import (a streamed
@@ -30,9 +29,8 @@ export const CustomerImportRoute = HttpLayerRouter.use((router) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const source = NodeHttpServerRequest.toIncomingMessage(request)
-        const token = BEARER.exec(request.headers.authorization ?? "")?.[1] ?? ""
         return yield* answerImport(source, Effect.gen(function*() {
-          const account = yield* Effect.tap(keys.authenticate(token), limits.plan)
+          const account = yield* Effect.tap(secretKeyOfHeader(keys, request.headers.authorization), limits.plan)
           return yield* customers.importCustomers(account, { contentType: request.headers["content-type"], body: bodyOf(source, importIdleMs) })
         }))
       })

@@ -70,10 +70,8 @@ export const ContactImportRoute = HttpLayerRouter.use((router) =>
         const request = yield* HttpServerRequest.HttpServerRequest
         const route = yield* HttpLayerRouter.RouteContext
         const source = NodeHttpServerRequest.toIncomingMessage(request)
-        const header = request.headers.authorization
-        const token = header !== undefined && header.startsWith("Bearer ") ? header.slice(7) : ""
         return yield* answerImport(source, Effect.gen(function*() {
-          const principal = yield* credentials.principal(token, "POST", CONTACT_IMPORT_PATH)
+          const principal = yield* credentials.fromHeader(request.headers.authorization, "POST", CONTACT_IMPORT_PATH)
           return yield* lists.importContacts(principal, route.params.list_id ?? "", {
             contentType: request.headers["content-type"],
             body: bodyOf(source, importIdleMs)

@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { Conflict, NotFound, ServiceUnavailable } from "../../domain/errors.ts"
+import { Conflict, fieldIssuesOf, NotFound, ServiceUnavailable } from "../../domain/errors.ts"
 import { WaGateway } from "../../gateway/WaGateway.ts"
 import type { SecretKeyAccount } from "../../security/SecretKeys.ts"
 import { pageOf, readCursor } from "../../storage/pageCursor.ts"
@@ -30,7 +30,8 @@ const invalid = (errors: ReadonlyArray<string>, warnings: ReadonlyArray<string>)
   new WaTemplateInvalid({
     message: `the template breaks ${errors.length === 1 ? "a WhatsApp limit" : `${errors.length} WhatsApp limits`}: ${errors.join("; ")}`,
     errors,
-    warnings
+    warnings,
+    issues: fieldIssuesOf(errors)
   })
 
 /**
