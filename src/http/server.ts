@@ -7,6 +7,7 @@ import { HeraldApi, OpsApi, ServedApi } from "./Api.ts"
 import { HealthHttpLive } from "./health/HealthHttp.ts"
 import { MetricsRoute } from "./HttpMetrics.ts"
 import { DEFAULT_BODY_TIMEOUTS, serveRoutes } from "./adapter/NodeAdapter.ts"
+import { Idempotency } from "./idempotency/Idempotency.ts"
 import { serveApi } from "./adapter/apiRoutes.ts"
 import { AccountSecurityHttpLive, SignInHttpLive } from "./rcs/SignInHttp.ts"
 import { AuthenticationLive, RcsCredentials } from "./Authentication.ts"
@@ -106,7 +107,7 @@ export const ApiHandlers = Layer.mergeAll(
   ConversionsHttpLive,
   Layer.merge(PartnerEmailHttpLive, PartnerEmailVerifyHttpLive)
 ).pipe(
-  Layer.provideMerge(AuthenticationLive),
+  Layer.provideMerge(Layer.merge(Idempotency.Default, AuthenticationLive)),
   Layer.provideMerge(RcsCredentials.Default),
   Layer.provideMerge(Layer.mergeAll(AppAuthenticationLive, AppIdentityLive, PublicAuthenticationLive, PartnerAuthenticationLive).pipe(
     Layer.provideMerge(PartnerEmailServices)

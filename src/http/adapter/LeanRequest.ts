@@ -45,6 +45,11 @@ export class LeanRequest extends Inspectable.Class implements HttpServerRequest.
     return (this.cookieCache ??= Cookies.parseHeader(this.headers.cookie ?? ""))
   }
 
+  /** The body as received, when the edge read it (for an Idempotency-Key's fingerprint). */
+  get rawBody(): Buffer | undefined {
+    return this.body
+  }
+
   private get bytes() {
     return this.body ?? NO_BODY
   }

@@ -12,7 +12,9 @@ import {
 } from "@effect/platform"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { Cause, Chunk, Context, Effect, Either, Layer, Option, type ParseResult, Schema, type SchemaAST } from "effect"
+import { describeParseError } from "../../domain/plainIssues.ts"
 import { DecodeErrorResponse, errorEnvelope } from "../errors.ts"
+import { IDEMPOTENT_ROUTES, withIdempotencyKey } from "../idempotency/idempotentRoutes.ts"
 
 /**
  * HttpApi endpoints served without HttpApiBuilder's per-request machinery (docs/http.md). The API
@@ -132,8 +134,11 @@ const normalizeUrlParams = (HttpApiBuilder as unknown as {
 
 const encodeDecodeError = Schema.encodeSync(DecodeErrorResponse)
 
-const decodeFailure = (error: ParseResult.ParseError) =>
-  Effect.flatMap(Effect.flip(HttpApiDecodeError.refailParseError(error)), (failure) => Effect.fail(failure))
+// Schema's own messages ("Expected undefined, actual …") rewritten as sentences naming the field.
+const decodeFailure = (error: ParseResult.ParseError) => {
+  const { message, errors } = describeParseError(error)
+  return Effect.fail(new HttpApiDecodeError({ message, issues: errors.map((e) => ({ _tag: "Type" as const, path: e.path === "" ? [] : [e.path], message: e.message })) }))
+}
 
 /**
  * An endpoint's handler as one Effect, built once: middleware (last declared first, as HttpApi runs
@@ -180,20 +185,25 @@ const compileEndpoint = (item: HandlerItem, middlewares: ReadonlyArray<Middlewar
     return input
   })
 
-  let program: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, any> = Effect.flatMap(decodeInputs, (input) =>
-    Effect.map(item.handler(input), (out) => (HttpServerResponse.isServerResponse(out) ? out : respond(out))))
-  for (const middleware of middlewares) program = Effect.zipRight(middleware, program)
   // As HttpApi does, the failure or, failing that, the defect is answered with the schema it
   // matches (a service that dies with a domain error still gets its status); anything else stays
   // a defect for the edge (500, logged).
-  return Effect.catchAllCause(program, (cause) => {
-    if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
-    const error = Cause.squash(cause)
-    const known = typeof error === "object" && error !== null ? errorEnvelope(error as { readonly _tag: string }) : undefined
-    if (known !== undefined) return Effect.succeed(known)
-    if (error instanceof HttpApiDecodeError) return Effect.succeed(HttpServerResponse.unsafeJson(encodeDecodeError(error), { status: 400 }))
-    return Effect.catchAllCause(encodeOther(error), () => Effect.failCause(cause))
-  })
+  const answered = (program: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, any>) =>
+    Effect.catchAllCause(program, (cause) => {
+      if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+      const error = Cause.squash(cause)
+      const known = typeof error === "object" && error !== null ? errorEnvelope(error as { readonly _tag: string }) : undefined
+      if (known !== undefined) return Effect.succeed(known)
+      if (error instanceof HttpApiDecodeError) return Effect.succeed(HttpServerResponse.unsafeJson(encodeDecodeError(error), { status: 400 }))
+      return Effect.catchAllCause(encodeOther(error), () => Effect.failCause(cause))
+    })
+  let program: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, any> = Effect.flatMap(decodeInputs, (input) =>
+    Effect.map(item.handler(input), (out) => (HttpServerResponse.isServerResponse(out) ? out : respond(out))))
+  // Under an Idempotency-Key the answer itself is kept, error envelopes included, so the route's
+  // failures are answered inside it; authentication runs first, outside it.
+  if (IDEMPOTENT_ROUTES.has(`${endpoint.method} ${endpoint.path}`)) program = withIdempotencyKey(answered(program))
+  for (const middleware of middlewares) program = Effect.zipRight(middleware, program)
+  return answered(program)
 }
 
 /**

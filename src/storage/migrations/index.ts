@@ -24,6 +24,7 @@ import outboxBatches from "./0021_outbox_batches.ts"
 import partnerEmail from "./0022_partner_email.ts"
 import secretRotationPersonalisation from "./0023_secret_rotation_personalisation.ts"
 import messageStatusHistory from "./0024_message_status_history.ts"
+import idempotencyKeys from "./0025_idempotency_keys.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
@@ -53,5 +54,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0021_outbox_batches": outboxBatches,
   "0022_partner_email": partnerEmail,
   "0023_secret_rotation_personalisation": secretRotationPersonalisation,
-  "0024_message_status_history": messageStatusHistory
+  "0024_message_status_history": messageStatusHistory,
+  "0025_idempotency_keys": idempotencyKeys
 }

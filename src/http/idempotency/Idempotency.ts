@@ -1,0 +1,184 @@
+import { HttpServerResponse } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect, Exit, Fiber, Schedule } from "effect"
+import { envelope } from "../errors.ts"
+
+/**
+ * `Idempotency-Key` on the writes a client may need to retry (docs/idempotency.md), with Stripe's
+ * semantics: the same key and the same request within 24 hours get the first answer again; the
+ * same key with a different request is 422 `idempotency_key_reused`; a duplicate that arrives while
+ * the first is still running waits for its answer. Keys are per account (per partner for the
+ * e-mail API), and the row in Postgres makes this hold across API nodes.
+ */
+
+export const IDEMPOTENCY_HEADER = "idempotency-key"
+export const REPLAYED_HEADER = "idempotent-replayed"
+export const KEY_TTL = Duration.hours(24)
+
+/** A running request's claim on its key; renewed while it runs, taken over when its node died. */
+const LEASE = Duration.seconds(30)
+const RENEW_EVERY = Duration.seconds(10)
+/** How often a duplicate looks for the first request's answer, and for how long at most. */
+const POLL_EVERY = Duration.millis(50)
+const WAIT_AT_MOST = Duration.minutes(2)
+
+const KEY = /^[\x21-\x7e]{1,255}$/
+
+/** What a request's key header says: none, a usable key, or a 400. */
+export const readKey = (
+  header: string | ReadonlyArray<string> | undefined
+): { readonly _tag: "None" } | { readonly _tag: "Key"; readonly key: string } | { readonly _tag: "Invalid"; readonly response: HttpServerResponse.HttpServerResponse } => {
+  if (header === undefined) return { _tag: "None" }
+  if (typeof header !== "string" || !KEY.test(header)) {
+    return {
+      _tag: "Invalid",
+      response: envelope(400, "invalid_request", "Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID is a good key)", {
+        errors: [{ path: "Idempotency-Key", message: "must be 1 to 255 visible ASCII characters" }]
+      })
+    }
+  }
+  return { _tag: "Key", key: header }
+}
+
+/**
+ * Whether an answer is kept for replays. A 2xx and the refusals that the request itself decided
+ * (402, 403, 404, 409, 422) are; not a 400 (the request was not run: fixing the body and retrying
+ * with the same key must work), nor 408, 413, 415 or 429 (about the transfer or the moment), nor a
+ * 5xx (the request may not have happened: a retry must run it).
+ */
+const kept = (status: number) => (status >= 200 && status < 300) || [402, 403, 404, 409, 422].includes(status)
+
+const reused = () =>
+  envelope(422, "idempotency_key_reused", "this Idempotency-Key was used with a different request in the last 24 hours; use a new key for a new request")
+
+const stillRunning = () =>
+  HttpServerResponse.setHeader(
+    envelope(409, "idempotency_key_in_use", "a request with this Idempotency-Key is still running; retry later to get its answer"),
+    "retry-after",
+    "5"
+  )
+
+interface StoredRow {
+  readonly fingerprint: string
+  readonly state: "running" | "done"
+  readonly status: number | null
+  readonly contentType: string | null
+  readonly body: Uint8Array | null
+}
+
+const replay = (row: StoredRow) =>
+  HttpServerResponse.uint8Array(row.body ?? new Uint8Array(), {
+    status: row.status!,
+    contentType: row.contentType ?? "application/json",
+    headers: { [REPLAYED_HEADER]: "true" }
+  })
+
+const bodyOf = (response: HttpServerResponse.HttpServerResponse): Uint8Array | undefined => {
+  switch (response.body._tag) {
+    case "Uint8Array":
+      return response.body.body
+    case "Empty":
+      return new Uint8Array()
+    default:
+      return undefined
+  }
+}
+
+const SWEEP_EVERY = Duration.minutes(10)
+
+export class Idempotency extends Effect.Service<Idempotency>()("herald/Idempotency", {
+  scoped: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const ttl = `${Duration.toMillis(KEY_TTL)} milliseconds`
+    const lease = `${Duration.toMillis(LEASE)} milliseconds`
+
+    /**
+     * Claims the key: a new row, or one whose 24 hours are over, or a running one whose node
+     * stopped renewing its lease (for the same request only). True when this request now owns it.
+     */
+    const claim = (scope: string, key: string, fingerprint: string) =>
+      Effect.map(
+        sql<{ claimed: boolean }>`
+          INSERT INTO idempotency_keys (scope, key, fingerprint, state, lease_until, expires_at)
+          VALUES (${scope}, ${key}, ${fingerprint}, 'running', now() + ${lease}::interval, now() + ${ttl}::interval)
+          ON CONFLICT (scope, key) DO UPDATE SET
+            fingerprint = EXCLUDED.fingerprint, state = 'running', lease_until = EXCLUDED.lease_until,
+            status = NULL, content_type = NULL, body = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
+          WHERE idempotency_keys.expires_at <= now()
+             OR (idempotency_keys.state = 'running' AND idempotency_keys.lease_until <= now()
+                 AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
+          RETURNING true AS claimed`,
+        (rows) => rows.length > 0
+      )
+
+    const read = (scope: string, key: string) =>
+      Effect.map(
+        sql<StoredRow>`
+          SELECT fingerprint, state, status, content_type, body FROM idempotency_keys
+          WHERE scope = ${scope} AND key = ${key} AND expires_at > now()`,
+        (rows) => rows[0]
+      )
+
+    const renew = (scope: string, key: string) =>
+      sql`UPDATE idempotency_keys SET lease_until = now() + ${lease}::interval
+          WHERE scope = ${scope} AND key = ${key} AND state = 'running'`
+
+    const settle = (scope: string, key: string, response: HttpServerResponse.HttpServerResponse) => {
+      const body = bodyOf(response)
+      if (!kept(response.status) || body === undefined) return release(scope, key)
+      const contentType = response.body._tag === "Uint8Array" ? response.body.contentType : null
+      return sql`UPDATE idempotency_keys SET state = 'done', status = ${response.status}, content_type = ${contentType}, body = ${Buffer.from(body)}
+                 WHERE scope = ${scope} AND key = ${key} AND state = 'running'`
+    }
+
+    const release = (scope: string, key: string) =>
+      sql`DELETE FROM idempotency_keys WHERE scope = ${scope} AND key = ${key} AND state = 'running'`
+
+    /** Runs `program` as the owner of the key: its lease renewed meanwhile, its answer kept. */
+    const own = <E, R>(scope: string, key: string, program: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function*() {
+          // Forked interruptible: a fiber forked here would inherit the mask and never stop.
+          const renewing = yield* Effect.fork(Effect.interruptible(
+            Effect.repeat(Effect.ignore(renew(scope, key)), Schedule.spaced(RENEW_EVERY)).pipe(Effect.delay(RENEW_EVERY))
+          ))
+          const exit = yield* Effect.exit(restore(program))
+          yield* Fiber.interrupt(renewing)
+          // The answer is kept before it is sent: a duplicate that reads the row after this sees it.
+          yield* Exit.match(exit, {
+            onSuccess: (response) => settle(scope, key, response),
+            onFailure: () => release(scope, key)
+          }).pipe(Effect.orDie)
+          return yield* exit
+        })
+      )
+
+    /**
+     * `program` under the key: run once per (scope, key, request) in 24 hours. `fingerprint` stands
+     * for the request (method, path and body); `scope` for whose keys these are.
+     */
+    const run = <E, R>(scope: string, key: string, fingerprint: string, program: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) => {
+      const deadline = Date.now() + Duration.toMillis(WAIT_AT_MOST)
+      const attempt: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> = Effect.flatMap(Effect.orDie(claim(scope, key, fingerprint)), (claimed) => {
+        if (claimed) return own(scope, key, program)
+        return Effect.flatMap(Effect.orDie(read(scope, key)), (row) => {
+          // Expired between the two statements: claim it anew.
+          if (row === undefined) return attempt
+          if (row.fingerprint !== fingerprint) return Effect.succeed(reused())
+          if (row.state === "done") return Effect.succeed(replay(row))
+          if (Date.now() > deadline) return Effect.succeed(stillRunning())
+          return Effect.zipRight(Effect.sleep(POLL_EVERY), attempt)
+        })
+      })
+      return attempt
+    }
+
+    /** Rows past their 24 hours, removed in bounded batches by every API node now and then. */
+    const sweep = sql`
+      DELETE FROM idempotency_keys WHERE ctid IN (
+        SELECT ctid FROM idempotency_keys WHERE expires_at <= now() LIMIT 5000)`
+
+    yield* Effect.forkScoped(Effect.repeat(Effect.ignore(sweep), Schedule.spaced(SWEEP_EVERY)))
+    return { run } as const
+  })
+}) {}
