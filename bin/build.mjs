@@ -1,9 +1,9 @@
-// Builds src/ into one ES module (dist/herald.mjs, packages left external) with esbuild, and the
-// client commands alone into dist/herald-client.mjs. Running
+// Builds src/ into one ES module (dist/herald.mjs, packages left external but @effect/cli, see
+// CLI_FIXES) with esbuild, and the client commands alone into dist/herald-client.mjs. Running
 // the bundle instead of loading every .ts file through a loader hook saves about 100 MB of RSS per
 // node and half the start-up time. `bin/herald.js` rebuilds it whenever a source is newer.
 import { build } from "esbuild"
-import { mkdirSync, readdirSync, renameSync, statSync } from "node:fs"
+import { mkdirSync, readdirSync, readFileSync, renameSync, statSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -11,8 +11,54 @@ export const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 export const bundlePath = join(root, "dist", "herald.mjs")
 /** The client commands alone (src/cli/client/main.ts): none of the server's modules. */
 export const clientBundlePath = join(root, "dist", "herald-client.mjs")
+
+/**
+ * Two faults of @effect/cli's help (0.77), fixed in its code as it is bundled. Each names the text
+ * it replaces: when an upgrade changes that text the build fails here, to be looked at again
+ * (drop the fix if upstream made it; test/e2e/cli-help.test.ts says whether the help is right).
+ */
+const CLI_FIXES = [
+  {
+    file: "internal/commandDescriptor.js",
+    // A group's usage already starts with the names before it: prefixing them again listed
+    // `herald admin poison list` as `admin admin poison list` in `herald --help`.
+    from: "getUsage(child, Arr.append(preceding, usage))",
+    to: "getUsage(child, Arr.of(usage))"
+  },
+  {
+    file: "internal/cliApp.js",
+    // Every help page began with the program's name twice: a banner `herald`, then `herald 0.1.0`.
+    from: "const helpDoc = pipe(banner, InternalHelpDoc.sequence(header),",
+    to: "const helpDoc = pipe(header,"
+  }
+]
+
+/**
+ * Bundles @effect/cli (the server's bundle leaves other packages external) and applies CLI_FIXES
+ * to it. Its own imports of effect and @effect/* stay external there, so there is one effect.
+ */
+const effectCliFixes = {
+  name: "effect-cli-fixes",
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^@effect\/cli(\/|$)/ }, (args) => ({ path: fileURLToPath(import.meta.resolve(args.path)) }))
+    const files = new RegExp(`@effect/cli/dist/esm/(${CLI_FIXES.map((f) => f.file.replace(/[./]/g, "\\$&")).join("|")})$`)
+    pluginBuild.onLoad({ filter: files }, (args) => {
+      let contents = readFileSync(args.path, "utf8")
+      for (const fix of CLI_FIXES.filter((f) => args.path.endsWith(f.file))) {
+        if (!contents.includes(fix.from)) throw new Error(`bin/build.mjs: @effect/cli changed, ${fix.file} no longer holds ${JSON.stringify(fix.from)}`)
+        contents = contents.replace(fix.from, fix.to)
+      }
+      return { contents, loader: "js" }
+    })
+  }
+}
+
 const BUNDLES = [
-  { entry: join(root, "src", "main.ts"), out: bundlePath, options: { packages: "external", sourcemap: "inline", sourcesContent: false } },
+  {
+    entry: join(root, "src", "main.ts"),
+    out: bundlePath,
+    options: { packages: "external", sourcemap: "inline", sourcesContent: false }
+  },
   // Packages bundled too, so that esbuild keeps only the parts of effect and @effect/* the client
   // uses (importing their index modules costs 80 to 120 MB and most of a second), and no source
   // map: `herald api` starts in about a quarter of a second and 90 MB instead of a second and 170.
@@ -39,7 +85,8 @@ const newestSource = (dir) => {
 export const isFresh = () => {
   try {
     const built = Math.min(...BUNDLES.map((bundle) => statSync(bundle.out).mtimeMs))
-    return built >= newestSource(join(root, "src")) && built >= statSync(join(root, "package.json")).mtimeMs
+    return built >= newestSource(join(root, "src")) &&
+      [join(root, "package.json"), fileURLToPath(import.meta.url)].every((file) => built >= statSync(file).mtimeMs)
   } catch {
     return false
   }
@@ -58,6 +105,7 @@ export const buildBundle = async () => {
       target: "node20",
       outfile: temp,
       logLevel: "warning",
+      plugins: [effectCliFixes],
       ...options
     })
     renameSync(temp, out)

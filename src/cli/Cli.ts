@@ -16,6 +16,7 @@ import { gatewaySim } from "./gatewaySim.ts"
 import { smtpSim } from "./smtpSim.ts"
 import { clientCommands } from "./client/commands.ts"
 import { HERALD_VERSION } from "./client/version.ts"
+import { withColourRule } from "./colour.ts"
 
 /**
  * What one-shot commands run on: the database (created and migrated first, once, failing fast
@@ -58,6 +59,10 @@ export const makeCli = (serve: Effect.Effect<void, unknown, AppConfig>) => {
   const serveCommand = Command.make("serve", {}, () => Effect.provide(serve, AppConfig.layer)).pipe(
     Command.withDescription("Run a node: HERALD_ROLE=all (default) | api | worker")
   )
-  const herald = Command.make("herald").pipe(Command.withSubcommands([serveCommand, migrate, admin, webhooks, gatewaySim, smtpSim, ...clientCommands]))
-  return Command.run(herald, { name: "herald", version: HERALD_VERSION })
+  const herald = Command.make("herald").pipe(
+    Command.withDescription("Run and operate Herald nodes (serve, migrate, admin …), and call a node's API with an account's secret key (connect, api, contacts)"),
+    Command.withSubcommands([serveCommand, migrate, admin, webhooks, gatewaySim, smtpSim, ...clientCommands])
+  )
+  const run = Command.run(herald, { name: "herald", version: HERALD_VERSION })
+  return (argv: ReadonlyArray<string>) => withColourRule(run(argv))
 }

@@ -8,6 +8,7 @@ import { LEASE_TTL } from "../actors/runtime/ActorRuntime.ts"
 import { Nats } from "../bus/Nats.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Duration } from "effect"
+import { requiredArg, withDefault } from "./help.ts"
 import { printJson } from "./output.ts"
 
 /** `herald admin partitions`: the live worker nodes and the current owner of each partition. */
@@ -43,9 +44,9 @@ export const partitions = Command.make("partitions", {}, () =>
 const list = Command.make(
   "list",
   {
-    kind: Options.text("kind").pipe(Options.optional),
-    all: Options.boolean("all").pipe(Options.withDescription("include commands already re-driven")),
-    limit: Options.integer("limit").pipe(Options.withDefault(100))
+    kind: Options.text("kind").pipe(Options.withDescription("only commands of this actor kind, as the list shows it. When absent, every kind."), Options.optional),
+    all: Options.boolean("all").pipe(Options.withDescription("include commands already re-driven. When absent, only those still parked.")),
+    limit: Options.integer("limit").pipe(Options.withDescription("how many to list at most, newest first"), withDefault(100))
   },
   (input) =>
     Effect.gen(function*() {
@@ -67,7 +68,9 @@ const list = Command.make(
     })
 ).pipe(Command.withDescription("List commands parked after failing every try"))
 
-const redrive = Command.make("redrive", { ids: Args.text({ name: "POISON_ID" }).pipe(Args.atLeast(1)) }, (input) =>
+const poisonIds = Args.text({ name: "POISON_ID" }).pipe(Args.withDescription("a parked command's poison_id, as poison list printed it"), requiredArg, Args.atLeast(1))
+
+const redrive = Command.make("redrive", { ids: poisonIds }, (input) =>
   Effect.gen(function*() {
     const queue = yield* PoisonQueue
     const redriven = yield* Effect.forEach(input.ids, (id) => queue.redrive(id))

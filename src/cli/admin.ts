@@ -11,6 +11,8 @@ import { BotsRepo } from "../storage/BotsRepo.ts"
 import { printJson } from "./output.ts"
 import { toE164 } from "../messaging/phone.ts"
 import { WA_THROUGHPUT_DEFAULT, WaNumbers } from "../whatsapp/numbers/WaNumbers.ts"
+import { accountArg, AccountRefs } from "./accounts.ts"
+import { required, requiredArg, withDefault } from "./help.ts"
 
 /** Decodes one CLI input with a domain Schema; a bad value names the flag or argument. */
 const parse = <A, I>(schema: Schema.Schema<A, I>, name: string, value: I) =>
@@ -18,18 +20,19 @@ const parse = <A, I>(schema: Schema.Schema<A, I>, name: string, value: I) =>
     Effect.mapError((error) => InvalidRequest.single(name, error.message.split("\n").at(-1)?.trim() ?? "invalid value"))
   )
 
-const accountArg = Args.text({ name: "ACCOUNT" }).pipe(Args.withDescription("account id (uuid)"))
-const accountId = (value: string) => parse(Schema.UUID, "ACCOUNT", value)
+/** The id of the account an ACCOUNT argument names (its id or its owner's e-mail address). */
+const accountId = (ref: string) => Effect.flatMap(AccountRefs, (accounts) => accounts.resolve(ref))
 
 const plans = Plan.literals.map((p): [string, typeof p] => [p, p])
+const botArg = Args.text({ name: "BOT" }).pipe(Args.withDescription("the bot's id (a uuid)"), requiredArg)
 
 const createAccount = Command.make(
   "create-account",
   {
-    email: Options.text("email"),
-    password: Options.redacted("password"),
-    label: Options.text("label"),
-    plan: Options.choice("plan", Plan.literals).pipe(Options.withDefault("starter" as const))
+    email: Options.text("email").pipe(Options.withDescription("the owner's e-mail address, with which they sign in"), required),
+    password: Options.redacted("password").pipe(Options.withDescription("the owner's password: 8 to 256 characters"), required),
+    label: Options.text("label").pipe(Options.withDescription("the account's name, as its team sees it"), required),
+    plan: Options.choice("plan", Plan.literals).pipe(Options.withDescription("the account's plan"), withDefault<Plan>("starter"))
   },
   (input) =>
     Effect.gen(function*() {
@@ -46,19 +49,19 @@ const setPlan = Command.make(
   "set-plan",
   {
     account: accountArg,
-    plan: Args.choice(plans, { name: "PLAN" }),
+    plan: Args.choice(plans, { name: "PLAN" }).pipe(Args.withDescription("the new plan"), requiredArg),
     rate: Options.integer("rate").pipe(
-      Options.withDescription("enterprise only: requests per minute shared by the public API and GraphQL"),
+      Options.withDescription("requests per minute shared by the public API and GraphQL; enterprise plan only. When absent, the plan's own rate."),
       Options.optional
     )
   },
   (input) =>
     Effect.gen(function*() {
-      const id = yield* accountId(input.account)
       const rate = Option.getOrNull(input.rate)
       if (rate !== null && (input.plan !== "enterprise" || rate < 1)) {
         return yield* InvalidRequest.single("--rate", "is a positive number and only for the enterprise plan")
       }
+      const id = yield* accountId(input.account)
       const account = yield* (yield* AccountsRepo).setPlan(id, input.plan, rate)
       yield* printJson({ account_id: account.accountId, plan: account.plan, rate_per_minute: account.planRatePerMinute })
     })
@@ -66,11 +69,11 @@ const setPlan = Command.make(
 
 const walletCredit = Command.make(
   "wallet-credit",
-  { account: accountArg, amount: Args.text({ name: "AMOUNT" }) },
+  { account: accountArg, amount: Args.text({ name: "AMOUNT" }).pipe(Args.withDescription("the sum to add, in the account's currency (INR)"), requiredArg) },
   (input) =>
     Effect.gen(function*() {
-      const id = yield* accountId(input.account)
       const amount = yield* parse(Amount, "AMOUNT", input.amount)
+      const id = yield* accountId(input.account)
       const balance = yield* (yield* AccountsRepo).credit(id, amount)
       yield* printJson({ account_id: id, credited: Number(amount), balance })
     })
@@ -78,7 +81,10 @@ const walletCredit = Command.make(
 
 const resetPassword = Command.make(
   "reset-password",
-  { email: Args.text({ name: "EMAIL" }), password: Args.redacted({ name: "PASSWORD" }) },
+  {
+    email: Args.text({ name: "EMAIL" }).pipe(Args.withDescription("the person's e-mail address (any case)"), requiredArg),
+    password: Args.redacted({ name: "PASSWORD" }).pipe(Args.withDescription("the new password: 8 to 256 characters"), requiredArg)
+  },
   (input) =>
     Effect.gen(function*() {
       const email = yield* parse(Email, "EMAIL", input.email)
@@ -93,15 +99,20 @@ const createBot = Command.make(
   "create-bot",
   {
     account: accountArg,
-    name: Options.text("name"),
-    useCase: Options.choice("use-case", ["promotional", "transactional", "otp"]).pipe(Options.optional),
-    status: Options.choice("status", ["pending", "active"]).pipe(Options.withDefault("pending" as const))
+    name: Options.text("name").pipe(Options.withDescription("the bot's name: 1 to 100 characters"), required),
+    useCase: Options.choice("use-case", ["promotional", "transactional", "otp"]).pipe(
+      Options.withDescription("what the bot sends. When absent, none is recorded."),
+      Options.optional
+    ),
+    status: Options.choice("status", ["pending", "active"]).pipe(
+      Options.withDescription("the bot's first status: active skips the platform's review"),
+      withDefault<"pending" | "active">("pending")
+    )
   },
   (input) =>
     Effect.gen(function*() {
-      const id = yield* accountId(input.account)
       const name = yield* parse(Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(100)), "--name", input.name)
-      yield* (yield* AccountsRepo).getById(id)
+      const id = yield* accountId(input.account)
       const bot = yield* (yield* BotsRepo).create({ accountId: id, name, useCase: Option.getOrNull(input.useCase), status: input.status })
       yield* printJson({ bot_id: bot.botId, account_id: bot.accountId, name: bot.name, status: bot.status, use_case: bot.useCase })
     })
@@ -110,9 +121,15 @@ const createBot = Command.make(
 const botStatus = Command.make(
   "bot-status",
   {
-    bot: Args.text({ name: "BOT" }).pipe(Args.withDescription("bot id (uuid)")),
-    status: Args.choice([["active", "active"], ["suspended", "suspended"], ["rejected", "rejected"]] as const, { name: "STATUS" }),
-    reason: Options.text("reason").pipe(Options.optional, Options.withDescription("why, kept and shown while the bot is suspended"))
+    bot: botArg,
+    status: Args.choice([["active", "active"], ["suspended", "suspended"], ["rejected", "rejected"]] as const, { name: "STATUS" }).pipe(
+      Args.withDescription("the decision"),
+      requiredArg
+    ),
+    reason: Options.text("reason").pipe(
+      Options.withDescription("why: 1 to 500 characters, kept and shown while the bot is suspended"),
+      Options.optional
+    )
   },
   (input) =>
     Effect.gen(function*() {
@@ -124,13 +141,13 @@ const botStatus = Command.make(
       if (bot === undefined) return yield* new NotFound({ message: `no bot ${botId}` })
       yield* printJson({ bot_id: bot.botId, account_id: bot.accountId, status: bot.status, suspend_reason: bot.suspendReason })
     })
-).pipe(Command.withDescription("Decide on a bot: active, suspended (with --reason) or rejected"))
+).pipe(Command.withDescription("Decide on a bot: active, suspended or rejected (--reason says why)"))
 
 const botThroughput = Command.make(
   "bot-throughput",
   {
-    bot: Args.text({ name: "BOT" }).pipe(Args.withDescription("bot id (uuid)")),
-    rate: Args.text({ name: "N|unlimited" }).pipe(Args.withDescription("messages per second upstream, or unlimited"))
+    bot: botArg,
+    rate: Args.text({ name: "N|unlimited" }).pipe(Args.withDescription("messages per second upstream (1 to 1000000), or unlimited"), requiredArg)
   },
   (input) =>
     Effect.gen(function*() {
@@ -158,23 +175,25 @@ const createWaNumber = Command.make(
   "create-wa-number",
   {
     account: accountArg,
-    phone: Options.text("phone").pipe(Options.withDescription("the number, E.164 (+ and digits with the country code)")),
-    displayName: Options.text("display-name").pipe(Options.optional),
+    phone: Options.text("phone").pipe(Options.withDescription("the number, E.164 (+ and digits with the country code)"), required),
+    displayName: Options.text("display-name").pipe(
+      Options.withDescription("the name shown with it: 1 to 100 characters. When absent, none."),
+      Options.optional
+    ),
     throughput: Options.integer("throughput").pipe(
-      Options.withDescription(`messages per second upstream (default ${WA_THROUGHPUT_DEFAULT}, Meta's default tier)`),
-      Options.withDefault(WA_THROUGHPUT_DEFAULT)
+      Options.withDescription("messages per second upstream (1 to 1000000)"),
+      withDefault(WA_THROUGHPUT_DEFAULT, `${WA_THROUGHPUT_DEFAULT}, Meta's default tier`)
     )
   },
   (input) =>
     Effect.gen(function*() {
-      const id = yield* accountId(input.account)
       const phone = toE164(input.phone)
       if ("problem" in phone) return yield* InvalidRequest.single("--phone", phone.problem)
       const displayName = Option.isSome(input.displayName)
         ? yield* parse(Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(100)), "--display-name", input.displayName.value)
         : null
       const throughput = yield* parse(Schema.Int.pipe(Schema.between(1, 1_000_000)), "--throughput", input.throughput)
-      yield* (yield* AccountsRepo).getById(id)
+      const id = yield* accountId(input.account)
       const number = yield* (yield* WaNumbers).create({ accountId: id, phone: phone.e164, displayName, throughput })
       yield* printJson(presentNumber(number))
     })
@@ -183,8 +202,8 @@ const createWaNumber = Command.make(
 const waThroughput = Command.make(
   "wa-throughput",
   {
-    number: Args.text({ name: "PHONE_NUMBER_ID" }),
-    rate: Args.integer({ name: "N" }).pipe(Args.withDescription("messages per second upstream"))
+    number: Args.text({ name: "PHONE_NUMBER_ID" }).pipe(Args.withDescription("the number's phone_number_id, as create-wa-number printed it"), requiredArg),
+    rate: Args.integer({ name: "N" }).pipe(Args.withDescription("messages per second upstream (1 to 1000000)"), requiredArg)
   },
   (input) =>
     Effect.gen(function*() {
@@ -201,10 +220,20 @@ const rotateSigningKey = Command.make("rotate-signing-key", {}, () =>
     yield* printJson({ kid, note: "new tokens are signed with this key; earlier keys keep verifying for 7 days" })
   })).pipe(Command.withDescription("Start signing user tokens with a new key (all nodes pick it up within a minute)"))
 
-export const AdminServices = Layer.mergeAll(AccountsRepo.Default, UsersRepo.Default, Passwords.Default, SigningKeys.Default, BotsRepo.Default, WaNumbers.Default)
+export const AdminServices = Layer.mergeAll(
+  AccountsRepo.Default,
+  AccountRefs.Default,
+  UsersRepo.Default,
+  Passwords.Default,
+  SigningKeys.Default,
+  BotsRepo.Default,
+  WaNumbers.Default
+)
 
 /** The admin subcommands, each run on the given layer (the database and its repositories). */
-export const adminCommands = <E, R>(layer: Layer.Layer<AccountsRepo | UsersRepo | Passwords | SigningKeys | BotsRepo | WaNumbers, E, R>) =>
+export const adminCommands = <E, R>(
+  layer: Layer.Layer<AccountsRepo | AccountRefs | UsersRepo | Passwords | SigningKeys | BotsRepo | WaNumbers, E, R>
+) =>
   [
     Command.provide(createBot, layer),
     Command.provide(botStatus, layer),

@@ -8,11 +8,11 @@ import { resolveWaCallbackUrl } from "../gateway/simulator/whatsapp/WaSimulator.
 import { hostOption as host, SimulatorBase } from "./simulatorProcess.ts"
 
 const port = Options.integer("port").pipe(
-  Options.withDescription("port to listen on (default GATEWAY_SIM_PORT, else 8090; 0 picks a free one)"),
+  Options.withDescription("port to listen on; 0 picks a free one. Default: GATEWAY_SIM_PORT when set, else 8090."),
   Options.optional
 )
 const callbackUrl = Options.text("callback-url").pipe(
-  Options.withDescription("Herald API node to call back: a base URL (the RBM events path is appended) or the full events URL"),
+  Options.withDescription("Herald API node to call back: a base URL (the RBM events path is appended) or the full events URL. When absent, no callbacks are sent."),
   Options.optional
 )
 /**

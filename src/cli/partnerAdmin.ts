@@ -2,16 +2,17 @@ import { Args, Command, Options } from "@effect/cli"
 import { Effect, Layer, Option, Schema } from "effect"
 import { InvalidRequest } from "../domain/errors.ts"
 import { Partners } from "../email/Partners.ts"
+import { required, requiredArg } from "./help.ts"
 import { printJson } from "./output.ts"
 
 const parse = <A, I>(schema: Schema.Schema<A, I>, name: string, value: I) =>
   Schema.decode(schema)(value).pipe(Effect.mapError(() => InvalidRequest.single(name, "invalid value")))
 
-const partnerArg = Args.text({ name: "PARTNER" }).pipe(Args.withDescription("partner id (uuid)"))
+const partnerArg = Args.text({ name: "PARTNER" }).pipe(Args.withDescription("the partner's id (a uuid), as create-partner printed it"), requiredArg)
 
 const createPartner = Command.make(
   "create-partner",
-  { name: Options.text("name").pipe(Options.withDescription("the partner's name, for operators")) },
+  { name: Options.text("name").pipe(Options.withDescription("the partner's name, for operators: 1 to 200 characters"), required) },
   (input) =>
     Effect.gen(function*() {
       const name = yield* parse(Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(200)), "--name", input.name)
@@ -23,8 +24,8 @@ const productionAccess = Command.make(
   "email-production-access",
   {
     partner: partnerArg,
-    decision: Args.choice([["grant", "grant"], ["deny", "deny"]] as const, { name: "grant|deny" }),
-    reason: Options.text("reason").pipe(Options.optional)
+    decision: Args.choice([["grant", "grant"], ["deny", "deny"]] as const, { name: "DECISION" }).pipe(requiredArg),
+    reason: Options.text("reason").pipe(Options.withDescription("why, kept with the decision"), Options.optional)
   },
   (input) =>
     Effect.gen(function*() {
@@ -37,8 +38,14 @@ const quota = Command.make(
   "email-quota",
   {
     partner: partnerArg,
-    daily: Options.integer("daily").pipe(Options.withDescription("recipients per 24 hours"), Options.optional),
-    rate: Options.integer("rate").pipe(Options.withDescription("recipients per second"), Options.optional)
+    daily: Options.integer("daily").pipe(
+      Options.withDescription("recipients per 24 hours (0 to 100000000). Give --daily, --rate or both; an absent one is left as it is."),
+      Options.optional
+    ),
+    rate: Options.integer("rate").pipe(
+      Options.withDescription("recipients per second (1 to 1000000). Give --daily, --rate or both; an absent one is left as it is."),
+      Options.optional
+    )
   },
   (input) =>
     Effect.gen(function*() {
@@ -54,7 +61,7 @@ const quota = Command.make(
 
 const identityVerify = Command.make(
   "email-identity-verify",
-  { identity: Args.text({ name: "IDENTITY_ID" }) },
+  { identity: Args.text({ name: "IDENTITY_ID" }).pipe(Args.withDescription("the identity's id (a uuid)"), requiredArg) },
   (input) => Effect.flatMap(Partners, (partners) => Effect.flatMap(partners.verifyIdentity(input.identity), printJson))
 ).pipe(Command.withDescription("Mark a partner's identity verified (a domain once its DKIM records are published)"))
 

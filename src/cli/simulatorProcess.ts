@@ -2,11 +2,12 @@ import { Options } from "@effect/cli"
 import { Effect, Layer } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { loggingLayer } from "../observability/Logging.ts"
+import { withDefault } from "./help.ts"
 
 /** What a simulator process (`herald gateway-sim`, `herald smtp-sim`) listens on. */
 export const hostOption = Options.text("host").pipe(
-  Options.withDescription("interface to listen on (default 0.0.0.0, so other processes and containers reach it)"),
-  Options.withDefault("0.0.0.0")
+  Options.withDescription("interface to listen on"),
+  withDefault("0.0.0.0", "0.0.0.0, so that other processes and containers reach it")
 )
 
 /** Settings from the environment, and logs on stderr so that stdout carries only the JSON line. */

@@ -8,18 +8,19 @@ import { SMTP_FEEDBACK_PATH } from "../gateway/EmailRelay.ts"
 import { resolveCallbackUrl } from "../gateway/simulator/callbackSender.ts"
 import { notFound } from "../gateway/simulator/httpHelpers.ts"
 import { makeSmtpSink, SmtpSinkError } from "../gateway/smtp/SmtpSink.ts"
+import { withDefault } from "./help.ts"
 import { hostOption as host, SimulatorBase } from "./simulatorProcess.ts"
 
 const port = Options.integer("port").pipe(
-  Options.withDescription("SMTP port to listen on (default SMTP_SIM_PORT, else 2525; 0 picks a free one)"),
+  Options.withDescription("SMTP port to listen on; 0 picks a free one. Default: SMTP_SIM_PORT when set, else 2525."),
   Options.optional
 )
 const httpPort = Options.integer("http-port").pipe(
-  Options.withDescription("port of the control API (GET /simulate/smtp/messages?to=, /simulate/smtp/stats; 0 picks a free one)"),
-  Options.withDefault(8091)
+  Options.withDescription("port of the control API (GET /simulate/smtp/messages?to=, /simulate/smtp/stats); 0 picks a free one"),
+  withDefault(8091)
 )
 const callbackUrl = Options.text("callback-url").pipe(
-  Options.withDescription("Herald API node to report complaints to: a base URL (the SMTP feedback path is appended) or the full feedback URL"),
+  Options.withDescription("Herald API node to report complaints to: a base URL (the SMTP feedback path is appended) or the full feedback URL. When absent, complaints are reported to nobody."),
   Options.optional
 )
 /** The control API on a server of its own: standalone there is no gateway simulator to share. */

@@ -1,18 +1,35 @@
 import { Command, Options } from "@effect/cli"
 import { FetchHttpClient, HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
-import { Effect, Option, Schema } from "effect"
+import { Config, Effect, Option, Redacted, Schema } from "effect"
 import { InvalidRequest } from "../domain/errors.ts"
+import { LOCAL_URL_HELP, localServerUrl } from "./client/serverUrl.ts"
+import { withDefault } from "./help.ts"
 import { printJson } from "./output.ts"
 
 const Listed = Schema.Struct({ webhooks: Schema.Array(Schema.Struct({ webhook_id: Schema.String, url: Schema.String })) })
 const Attempts = Schema.Struct({ deliveries: Schema.Array(Schema.Struct({ sent_at: Schema.String }, { key: Schema.String, value: Schema.Unknown })) })
 
 const api = Options.text("url").pipe(
-  Options.withDescription("base URL of a Herald API node (default HERALD_API_URL, else http://127.0.0.1:8080)"),
+  Options.withDescription(`base URL of a Herald API node. Default: HERALD_API_URL when set, else ${LOCAL_URL_HELP}.`),
   Options.optional
 )
-const token = Options.redacted("token").pipe(Options.withDescription("a user token or API key (default HERALD_TOKEN)"), Options.optional)
-const limit = Options.integer("limit").pipe(Options.withDescription("rows per endpoint, at most 500"), Options.withDefault(500))
+const token = Options.redacted("token").pipe(
+  Options.withDescription("a user token or API key. Required, unless HERALD_TOKEN holds it."),
+  Options.withFallbackConfig(Config.redacted("HERALD_TOKEN"))
+)
+const limit = Options.integer("limit").pipe(Options.withDescription("rows per endpoint, at most 500"), withDefault(500))
+
+/** Where the API is: --url, else HERALD_API_URL (unless empty), else the server on this machine. */
+const apiBase = (given: Option.Option<string>) =>
+  Option.match(given, {
+    onSome: Effect.succeed,
+    onNone: () =>
+      Config.string("HERALD_API_URL").pipe(
+        Config.option,
+        Effect.orElseSucceed(() => Option.none<string>()),
+        Effect.flatMap(Option.match({ onSome: (url) => (url === "" ? localServerUrl : Effect.succeed(url)), onNone: () => localServerUrl }))
+      )
+  }).pipe(Effect.map((url) => url.replace(/\/$/, "")))
 
 /**
  * `herald webhooks attempts`: the attempt log across every endpoint, built by a client as the
@@ -22,9 +39,9 @@ const limit = Options.integer("limit").pipe(Options.withDescription("rows per en
  */
 const attempts = Command.make("attempts", { api, token, limit }, (input) =>
   Effect.gen(function*() {
-    const base = Option.getOrElse(input.api, () => process.env.HERALD_API_URL ?? "http://127.0.0.1:8080").replace(/\/$/, "")
-    const bearer = Option.match(input.token, { onNone: () => process.env.HERALD_TOKEN, onSome: (t) => t.pipe(Schema.encodeSync(Schema.Redacted(Schema.String))) })
-    if (bearer === undefined || bearer === "") return yield* InvalidRequest.single("--token", "is required (or HERALD_TOKEN)")
+    const base = yield* apiBase(input.api)
+    const bearer = Redacted.value(input.token)
+    if (bearer === "") return yield* InvalidRequest.single("--token", "is required (or HERALD_TOKEN)")
     const client = (yield* HttpClient.HttpClient).pipe(
       HttpClient.mapRequest(HttpClientRequest.bearerToken(bearer)),
       HttpClient.filterStatusOk

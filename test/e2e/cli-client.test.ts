@@ -49,6 +49,7 @@ const fakeHandler = (req: http.IncomingMessage, res: http.ServerResponse) => {
       if (req.headers.authorization === `Bearer ${FAKE_KEY_NO_ME}`) return json(res, 500, { success: false, code: "internal_error", message: "boom" })
       return json(res, 200, { success: true, account: { account_id: "a-1", label: "Fake Co", plan: "growth", rate_limit_per_minute: 300 } })
     }
+    if (path === "/api/v1/rcs/webhooks") return json(res, 200, { webhooks: [] })
     if (path === "/api/v1/echo") return json(res, 200, { method: req.method, url: req.url, content_type: req.headers["content-type"] ?? null, body })
     if (path === "/api/v1/text") return res.writeHead(200, { "content-type": "text/plain" }).end("plain text\n  as it came")
     if (path === "/api/v1/pay") return json(res, 402, { success: false, code: "insufficient_balance", message: "top up the wallet" })
@@ -324,6 +325,34 @@ describe("herald api", () => {
     expect([notConnected.code, unreachable.code, importNotConnected.code]).toEqual([4, 3, 4])
     expect(JSON.parse(notConnected.stderr)).toMatchObject({ code: "not_connected", message: expect.stringContaining("run herald connect first") })
     expect(JSON.parse(unreachable.stderr)).toMatchObject({ code: "server_unreachable" })
+  })
+})
+
+describe("--url's default", () => {
+  it("is http://127.0.0.1:$PORT when PORT is set, like the server's port; HERALD_API_URL comes first for webhooks attempts", async () => {
+    const port = new URL(fakeUrl).port
+    seen.length = 0
+    const [viaPort, attempts, apiUrlFirst, notAPort, zero] = await Promise.all([
+      herald(["connect", "--key", FAKE_KEY], { home: newHome(), env: { PORT: port } }),
+      herald(["webhooks", "attempts", "--token", "user-token-1"], { home: newHome(), env: { PORT: port } }),
+      herald(["webhooks", "attempts"], { home: newHome(), env: { HERALD_API_URL: fakeUrl, PORT: new URL(closedUrl).port, HERALD_TOKEN: "user-token-2" } }),
+      herald(["connect", "--key", FAKE_KEY], { home: newHome(), env: { PORT: "http" } }),
+      herald(["connect", "--key", FAKE_KEY], { home: newHome(), env: { PORT: "0" } })
+    ])
+    expect(viaPort.code, viaPort.stderr).toBe(0)
+    expect(JSON.parse(viaPort.stdout)).toMatchObject({ connected: true, url: fakeUrl })
+    for (const r of [attempts, apiUrlFirst]) {
+      expect(r.code, r.stderr).toBe(0)
+      expect(JSON.parse(r.stdout)).toEqual({ partial: false, failed: [], attempts: [] })
+    }
+    expect(seen.filter((s) => s.url === "/api/v1/rcs/webhooks").map((s) => s.headers.authorization).sort()).toEqual([
+      "Bearer user-token-1",
+      "Bearer user-token-2"
+    ])
+    for (const r of [notAPort, zero]) {
+      expect(r.code).toBe(2)
+      expect(JSON.parse(r.stderr)).toMatchObject({ success: false, code: "usage_error", message: expect.stringMatching(/^--url defaults to http:\/\/127\.0\.0\.1:\$PORT, but PORT=.* is not a port \(1 to 65535\): give --url$/) })
+    }
   })
 })
 

@@ -121,6 +121,40 @@ describe("herald client commands in a terminal", () => {
     expect(screen(plain)).toContain('  "account": {')
   })
 
+  it("help and the pretty log are coloured on a terminal, plain with NO_COLOR", async () => {
+    // A one-shot command on the node's database, logging in Effect's pretty format.
+    const logged = `env DATABASE_URL=${iso.databaseUrl} LOG_FORMAT=pretty LOG_LEVEL=debug herald admin rotate-signing-key`
+    const [help, plainHelp, log, plainLog] = [
+      open("herald admin --help"),
+      open("NO_COLOR=1 herald admin --help"),
+      open(logged),
+      open(`NO_COLOR=1 ${logged}`)
+    ]
+    for (const window of [help, plainHelp, log, plainLog]) expect(await until(`${window} to end`, () => exitStatus(window))).toBe(0)
+    expect(screen(help, true)).toContain(ESC + "[")
+    expect(screen(log, true)).toContain(ESC + "[")
+    expect(screen(plainHelp, true)).not.toContain(ESC)
+    expect(screen(plainLog, true)).not.toContain(ESC)
+    // The same text under the colours.
+    const text = (window: string) => screen(window).slice(0, screen(window).indexOf("[exit "))
+    expect(text(plainHelp)).toBe(text(help))
+    expect(screen(plainLog)).toContain("Migrations complete")
+  })
+
+  it("connect asks on stderr: with stdout in a file, the file holds only the JSON; NO_COLOR draws the prompt plain", async () => {
+    const out = join(scratch, "connect.json")
+    const window = open(`NO_COLOR=1 herald connect --url ${node.url} > ${out}`)
+    await until("the key prompt", () => (/Secret key/.test(screen(window)) ? true : undefined))
+    expect(screen(window, true)).not.toContain(ESC)
+    tmux("send-keys", "-t", `main:${window}`, "-l", key)
+    tmux("send-keys", "-t", `main:${window}`, "Enter")
+    expect(await until("connect to end", () => exitStatus(window))).toBe(0)
+    const written = readFileSync(out, "utf8")
+    expect(written).not.toContain(ESC)
+    expect(JSON.parse(written)).toMatchObject({ connected: true, url: node.url, account: { label: "Terminal Co" } })
+    expect(screen(window)).not.toContain('"connected"')
+  })
+
   it("contacts import shows a progress bar while the file streams, then the report", async () => {
     const window = open(`herald contacts import ${join(scratch, "big.csv")}`)
     const frames: Array<string> = []

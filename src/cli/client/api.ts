@@ -5,6 +5,7 @@ import { readData } from "./body.ts"
 import { readConnection } from "./config.ts"
 import { UsageError } from "./exitCodes.ts"
 import { apiUrl, type Method, send } from "./http.ts"
+import { requiredArg } from "../help.ts"
 
 const METHODS: ReadonlyArray<Method> = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 const WITH_BODY: ReadonlyArray<Method> = ["POST", "PUT", "PATCH"]
@@ -24,12 +25,15 @@ const parseMethod = (value: string) => {
 export const api = Command.make(
   "api",
   {
-    method: Args.text({ name: "METHOD" }).pipe(Args.withDescription("GET, POST, PUT, PATCH or DELETE (any case)")),
+    method: Args.text({ name: "METHOD" }).pipe(Args.withDescription("GET, POST, PUT, PATCH or DELETE (any case)"), requiredArg),
     path: Args.text({ name: "PATH" }).pipe(
-      Args.withDescription("an API path, with or without /api/v1, with any query string: app/me, /api/v1/app/me?x=1")
+      Args.withDescription("an API path, with or without /api/v1, with any query string: app/me, /api/v1/app/me?x=1"),
+      requiredArg
     ),
     data: Options.text("data").pipe(
-      Options.withDescription("the JSON body (required for POST, PUT and PATCH): the text, @file or - for standard input; at most 10 MB"),
+      Options.withDescription(
+        "the JSON body: the text, @file or - for standard input; at most 10 MB. Required for POST, PUT and PATCH, refused for GET, optional for DELETE."
+      ),
       Options.optional
     )
   },

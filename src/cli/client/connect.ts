@@ -4,8 +4,7 @@ import { type Connection, removeConnection, writeConnection } from "./config.ts"
 import { AnswerFailed, UsageError } from "./exitCodes.ts"
 import { fetchMe, isSuccess, parseBaseUrl } from "./http.ts"
 import { printPretty } from "./output.ts"
-
-export const DEFAULT_URL = "http://127.0.0.1:8080"
+import { LOCAL_URL_HELP, localServerUrl } from "./serverUrl.ts"
 
 /** The first line of standard input (a key piped in: `echo $KEY | herald connect`). */
 const readKeyLine = Effect.tryPromise({
@@ -30,20 +29,24 @@ const promptKey = Prompt.hidden({ message: "Secret key (sk_live_…)" }).pipe(
 /**
  * `herald connect [--url URL] [--key KEY]`: checks the key with GET /api/v1/app/me and stores
  * `{url, key}` (mode 0600); a refused key stores nothing. Without --key it asks at a hidden prompt
- * on a terminal, or reads one line from a pipe.
+ * on a terminal, or reads one line from a pipe. Without --url it connects to the server on this
+ * machine (port PORT, else 8080).
  */
 export const connect = Command.make(
   "connect",
   {
-    url: Options.text("url").pipe(Options.withDescription(`the Herald server (default ${DEFAULT_URL})`), Options.withDefault(DEFAULT_URL)),
+    url: Options.text("url").pipe(
+      Options.withDescription(`the Herald server's base URL (http or https). Default: ${LOCAL_URL_HELP}.`),
+      Options.optional
+    ),
     key: Options.redacted("key").pipe(
-      Options.withDescription("the account's secret key (sk_live_…); asked for when absent"),
+      Options.withDescription("the account's secret key (sk_live_…). When absent it is asked for at a hidden prompt, or read as the first line of a pipe."),
       Options.optional
     )
   },
   (input) =>
     Effect.gen(function*() {
-      const url = yield* parseBaseUrl(input.url)
+      const url = yield* parseBaseUrl(Option.isSome(input.url) ? input.url.value : yield* localServerUrl)
       const given = Option.isSome(input.key)
         ? Redacted.value(input.key.value).trim()
         : process.stdin.isTTY

@@ -9,6 +9,7 @@ import { reportAnswer } from "./answer.ts"
 import { readConnection } from "./config.ts"
 import { UsageError } from "./exitCodes.ts"
 import { apiUrl, send } from "./http.ts"
+import { requiredArg } from "../help.ts"
 
 type Format = "csv" | "ndjson"
 
@@ -87,10 +88,11 @@ const importCommand = Command.make(
   "import",
   {
     file: Args.file({ name: "FILE", exists: "yes" }).pipe(
-      Args.withDescription("CSV with a header row (phone required, name optional, other columns traits) or NDJSON (one POST /app/contacts body a line)")
+      Args.withDescription("CSV with a header row (phone required, name optional, other columns traits) or NDJSON (one POST /app/contacts body a line)"),
+      requiredArg
     ),
     format: Options.choice("format", ["csv", "ndjson"] as const).pipe(
-      Options.withDescription("the file's format (default: from its extension, .csv or .ndjson/.jsonl)"),
+      Options.withDescription("the file's format. When absent, its extension tells: .csv, or .ndjson and .jsonl."),
       Options.optional
     )
   },
@@ -119,6 +121,6 @@ const importCommand = Command.make(
 ).pipe(Command.withDescription("Stream a CSV or NDJSON file of contacts into the account's customers and print the import report"))
 
 export const contacts = Command.make("contacts").pipe(
-  Command.withDescription("Contacts: large uploads"),
+  Command.withDescription("Upload files of contacts into the account's customers"),
   Command.withSubcommands([importCommand])
 )

@@ -1,6 +1,7 @@
 import { Command } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Cause, Effect } from "effect"
+import { withColourRule } from "../colour.ts"
 import { onFailure } from "../exit.ts"
 import { printFailure } from "../output.ts"
 import { clientCommands } from "./commands.ts"
@@ -15,6 +16,7 @@ import { HERALD_VERSION } from "./version.ts"
 const cli = Command.run(Command.make("herald").pipe(Command.withSubcommands([...clientCommands])), { name: "herald", version: HERALD_VERSION })
 
 const program = Effect.suspend(() => cli(process.argv)).pipe(
+  withColourRule,
   Effect.provide(NodeContext.layer),
   Effect.catchAllCause(onFailure((_, cause) => printFailure("internal_error", Cause.pretty(cause))))
 )

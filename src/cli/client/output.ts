@@ -1,23 +1,15 @@
-import { Config, Effect, Option } from "effect"
+import { Effect } from "effect"
 import pc from "picocolors"
+import { colourOn } from "../colour.ts"
 import type { ClientFailure } from "./exitCodes.ts"
-
-/**
- * Colour on a stream only when it is a terminal and `NO_COLOR` is unset or empty
- * (https://no-color.org). picocolors' own detection would also colour a pipe under `CI` or
- * `FORCE_COLOR`, which the client's contract rules out.
- */
-export const colourOn = (stream: NodeJS.WriteStream) =>
-  Config.string("NO_COLOR").pipe(
-    Config.option,
-    Effect.orElseSucceed(() => Option.none<string>()),
-    Effect.map((noColor) => stream.isTTY === true && Option.getOrElse(noColor, () => "") === "")
-  )
 
 // One JSON token of JSON.stringify's output: a string (a key when a colon follows), a literal or a number.
 const TOKEN = /("(?:[^"\\]|\\.)*")(\s*:)?|\b(true|false|null)\b|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g
 
-/** `value` as JSON indented by 2 spaces; with `colour`, keys, strings, numbers and literals coloured. */
+/**
+ * `value` as JSON indented by 2 spaces; with `colour`, keys, strings, numbers and literals coloured
+ * (picocolors' own detection is not used: it would colour a pipe under `CI` or `FORCE_COLOR`).
+ */
 export const renderJson = (value: unknown, colour: boolean): string => {
   const text = JSON.stringify(value, null, 2) ?? "null"
   if (!colour) return text
