@@ -48,7 +48,10 @@ export const loggingLayer = (options: {
   readonly level: LogLevel.LogLevel
   readonly stderr?: boolean
 }): Layer.Layer<never> => {
-  const base = withContextAnnotations(options.format === "json" ? jsonLineLogger : Logger.prettyLoggerDefault)
-  const logger = options.stderr ? Logger.withConsoleError(base) : Logger.withConsoleLog(base)
+  // The pretty logger writes its lines itself (to stderr when asked); wrapping it in a console
+  // would print its `undefined` result as a line of its own.
+  const logger = options.format === "json"
+    ? (options.stderr ? Logger.withConsoleError : Logger.withConsoleLog)(withContextAnnotations(jsonLineLogger))
+    : withContextAnnotations(Logger.prettyLogger({ stderr: options.stderr === true }))
   return Layer.merge(Logger.replace(Logger.defaultLogger, logger), Logger.minimumLogLevel(options.level))
 }
