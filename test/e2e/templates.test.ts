@@ -159,7 +159,14 @@ describe("creating templates", () => {
         "carousel.cards[1].suggestions[0].url: a url suggestion needs a url",
         "suggestions: at most 11 suggestions per message (got 12)"
       ],
-      warnings: ["carousel.cards[0].media.url: PDF media is delivered by RBM only in India"]
+      warnings: ["carousel.cards[0].media.url: PDF media is delivered by RBM only in India"],
+      // The same errors in the {path, message} shape of every other validation error.
+      issues: [
+        { path: "carousel.cards[0].title", message: "at most 200 characters (got 201)" },
+        { path: "carousel.cards[1].suggestions[0].text", message: "at most 25 characters (got 26)" },
+        { path: "carousel.cards[1].suggestions[0].url", message: "a url suggestion needs a url" },
+        { path: "suggestions", message: "at most 11 suggestions per message (got 12)" }
+      ]
     })
     expect(await templateCount()).toBe(before)
     expect((await call("GET", "/api/v1/rcs/templates?limit=1000", tokens.owner)).body.templates).toEqual(listed)

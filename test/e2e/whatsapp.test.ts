@@ -1011,9 +1011,11 @@ describe("the developer webhook", () => {
     expect((await call("GET", "/api/v1/app/developer/webhook", jwt.a)).body.url).toBe(consumer.url("/dev"))
   })
 
-  it("the account's RCS endpoint received no WhatsApp event, and cannot subscribe to message.received", async () => {
+  it("the account's RCS endpoint received no WhatsApp event; its message.received is RCS users' messages only", async () => {
+    // RCS endpoints take message.received since RCS inbound messages became events (issue 22):
+    // the WhatsApp inbound ones above went to the developer webhook alone.
     const r = await call("POST", "/api/v1/rcs/webhooks", jwt.a, { url: consumer.url("/rcs-received"), events: ["message.received"], bot_id: null })
-    expect(r.status).toBe(400)
+    expect(r.status).toBe(200)
     expect(consumer.received.filter((r) => r.path === "/dev").length).toBeGreaterThan(50)
     expect(consumer.received.filter((r) => r.path === "/rcs")).toEqual([])
   })
