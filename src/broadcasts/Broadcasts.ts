@@ -57,13 +57,16 @@ export const broadcastView = (row: BroadcastRow) => ({
   variables: row.variables ?? {}
 })
 
+/** A target's Gateway error record as a field, without the envelope's `success`. */
+const withoutEnvelope = ({ success: _success, ...record }: NonNullable<TargetRow["error"]>) => record
+
 const targetView = (row: TargetRow) => ({
   target_no: row.targetNo,
   phone: row.phone,
   message_id: row.messageId,
   status: row.status,
   failure_reason: row.failureReason,
-  error: row.error,
+  error: row.error === null ? null : withoutEnvelope(row.error),
   sent_at: isoOrNull(row.sentAt),
   delivered_at: isoOrNull(row.deliveredAt),
   read_at: isoOrNull(row.readAt),

@@ -64,7 +64,8 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
           success: true as const,
           key_id: row.keyId,
           raw_key: raw,
-          warning: "Store this key now: it is shown only once and cannot be recovered."
+          warning: "Store this key now: it is shown only once and cannot be recovered.",
+          key: present(row)
         }
       })
 

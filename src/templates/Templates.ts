@@ -119,7 +119,8 @@ export class Templates extends Effect.Service<Templates>()("herald/templates/Tem
           bot_id: row.botId,
           type: row.type,
           status: row.status,
-          warnings: row.warnings
+          warnings: row.warnings,
+          template: present(row)
         }
       }).pipe(Effect.withSpan("Templates.create"))
 

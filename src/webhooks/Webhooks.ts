@@ -119,7 +119,8 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         yield* checkBot(principal, input.botId)
         const secret = newSecret()
         const row = yield* changed(principal.accountId, repo.insert({ accountId: principal.accountId, url: input.url, events: [...new Set(input.events)], botId: input.botId, secret }))
-        return { success: true as const, ...presentWebhook(row), secret }
+        const webhook = presentWebhook(row)
+        return { success: true as const, ...webhook, secret, webhook }
       })
 
     const list = (principal: Principal) =>

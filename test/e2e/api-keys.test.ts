@@ -111,7 +111,7 @@ describe("API keys", () => {
   it("refuses an unknown key with 401 Invalid or revoked API key", async () => {
     const unknown = await call("GET", "/api/v1/rcs/bots", "rcs_pk_live_" + "A".repeat(43))
     expect(unknown.status).toBe(401)
-    expect(unknown.body).toEqual({ success: false, code: "invalid_api_key", message: "Invalid or revoked API key" })
+    expect(unknown.body).toEqual({ success: false, code: "invalid_api_key", message: "Invalid or revoked API key", detail: expect.stringContaining("no key") })
   })
 
   it("rename and expiry change; scopes never", async () => {

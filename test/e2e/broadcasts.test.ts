@@ -201,6 +201,8 @@ describe("a broadcast with every recipient rule", () => {
     for (const t of bySuffix("0001")) {
       expect(t).toMatchObject({ status: "failed", error: { category: "recipient", retryable: false } })
       expect(t.failure_reason).toBe(t.error.message)
+      // The Gateway error record as a field: no envelope `success` inside a target.
+      expect(t.error).not.toHaveProperty("success")
     }
     for (const t of bySuffix("0002")) {
       // Unconfirmed and never reported: failed with its message_id kept, never sent again.

@@ -187,3 +187,30 @@ describe("Idempotency-Key", () => {
     expect(theirs.body.raw_key).not.toBe(first.body.raw_key)
   })
 })
+
+describe("consistent shapes", () => {
+  it("creating a webhook, an API key or a template answers the resource as its update or read does", async () => {
+    const created = await call("POST", "/api/v1/rcs/webhooks", owner, { url: "https://example.com/hook", events: ["message.sent"] })
+    expect(created.status).toBe(200)
+    const updated = await call("PATCH", `/api/v1/rcs/webhooks/${created.body.webhook_id}`, owner, { events: ["message.sent", "message.failed"] })
+    expect(Object.keys(created.body.webhook).sort()).toEqual(Object.keys(updated.body.webhook).sort())
+    expect(created.body.webhook).toMatchObject({ webhook_id: created.body.webhook_id, url: "https://example.com/hook" })
+
+    const key = await call("POST", "/api/v1/rcs/api-keys", owner, { name: "shape", scopes: ["broadcasts:read"] })
+    const renamed = await call("PATCH", `/api/v1/rcs/api-keys/${key.body.key_id}`, owner, { name: "shape 2" })
+    expect(Object.keys(key.body.key).sort()).toEqual(Object.keys(renamed.body.key).sort())
+    expect(key.body.key).toMatchObject({ key_id: key.body.key_id, name: "shape", revoked: false })
+  })
+
+  it("every ledger row carries balance_after, charges booked many at a time included", async () => {
+    const rows = (await call("GET", "/api/v1/rcs/wallet?limit=100", owner)).body
+    const ledger = (rows.transactions ?? rows.ledger ?? rows.items) as Array<{ balance_after: number | null; amount: number; kind: string }>
+    expect(ledger.length).toBeGreaterThan(3)
+    expect(ledger.every((row) => typeof row.balance_after === "number")).toBe(true)
+    // Newest first: each row's balance_after is the next (older) one's plus its own movement.
+    for (let i = 0; i + 1 < ledger.length; i++) {
+      const delta = ledger[i]!.kind === "charge" ? -ledger[i]!.amount : ledger[i]!.amount
+      expect(ledger[i]!.balance_after).toBeCloseTo(ledger[i + 1]!.balance_after! + delta, 4)
+    }
+  })
+})

@@ -105,10 +105,17 @@ describe("tokens", () => {
     const key = await importJWK(keyRow!.private_jwk, "EdDSA")
     const past = Math.floor(Date.now() / 1000) - 8 * 24 * 3600
     const expired = await new SignJWT({ ...claims, iat: past, exp: past + 7 * 24 * 3600 }).setProtectedHeader({ alg: "EdDSA", kid: keyRow!.kid }).sign(key)
-    for (const token of [undefined, "garbage", tampered, none, expired]) {
+    // The contract's message, and a detail saying what was wrong with each.
+    for (const [token, detail] of [
+      [undefined, /Authorization header is missing/],
+      ["garbage", /neither a Herald token nor an API key/],
+      [tampered, /signature does not verify/],
+      [none, /neither a Herald token nor an API key/],
+      [expired, /has expired; sign in again/]
+    ] as const) {
       const r = await protectedCall(token)
       expect(r.status, String(token)).toBe(401)
-      expect(r.body).toEqual({ success: false, code: "unauthorized", message: "unauthorized" })
+      expect(r.body).toEqual({ success: false, code: "unauthorized", message: "unauthorized", detail: expect.stringMatching(detail) })
     }
     expect((await protectedCall(good)).status).toBe(200)
   })

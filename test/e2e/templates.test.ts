@@ -119,9 +119,20 @@ describe("creating templates", () => {
     for (const body of bodies) {
       const created = await call("POST", "/api/v1/rcs/templates", tokens.operator, body)
       expect(created.status, JSON.stringify(created.body)).toBe(200)
-      expect(created.body).toEqual({ success: true, template_id: expect.any(String), name: body.name, bot_id: bots.one, type: body.type, status: "approved", warnings: [] })
+      expect(created.body).toEqual({
+        success: true,
+        template_id: expect.any(String),
+        name: body.name,
+        bot_id: bots.one,
+        type: body.type,
+        status: "approved",
+        warnings: [],
+        template: expect.any(Object)
+      })
       const read = await call("GET", `/api/v1/rcs/templates/${created.body.template_id}`, tokens.viewer)
       expect(read.status).toBe(200)
+      // Creation answers the template as a read does.
+      expect(created.body.template).toEqual(read.body.template)
       expect(read.body.template).toMatchObject({ template_id: created.body.template_id, bot_id: bots.one, name: body.name, type: body.type, status: "approved" })
       expect(read.body.template.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T.*Z$/)
       const field = body.type as "text" | "rich_card" | "carousel"

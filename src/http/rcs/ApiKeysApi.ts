@@ -32,7 +32,8 @@ export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
         scopes: Schema.Array(Scope).pipe(Schema.minItems(1)),
         expires_at: Schema.optional(Schema.NullOr(Expiry))
       }))
-      .addSuccess(Schema.Struct({ success: Schema.Literal(true), key_id: Schema.String, raw_key: Schema.String, warning: Schema.String }))
+      // The contract's fields, and the key's record as PATCH and the list show it.
+      .addSuccess(Schema.Struct({ success: Schema.Literal(true), key_id: Schema.String, raw_key: Schema.String, warning: Schema.String, key: ApiKeyRecord }))
       .addError(ForbiddenResponse)
       .addError(InvalidRequestResponse)
   )

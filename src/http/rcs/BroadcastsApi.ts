@@ -55,7 +55,8 @@ const Target = Schema.Struct({
   status: Schema.Literal(...TARGET_STATUSES),
   // The Gateway error record's title (message), when the target failed.
   failure_reason: Schema.NullOr(Schema.String),
-  error: Schema.NullOr(GatewayErrorRecord),
+  // The record without the envelope's `success`: it is a field of a target, not an answer.
+  error: Schema.NullOr(GatewayErrorRecord.pipe(Schema.omit("success"))),
   sent_at: Schema.NullOr(Schema.String),
   delivered_at: Schema.NullOr(Schema.String),
   read_at: Schema.NullOr(Schema.String),

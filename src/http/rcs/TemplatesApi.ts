@@ -52,7 +52,9 @@ export class TemplatesApi extends HttpApiGroup.make("templates")
         bot_id: Schema.String,
         type: TemplateType,
         status: TemplateStatus,
-        warnings: Schema.Array(Schema.String)
+        warnings: Schema.Array(Schema.String),
+        // The template as GET /templates/{id} answers it.
+        template: Template
       }))
       .addError(InvalidRequestResponse)
       .addError(TemplateInvalidResponse)

@@ -62,7 +62,8 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.post("create", "/")
       .setPayload(Schema.Struct({ url: Url, events: Events, bot_id: Schema.optionalWith(BotId, { default: () => null }) }))
-      .addSuccess(Schema.extend(Webhook, Schema.Struct({ success: Schema.Literal(true), secret: Schema.String })))
+      // `webhook` as PATCH answers it; its fields also at the top, as before.
+      .addSuccess(Schema.extend(Webhook, Schema.Struct({ success: Schema.Literal(true), secret: Schema.String, webhook: Webhook })))
       .addError(ForbiddenResponse)
       .addError(BotNotInScopeResponse)
       .addError(InvalidRequestResponse)

@@ -25,6 +25,7 @@ import partnerEmail from "./0022_partner_email.ts"
 import secretRotationPersonalisation from "./0023_secret_rotation_personalisation.ts"
 import messageStatusHistory from "./0024_message_status_history.ts"
 import idempotencyKeys from "./0025_idempotency_keys.ts"
+import ledgerBalanceAfter from "./0027_ledger_balance_after.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
@@ -55,5 +56,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0022_partner_email": partnerEmail,
   "0023_secret_rotation_personalisation": secretRotationPersonalisation,
   "0024_message_status_history": messageStatusHistory,
-  "0025_idempotency_keys": idempotencyKeys
+  "0025_idempotency_keys": idempotencyKeys,
+  "0027_ledger_balance_after": ledgerBalanceAfter
 }
