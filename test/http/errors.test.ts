@@ -108,9 +108,11 @@ layer(ServerLive)("HTTP error envelope", (it) => {
       const res = yield* call("/no/such/route?x=1")
       expect(res.status).toBe(404)
       expect(res.body).toEqual({ success: false, code: "not_found", message: "no route for GET /no/such/route" })
+      // A known path with a method it does not take: 405 naming the ones it does.
       const wrongMethod = yield* call("/things", { method: "DELETE" })
-      expect(wrongMethod.status).toBe(404)
-      expect(wrongMethod.body.code).toBe("not_found")
+      expect(wrongMethod.status).toBe(405)
+      expect(wrongMethod.body.code).toBe("method_not_allowed")
+      expect(wrongMethod.body.allowed_methods).toContain("POST")
     }))
 
   it.effect("a declared body over 10 MB → 413 payload_too_large before it is read", () =>
