@@ -188,6 +188,29 @@ describe("Idempotency-Key", () => {
   })
 })
 
+describe("Idempotency-Key on a streamed import", () => {
+  const importCsv = (list: string, key: string, csv: string, base = node.url) =>
+    raw("POST", `/api/v1/rcs/contact-lists/${list}/contacts`, { authorization: `Bearer ${owner}`, "content-type": "text/csv", "idempotency-key": key }, csv, base)
+
+  it("a duplicate (even while the first runs, on another node) gets the first report; another file with the key is 422", async () => {
+    const list = (await call("POST", "/api/v1/rcs/contact-lists", owner, { name: "Keyed" })).body.list.list_id
+    const csv = "phone,name\n" + Array.from({ length: 2_000 }, (_, i) => `+9198765${String(10000 + i).padStart(5, "0")},C${i}`).join("\n") + "\n"
+    const [first, second] = await Promise.all([importCsv(list, "import-1", csv), importCsv(list, "import-1", csv, other.url)])
+    expect([first.status, second.status]).toEqual([200, 200])
+    expect(first.text).toBe(second.text)
+    expect(first.body.added).toBe(2_000)
+    expect([first, second].filter((r) => r.headers.get("idempotent-replayed") === "true")).toHaveLength(1)
+    const again = await importCsv(list, "import-1", csv)
+    expect(again.text).toBe(first.text)
+    expect(again.headers.get("idempotent-replayed")).toBe("true")
+    const otherFile = await importCsv(list, "import-1", "phone\n+919876500001\n")
+    expect(otherFile.status).toBe(422)
+    expect(otherFile.body.code).toBe("idempotency_key_reused")
+    const count = (await call("GET", `/api/v1/rcs/contact-lists/${list}`, owner)).body.list.contact_count
+    expect(count).toBe(2_000)
+  })
+})
+
 describe("consistent shapes", () => {
   it("creating a webhook, an API key or a template answers the resource as its update or read does", async () => {
     const created = await call("POST", "/api/v1/rcs/webhooks", owner, { url: "https://example.com/hook", events: ["message.sent"] })

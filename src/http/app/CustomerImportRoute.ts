@@ -5,7 +5,8 @@ import { AppConfig } from "../../config/AppConfig.ts"
 import { CustomerImport } from "../../customers/CustomerImport.ts"
 import { ApiRateLimits } from "../../ratelimit/ApiRateLimits.ts"
 import { SecretKeys } from "../../security/SecretKeys.ts"
-import { answerImport, bodyOf } from "../rcs/ContactImportRoute.ts"
+import { Idempotency } from "../idempotency/Idempotency.ts"
+import { answerImport, bodyOf, keyedImport } from "../rcs/ContactImportRoute.ts"
 // Registers the envelopes of the app's errors (feature_locked) for `errorEnvelope`.
 import { secretKeyOfHeader } from "./AppAuthentication.ts"
 
@@ -22,6 +23,7 @@ export const CustomerImportRoute = HttpLayerRouter.use((router) =>
     const keys = yield* SecretKeys
     const limits = yield* ApiRateLimits
     const customers = yield* CustomerImport
+    const idempotency = yield* Idempotency
     const { importIdleMs } = yield* AppConfig
     yield* router.add(
       "POST",
@@ -31,7 +33,8 @@ export const CustomerImportRoute = HttpLayerRouter.use((router) =>
         const source = NodeHttpServerRequest.toIncomingMessage(request)
         return yield* answerImport(source, Effect.gen(function*() {
           const account = yield* Effect.tap(secretKeyOfHeader(keys, request.headers.authorization), limits.plan)
-          return yield* customers.importCustomers(account, { contentType: request.headers["content-type"], body: bodyOf(source, importIdleMs) })
+          return yield* keyedImport(idempotency, request, `account:${account.accountId}`, bodyOf(source, importIdleMs), (body) =>
+            customers.importCustomers(account, { contentType: request.headers["content-type"], body }))
         }))
       })
     )

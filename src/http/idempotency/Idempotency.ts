@@ -1,6 +1,7 @@
 import { HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Exit, Fiber, Schedule } from "effect"
+import { Duration, Effect, Exit, Fiber, Schedule, Stream } from "effect"
+import { createHash } from "node:crypto"
 import { envelope } from "../errors.ts"
 
 /**
@@ -65,6 +66,13 @@ interface StoredRow {
   readonly contentType: string | null
   readonly body: Uint8Array | null
 }
+
+const unfinished = () =>
+  HttpServerResponse.setHeader(
+    envelope(409, "idempotency_key_in_use", "the first request with this Idempotency-Key did not finish; send this request again"),
+    "retry-after",
+    "1"
+  )
 
 const replay = (row: StoredRow) =>
   HttpServerResponse.uint8Array(row.body ?? new Uint8Array(), {
@@ -134,8 +142,17 @@ export class Idempotency extends Effect.Service<Idempotency>()("herald/Idempoten
     const release = (scope: string, key: string) =>
       sql`DELETE FROM idempotency_keys WHERE scope = ${scope} AND key = ${key} AND state = 'running'`
 
-    /** Runs `program` as the owner of the key: its lease renewed meanwhile, its answer kept. */
-    const own = <E, R>(scope: string, key: string, program: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+    /**
+     * Runs `program` as the owner of the key: its lease renewed meanwhile, its answer kept. A
+     * streamed request's fingerprint is known only at its end: `finalFingerprint` gives it then,
+     * or undefined when the body was not read to its end (the answer is then not kept).
+     */
+    const own = <E, R>(
+      scope: string,
+      key: string,
+      program: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+      finalFingerprint?: () => string | undefined
+    ) =>
       Effect.uninterruptibleMask((restore) =>
         Effect.gen(function*() {
           // Forked interruptible: a fiber forked here would inherit the mask and never stop.
@@ -145,8 +162,14 @@ export class Idempotency extends Effect.Service<Idempotency>()("herald/Idempoten
           const exit = yield* Effect.exit(restore(program))
           yield* Fiber.interrupt(renewing)
           // The answer is kept before it is sent: a duplicate that reads the row after this sees it.
+          const fingerprint = finalFingerprint?.()
           yield* Exit.match(exit, {
-            onSuccess: (response) => settle(scope, key, response),
+            onSuccess: (response) =>
+              finalFingerprint === undefined
+                ? settle(scope, key, response)
+                : fingerprint === undefined
+                ? release(scope, key)
+                : Effect.zipRight(sql`UPDATE idempotency_keys SET fingerprint = ${fingerprint} WHERE scope = ${scope} AND key = ${key} AND state = 'running'`, settle(scope, key, response)),
             onFailure: () => release(scope, key)
           }).pipe(Effect.orDie)
           return yield* exit
@@ -173,12 +196,59 @@ export class Idempotency extends Effect.Service<Idempotency>()("herald/Idempoten
       return attempt
     }
 
+    /**
+     * `run` under the key for a route that streams its body (the imports): `head` is the method and
+     * URL, and the body's hash is taken as `run` reads it. The owner runs at once; a duplicate
+     * reads its own body to the end (it has to be read anyway) to know whether it is the same
+     * request, then waits for the owner's answer. If the owner did not finish, the duplicate's
+     * body is spent: it is answered 409 to be sent again.
+     */
+    const runStreamed = <BE, E, R>(
+      scope: string,
+      key: string,
+      head: string,
+      body: Stream.Stream<Uint8Array, BE>,
+      run: (body: Stream.Stream<Uint8Array, BE>) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+      refused: (error: BE) => HttpServerResponse.HttpServerResponse
+    ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
+      const pending = `pending:${head}`
+      const hashed = () => {
+        const hash = createHash("sha256").update(`${head}\n`)
+        let complete = false
+        const stream = body.pipe(
+          Stream.mapChunks((chunks) => {
+            for (const chunk of chunks) hash.update(chunk)
+            return chunks
+          }),
+          Stream.onEnd(Effect.sync(() => (complete = true)))
+        )
+        return { stream, digest: () => (complete ? hash.digest("base64url") : undefined) }
+      }
+      const awaitOwner = (fingerprint: string): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+        Effect.flatMap(Effect.orDie(read(scope, key)), (row) => {
+          if (row === undefined) return Effect.succeed(unfinished())
+          if (row.state === "running") return Effect.zipRight(Effect.sleep(POLL_EVERY), awaitOwner(fingerprint))
+          return Effect.succeed(row.fingerprint === fingerprint ? replay(row) : reused())
+        })
+      return Effect.flatMap(Effect.orDie(claim(scope, key, pending)), (claimed) => {
+        if (claimed) {
+          const { stream, digest } = hashed()
+          return own(scope, key, run(stream), digest)
+        }
+        const { stream, digest } = hashed()
+        return Effect.matchEffect(Stream.runDrain(stream), {
+          onFailure: (error) => Effect.succeed(refused(error)),
+          onSuccess: () => awaitOwner(digest()!)
+        })
+      })
+    }
+
     /** Rows past their 24 hours, removed in bounded batches by every API node now and then. */
     const sweep = sql`
       DELETE FROM idempotency_keys WHERE ctid IN (
         SELECT ctid FROM idempotency_keys WHERE expires_at <= now() LIMIT 5000)`
 
     yield* Effect.forkScoped(Effect.repeat(Effect.ignore(sweep), Schedule.spaced(SWEEP_EVERY)))
-    return { run } as const
+    return { run, runStreamed } as const
   })
 }) {}

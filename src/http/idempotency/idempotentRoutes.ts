@@ -10,7 +10,8 @@ import { IDEMPOTENCY_HEADER, Idempotency, readKey } from "./Idempotency.ts"
 /**
  * The writes that take an Idempotency-Key (docs/idempotency.md): every send, broadcast creation
  * and key creation. Other POSTs are idempotent by nature or by their own key (a contact by phone,
- * a template by name) and ignore the header. Imports, which stream their bodies, do not take it yet.
+ * a template by name) and ignore the header. The two imports stream their bodies and take the key
+ * on their own routes (ContactImportRoute.ts `keyedImport`).
  */
 export const IDEMPOTENT_ROUTES: ReadonlySet<string> = new Set([
   "POST /api/v1/rcs/messages/send",

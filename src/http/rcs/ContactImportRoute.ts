@@ -10,6 +10,7 @@ import { AppConfig } from "../../config/AppConfig.ts"
 import { RcsCredentials } from "../Authentication.ts"
 import { discardRest } from "../requestBody.ts"
 import { errorEnvelope } from "../errors.ts"
+import { IDEMPOTENCY_HEADER, Idempotency, readKey } from "../idempotency/Idempotency.ts"
 // Registers the envelopes of the import's errors (status and code) for `errorEnvelope`.
 import "./ContactListsApi.ts"
 
@@ -40,16 +41,45 @@ export const bodyOf = (source: IncomingMessage, idleMs: number): Upload["body"] 
  * still writing reads the answer instead of a connection reset.
  */
 export const answerImport = <A, E extends { readonly _tag: string }>(source: IncomingMessage, run: Effect.Effect<A, E>) =>
-  run.pipe(
-    Effect.map((report) => HttpServerResponse.unsafeJson(report)),
-    Effect.catchAll((error) => {
-      const answer = errorEnvelope(error)
-      return answer === undefined ? Effect.die(error) : Effect.succeed(answer)
-    }),
+  answered(run).pipe(
     Effect.ensuring(Effect.sync(() => {
       if (!source.complete) discardRest(source)
     }))
   )
+
+/** An import's report, or its refusal's envelope (a response the route already built as it is). */
+const answered = <A, E extends { readonly _tag: string }>(run: Effect.Effect<A, E>) =>
+  run.pipe(
+    Effect.map((report) => (HttpServerResponse.isServerResponse(report) ? report : HttpServerResponse.unsafeJson(report))),
+    Effect.catchAll((error) => {
+      const answer = errorEnvelope(error)
+      return answer === undefined ? Effect.die(error) : Effect.succeed(answer)
+    })
+  )
+
+/**
+ * An import under the request's Idempotency-Key when it carries one (docs/idempotency.md): the
+ * body's hash is taken as the import reads it, and a duplicate reads its own to compare.
+ * Authentication has run: `scope` is whose keys these are.
+ */
+export const keyedImport = <A, E extends { readonly _tag: string }>(
+  idempotency: Idempotency,
+  request: HttpServerRequest.HttpServerRequest,
+  scope: string,
+  body: Upload["body"],
+  run: (body: Upload["body"]) => Effect.Effect<A, E>
+): Effect.Effect<HttpServerResponse.HttpServerResponse | A, E> => {
+  const key = readKey(request.headers[IDEMPOTENCY_HEADER])
+  switch (key._tag) {
+    case "None":
+      return run(body)
+    case "Invalid":
+      return Effect.succeed(key.response)
+    case "Key":
+      return idempotency.runStreamed(scope, key.key, `${request.method} ${request.url}`, body, (hashed) => answered(run(hashed)), (error) =>
+        errorEnvelope(error) ?? HttpServerResponse.empty({ status: 400 }))
+  }
+}
 
 /**
  * POST /api/v1/rcs/contact-lists/{list_id}/contacts (DESIGN.md, Contact lists), served off the
@@ -62,6 +92,7 @@ export const ContactImportRoute = HttpLayerRouter.use((router) =>
   Effect.gen(function*() {
     const credentials = yield* RcsCredentials
     const lists = yield* ContactLists
+    const idempotency = yield* Idempotency
     const { importIdleMs } = yield* AppConfig
     yield* router.add(
       "POST",
@@ -72,10 +103,8 @@ export const ContactImportRoute = HttpLayerRouter.use((router) =>
         const source = NodeHttpServerRequest.toIncomingMessage(request)
         return yield* answerImport(source, Effect.gen(function*() {
           const principal = yield* credentials.fromHeader(request.headers.authorization, "POST", CONTACT_IMPORT_PATH)
-          return yield* lists.importContacts(principal, route.params.list_id ?? "", {
-            contentType: request.headers["content-type"],
-            body: bodyOf(source, importIdleMs)
-          })
+          return yield* keyedImport(idempotency, request, `account:${principal.accountId}`, bodyOf(source, importIdleMs), (body) =>
+            lists.importContacts(principal, route.params.list_id ?? "", { contentType: request.headers["content-type"], body }))
         }))
       })
     )
