@@ -20,18 +20,19 @@ export const PAGE_LIMIT_MAX = 1000
  */
 export const PageQuery = {
   limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, PAGE_LIMIT_MAX))).annotations({
-    description: `rows on the page, 1 to ${PAGE_LIMIT_MAX} (default ${PAGE_LIMIT_DEFAULT})`
+    description: `Rows on the page: 1 to ${PAGE_LIMIT_MAX.toLocaleString("en")}, ${PAGE_LIMIT_DEFAULT} by default (anything else is 400 invalid_request).`
   }),
   next_cursor: Schema.optional(Schema.String.pipe(Schema.maxLength(512))).annotations({
-    description: "the next_cursor of the previous page, passed back verbatim; absent for the first page"
+    description: "The next_cursor of the previous page, passed back exactly as it came; absent for the first page. A cursor of another list " +
+      "(or another filter) is 400 invalid_cursor."
   })
 }
 
 /** The fields every partner list answers besides its rows (named after the resource). */
 export const pageFields = {
   success: Schema.Literal(true),
-  count: Schema.Int.annotations({ description: "rows on this page" }),
-  next_cursor: Schema.optional(Schema.String).annotations({ description: "absent on the last page" })
+  count: Schema.Int.annotations({ description: "Rows on this page." }),
+  next_cursor: Schema.optional(Schema.String).annotations({ description: "Pass it as next_cursor for the next page; absent on the last page." })
 }
 
 /**

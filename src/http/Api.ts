@@ -79,6 +79,31 @@ export const ServedApi = withStrictPayloads(withEnvelopeErrors(
     .add(PartnerEmailVerifyApi)
 ))
 
+/** The document's introduction (Markdown): what every operation has in common. */
+const API_DESCRIPTION = `Herald messaging engine: RCS business messaging, WhatsApp (the public messaging API and the app API), \
+webhooks, broadcasts, contacts and partner e-mail.
+
+**Credentials.** /api/v1/rcs takes a user token (JWT) or an API key as Bearer; /api/v1/app a secret key as Bearer (the \
+owner's developer settings and CAPI configuration a user token); /api/v1/public the secret key as Basic; \
+/api/v1/partner/email a partner key as Bearer. The security schemes say more.
+
+**Errors.** Every answer that is not a 2xx is JSON \`{success: false, code, message, …}\`: \`code\` is stable and meant \
+for programs, \`message\` for people. Each operation lists the codes it may answer; a body, path parameter or query \
+value that is not valid is 400 \`invalid_request\` with \`errors: [{path, message}]\` naming every problem at once, and a \
+field a body does not declare is one of them. Every operation may also answer 503 \`service_unavailable\`; a wrong \
+method on a known path is 405 \`method_not_allowed\` (with Allow), a body past 10 MB 413 \`payload_too_large\`, one \
+that stops arriving 408 \`request_timeout\`, another type than JSON 415 \`unsupported_media_type\`. Every answer \
+carries \`x-request-id\`.
+
+**Lists** page by cursor: \`limit\`, then the answer's \`next_cursor\` passed back as \`cursor\` until it is empty \
+or absent.
+
+**Idempotency-Key.** Sends, broadcasts, imports and key creation take an \`Idempotency-Key\` header: a copy of the \
+request within 24 hours gets the first answer (\`Idempotent-Replayed: true\`) instead of running again.
+
+**Webhooks.** What Herald POSTs to your endpoints is under \`webhooks\`: an envelope \`{event_id, type, occurred_at, \
+delivery_id, account_id, data}\` signed per Standard Webhooks.`
+
 /**
  * The whole HTTP API of an api node, as documented (OpenAPI) and as the authorization matrix walks
  * it: ServedApi plus the groups served off the router (`readRoute`s, the streamed contact import).
@@ -90,7 +115,9 @@ export const HeraldApi = withEnvelopeErrors(
     .add(CustomerImportApi)
     .annotate(OpenApi.Title, "Herald")
     .annotate(OpenApi.Version, "1")
-    .annotate(OpenApi.Description, "Herald messaging engine: RCS business messaging, WhatsApp (public messaging API), webhooks, broadcasts, partner e-mail.")
+    .annotate(OpenApi.Description, API_DESCRIPTION)
+    .annotate(OpenApi.License, { name: "Apache-2.0", identifier: "Apache-2.0" } as OpenApi.OpenAPISpecLicense)
+    .annotate(OpenApi.Servers, [{ url: "/", description: "The Herald API node serving this document" }])
 )
 
 /**

@@ -1,9 +1,10 @@
-import { HttpApiSwagger, HttpLayerRouter, HttpServer, HttpServerResponse, OpenApi } from "@effect/platform"
+import { HttpApiSwagger, HttpLayerRouter, HttpServer, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { NodeServer, NodeServerLive } from "./NodeServer.ts"
-import { HeraldApi, OpsApi, ServedApi } from "./Api.ts"
+import { OpsApi, ServedApi } from "./Api.ts"
+import { DocumentedApi, openApiDocument } from "./openApiDocument.ts"
 import { HealthHttpLive } from "./health/HealthHttp.ts"
 import { MetricsRoute } from "./HttpMetrics.ts"
 import { DEFAULT_BODY_TIMEOUTS, serveRoutes } from "./adapter/NodeAdapter.ts"
@@ -141,8 +142,8 @@ const JwksRoute = HttpLayerRouter.use((router) =>
     ))
 )
 
-/** The OpenAPI document of the whole API, read routes included. */
-const OpenApiRoute = HttpLayerRouter.add("GET", "/api/v1/openapi.json", HttpServerResponse.unsafeJson(OpenApi.fromApi(HeraldApi)))
+/** The OpenAPI document of the whole API, read routes included, as a reference (docs/openapi.md). */
+const OpenApiRoute = HttpLayerRouter.add("GET", "/api/v1/openapi.json", HttpServerResponse.unsafeJson(openApiDocument()))
 
 /** GraphQL over POST and over WebSocket, on one set of operations (schema, limits, services). */
 const GraphqlLive = Layer.merge(GraphqlRoute, GraphqlSocketLive).pipe(Layer.provide(Layer.merge(GraphqlOperations.Default, LiveHub.Default)))
@@ -158,7 +159,7 @@ const FullRoutes = Layer.mergeAll(
   PlaygroundRoute,
   ContactImportRoute,
   CustomerImportRoute,
-  HttpApiSwagger.layerHttpLayerRouter({ api: HeraldApi, path: "/docs" }),
+  HttpApiSwagger.layerHttpLayerRouter({ api: DocumentedApi, path: "/docs" }),
   MetricsRoute,
   JwksRoute
 ).pipe(Layer.provide(ApiHandlers))

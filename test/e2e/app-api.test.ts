@@ -477,3 +477,8 @@ describe("integration logs", () => {
     expect(await app("GET", "/integrations/logs")).toEqual({ status: 200, body: { success: true, logs: [], next_cursor: "" } })
   })
 })
+
+it("every event its consumer received is what the API reference's webhooks document (strictly)", () => {
+  expect(consumer.received.length).toBeGreaterThan(0)
+  expect(consumer.undocumented).toEqual([])
+})

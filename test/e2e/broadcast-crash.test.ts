@@ -210,3 +210,8 @@ describe("workers killed mid-broadcast", () => {
     expect(completed()).toHaveLength(1)
   }, 240_000)
 })
+
+it("every event its consumer received is what the API reference's webhooks document (strictly)", () => {
+  expect(consumer.received.length).toBeGreaterThan(0)
+  expect(consumer.undocumented).toEqual([])
+})

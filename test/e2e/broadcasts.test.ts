@@ -359,3 +359,8 @@ describe("a scheduled broadcast", () => {
     expect(done).toMatchObject({ total_count: 2, sent_count: 2 })
   }, 60_000)
 })
+
+it("every event its consumer received is what the API reference's webhooks document (strictly)", () => {
+  expect(consumer.received.length).toBeGreaterThan(0)
+  expect(consumer.undocumented).toEqual([])
+})

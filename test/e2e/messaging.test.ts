@@ -349,3 +349,8 @@ describe("reads", () => {
     expect((await call("GET", `/api/v1/rcs/reports/messages/${mine}/preview`, tokens.b)).status).toBe(404)
   })
 })
+
+it("every event its consumer received is what the API reference's webhooks document (strictly)", () => {
+  expect(consumer.received.length).toBeGreaterThan(0)
+  expect(consumer.undocumented).toEqual([])
+})

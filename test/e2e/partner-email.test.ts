@@ -344,3 +344,8 @@ describe("partner e-mail", () => {
     expect((await settled(keys.b!, sent.body.message_id)).status).toBe("DELIVERED")
   })
 })
+
+it("every event its consumer received is what the API reference's webhooks document (strictly)", () => {
+  expect(consumer.received.length).toBeGreaterThan(0)
+  expect(consumer.undocumented).toEqual([])
+})

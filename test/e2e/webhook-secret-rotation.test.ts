@@ -139,3 +139,8 @@ describe("rotating the developer webhook's secret", () => {
     expect(verifiers(request, { old: set.body.secret, new: rotated.body.secret })).toEqual([["new"], ["old"]])
   })
 })
+
+it("every event its consumer received is what the API reference's webhooks document (strictly)", () => {
+  expect(consumer.received.length).toBeGreaterThan(0)
+  expect(consumer.undocumented).toEqual([])
+})

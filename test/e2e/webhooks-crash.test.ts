@@ -77,3 +77,8 @@ describe("a worker killed between attempts 2 and 3", () => {
     expect(consumer.received.filter((r) => r.headers["webhook-id"] === deliveryId)).toHaveLength(4)
   }, 90_000)
 })
+
+it("every event its consumer received is what the API reference's webhooks document (strictly)", () => {
+  expect(consumer.received.length).toBeGreaterThan(0)
+  expect(consumer.undocumented).toEqual([])
+})

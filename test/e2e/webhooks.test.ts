@@ -267,3 +267,8 @@ describe("deliveries", () => {
     expect(withKey.failed.length).toBeGreaterThan(0)
   }, 90_000)
 })
+
+it("every event its consumer received is what the API reference's webhooks document (strictly)", () => {
+  expect(consumer.received.length).toBeGreaterThan(0)
+  expect(consumer.undocumented).toEqual([])
+})
