@@ -5,6 +5,8 @@ import type { GatewayErrorRecord } from "../gateway/RcsGateway.ts"
 import { positionOf } from "../storage/pageCursor.ts"
 import { LOCK_NOT_AVAILABLE, sqlState } from "../storage/sqlState.ts"
 import { NAME_PLACEHOLDER } from "../templates/placeholders.ts"
+import { listenerPairs } from "../webhooks/MessageBatches.ts"
+import type { BroadcastListener } from "../webhooks/Subscriptions.ts"
 
 export type BroadcastStatus = "scheduled" | "queued" | "running" | "completed" | "cancelled"
 export type TargetStatus = "pending" | "unconfirmed" | "sent" | "delivered" | "read" | "failed" | "cancelled"
@@ -99,6 +101,16 @@ export interface Counters {
   readonly cancelledCount: number
 }
 
+/**
+ * Who hears of a statement's targets: the broadcast's bot and the endpoints that opted in to its
+ * messages' `message.*` events (docs/webhooks.md, Broadcast messages). None (the usual case): the
+ * statement stages nothing and is the one it always was.
+ */
+export interface Listening {
+  readonly botId: string
+  readonly listeners: ReadonlyArray<BroadcastListener>
+}
+
 /** Rank of a target status along sent → delivered → read; failed and cancelled are final. */
 const RANK_SQL = (column: string) => `CASE ${column} WHEN 'pending' THEN 0 WHEN 'unconfirmed' THEN 0 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 ELSE 9 END`
 
@@ -110,6 +122,28 @@ const RANK_SQL = (column: string) => `CASE ${column} WHEN 'pending' THEN 0 WHEN 
 export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/broadcasts/BroadcastsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+
+    /**
+     * A CTE (after `changed`, which returns the targets moved with their message_id, phone, status
+     * and error) staging one event per target moved to sent or failed and per endpoint that asked
+     * for it, in the statement that moved them: `message.sent` with the data a single send's
+     * carries, `message.failed` with the Gateway error record too; `broadcast_id` added. Nothing
+     * when nobody listens.
+     */
+    const stagedEvents = (input: { readonly broadcastId: string; readonly accountId: string; readonly listening?: Listening | undefined }) => {
+      if (input.listening === undefined || input.listening.listeners.length === 0) return sql``
+      const { hooks, types } = listenerPairs(input.listening.listeners)
+      const botId = input.listening.botId
+      return sql`, staged AS (
+          INSERT INTO webhook_batch_items (webhook_id, account_id, broadcast_id, bot_id, type, data, occurred_at)
+          SELECT l.webhook_id, ${input.accountId}::uuid, ${input.broadcastId}::uuid, ${botId}::uuid, l.type,
+                 CASE WHEN c.status = 'failed' THEN coalesce(c.error, '{}'::jsonb) ELSE '{}'::jsonb END
+                   || jsonb_build_object('message_id', c.message_id, 'bot_id', ${botId}::text, 'to', c.phone, 'status', c.status,
+                                         'broadcast_id', ${input.broadcastId}::text),
+                 now()
+          FROM changed c JOIN unnest(${hooks}::uuid[], ${types}::text[]) AS l(webhook_id, type) ON l.type = 'message.' || c.status
+        )`
+    }
 
     const insert = (input: {
       accountId: string
@@ -276,8 +310,15 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
      * Records send outcomes of pending targets, moves the counters by the rows changed and books
      * one charge for the ones sent (its reference names the statement's first target and a
      * random part, so it is never confused with another; a repeat changes no row, books nothing).
+     * With `listening`, the same statement stages the sent and failed targets' `message.*` events.
      */
-    const recordOutcomes = (input: { broadcastId: string; accountId: string; price: string; outcomes: ReadonlyArray<TargetOutcome> }) => {
+    const recordOutcomes = (input: {
+      broadcastId: string
+      accountId: string
+      price: string
+      outcomes: ReadonlyArray<TargetOutcome>
+      listening?: Listening | undefined
+    }) => {
       if (input.outcomes.length === 0) return Effect.void
       const numbers = input.outcomes.map((o) => o.targetNo)
       const first = Math.min(...numbers)
@@ -298,8 +339,8 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
           -- The range keeps the plan on the primary key: a bare join scans the whole broadcast.
           WHERE t.broadcast_id = ${input.broadcastId}::uuid AND t.target_no BETWEEN ${first} AND ${last}
             AND t.target_no = o.target_no AND t.status = 'pending'
-          RETURNING t.status
-        ), counts AS (
+          RETURNING t.status, t.message_id, t.phone, t.error
+        )${stagedEvents(input)}, counts AS (
           SELECT count(*) FILTER (WHERE status = 'sent')::int AS sent,
                  count(*) FILTER (WHERE status = 'failed')::int AS failed,
                  count(*) FILTER (WHERE status = 'cancelled')::int AS cancelled
@@ -340,7 +381,14 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
      * message_id; "unchanged" for a duplicate or a late report.
      */
     const applyReport = (report: { messageId: string; status: "delivered" | "read" | "failed"; at: Date; error: GatewayErrorRecord | undefined }) =>
-      sql<{ readonly before: TargetStatus; readonly after: TargetStatus; readonly broadcastId: string; readonly accountId: string }>`
+      sql<{
+        readonly before: TargetStatus
+        readonly after: TargetStatus
+        readonly broadcastId: string
+        readonly accountId: string
+        readonly botId: string
+        readonly phone: string
+      }>`
         WITH prev AS (
           SELECT broadcast_id, target_no, status, error FROM broadcast_targets WHERE message_id = ${report.messageId}::uuid FOR UPDATE
         ), moved AS (
@@ -360,7 +408,7 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
                   AND (${report.status} = 'failed' OR ${sql.literal(RANK_SQL(`'${report.status}'`))} > ${sql.literal(RANK_SQL("prev.status"))}))
               OR (prev.status = 'failed' AND prev.error->>'message_id' IS NOT NULL AND ${report.status} IN ('delivered', 'read'))
             )
-          RETURNING prev.status AS before, t.status AS after, t.broadcast_id, t.message_id, t.target_no
+          RETURNING prev.status AS before, t.status AS after, t.broadcast_id, t.message_id, t.target_no, t.phone
         ), charged AS (
           -- Reached the recipient, and not charged when it was recorded sent: charged now, once.
           INSERT INTO wallet_transactions (account_id, kind, amount, reference)
@@ -384,14 +432,23 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
           FROM moved m
           ${sql.literal(ADD_ON_CONFLICT)}
         )
-        SELECT m.before, m.after, m.broadcast_id::text, b.account_id::text FROM moved m JOIN broadcasts b USING (broadcast_id)
+        SELECT m.before, m.after, m.broadcast_id::text, b.account_id::text, b.bot_id::text, m.phone FROM moved m JOIN broadcasts b USING (broadcast_id)
         UNION ALL
-        SELECT status AS before, status AS after, NULL, NULL FROM prev WHERE NOT EXISTS (SELECT 1 FROM moved)`.pipe(
+        SELECT status AS before, status AS after, NULL, NULL, NULL, NULL FROM prev WHERE NOT EXISTS (SELECT 1 FROM moved)`.pipe(
         Effect.map((rows) => {
           const row = rows[0]
           if (row === undefined) return { outcome: "unknown" as const }
           return row.before !== row.after
-            ? { outcome: "applied" as const, broadcastId: row.broadcastId, accountId: row.accountId }
+            ? {
+              outcome: "applied" as const,
+              broadcastId: row.broadcastId,
+              accountId: row.accountId,
+              botId: row.botId,
+              phone: row.phone,
+              status: row.after,
+              // Counted sent by this report (the counters' rule above): it had not been.
+              countedSent: (row.after === "delivered" || row.after === "read") && (row.before === "pending" || row.before === "unconfirmed" || row.before === "failed")
+            }
             : { outcome: "unchanged" as const }
         })
       )
@@ -412,14 +469,14 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
      * keep their "send not confirmed" record (a report arriving later still gives them their real
      * status, see applyReport).
      */
-    const failUnconfirmed = (broadcastId: string, first: number, last: number, windowMs: number) =>
+    const failUnconfirmed = (broadcastId: string, first: number, last: number, windowMs: number, listening?: { accountId: string } & Listening) =>
       sql`
         WITH changed AS (
           UPDATE broadcast_targets SET status = 'failed', failed_at = now()
           WHERE broadcast_id = ${broadcastId}::uuid AND target_no BETWEEN ${first} AND ${last} AND status = 'unconfirmed'
             AND unconfirmed_at <= now() - ${windowMs} * interval '1 millisecond'
-          RETURNING 1
-        )
+          RETURNING status, message_id, phone, error
+        )${stagedEvents({ broadcastId, accountId: listening?.accountId ?? "", listening })}
         INSERT INTO broadcast_counters (broadcast_id, shard, failed_count)
         SELECT ${broadcastId}::uuid, ${shardOf(first)}, (SELECT count(*) FROM changed)::int
         ${sql.literal(ADD_ON_CONFLICT)}`.pipe(Effect.asVoid)

@@ -7,7 +7,8 @@ import { SendDispatcher } from "../messaging/SendDispatcher.ts"
 import { MAX_SEND_ATTEMPTS, retryDelay } from "../messaging/sendRetries.ts"
 import { BotsCache } from "../storage/BotsCache.ts"
 import { personalise } from "../templates/placeholders.ts"
-import { BroadcastsRepo, type PendingTarget, type TargetOutcome } from "./BroadcastsRepo.ts"
+import { MessageBatches } from "../webhooks/MessageBatches.ts"
+import { BroadcastsRepo, type Listening, type PendingTarget, type TargetOutcome } from "./BroadcastsRepo.ts"
 import { CHUNK_TARGETS, CHUNK_WINDOW, chunkKey, type ChunkOrder } from "./chunking.ts"
 import { BroadcastProgress } from "./progress.ts"
 
@@ -79,6 +80,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
     const bots = yield* BotsCache
     const config = yield* AppConfig
     const progress = yield* BroadcastProgress
+    const batches = yield* MessageBatches
     const fibers = yield* FiberSet.make()
     const running = new Set<string>()
     const perBot = new Map<string, Effect.Semaphore>()
@@ -105,6 +107,19 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
         return semaphore
       })
 
+    /**
+     * Records outcomes; for an account with endpoints that opted in to broadcast messages' events
+     * (asked of the cached subscriptions each time: a change takes effect at the next statement),
+     * the same statement stages them, and the batcher is told once it is committed.
+     */
+    const record = (order: ChunkOrder, header: Header, outcomes: ReadonlyArray<TargetOutcome>) =>
+      Effect.gen(function*() {
+        if (outcomes.length === 0) return
+        const listening: Listening = { botId: header.botId, listeners: yield* batches.listeners(order.accountId, header.botId) }
+        yield* repo.recordOutcomes({ broadcastId: order.broadcastId, accountId: order.accountId, price: header.price, outcomes, listening })
+        if (listening.listeners.length > 0) yield* batches.staged
+      })
+
     /** A slice of a paced bot is about half a second of its throughput. */
     const sliceSize = (rate: number) => rate === 0 ? CHUNK_TARGETS : Math.max(1, Math.min(CHUNK_TARGETS, Math.ceil(rate / 2)))
 
@@ -115,7 +130,6 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
      */
     const sendSlice = (order: ChunkOrder, botId: string, header: Header, slice: ReadonlyArray<Target>, resent: boolean) =>
       Effect.gen(function*() {
-        const price = header.price
         const contents = new Map<number, MessageContent>()
         const refused: Array<TargetOutcome> = []
         for (const target of slice) {
@@ -124,7 +138,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
           else refused.push({ targetNo: target.targetNo, status: "failed", error: made.refused })
         }
         if (refused.length > 0) {
-          yield* repo.recordOutcomes({ broadcastId: order.broadcastId, accountId: order.accountId, price, outcomes: refused })
+          yield* record(order, header, refused)
           yield* progress.changed(order.accountId, order.broadcastId)
         }
         let remaining = refused.length === 0 ? slice : slice.filter((t) => contents.has(t.targetNo))
@@ -144,7 +158,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
             } else if (answer.error.retryable && attempt < MAX_SEND_ATTEMPTS) again.push(target)
             else outcomes.push({ targetNo: target.targetNo, status: "failed", error: answer.error })
           })
-          yield* repo.recordOutcomes({ broadcastId: order.broadcastId, accountId: order.accountId, price, outcomes })
+          yield* record(order, header, outcomes)
           yield* progress.changed(order.accountId, order.broadcastId)
           remaining = again
           if (again.length > 0) {
@@ -174,12 +188,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
      */
     const cancelRest = (order: ChunkOrder, header: Header, from: number, inDoubt: ReadonlyArray<Target>) =>
       inDoubt.length > 0
-        ? repo.recordOutcomes({
-          broadcastId: order.broadcastId,
-          accountId: order.accountId,
-          price: header.price,
-          outcomes: inDoubt.map((t) => ({ targetNo: t.targetNo, status: "failed", error: cancelledInDoubt(t.messageId) }))
-        })
+        ? record(order, header, inDoubt.map((t) => ({ targetNo: t.targetNo, status: "failed", error: cancelledInDoubt(t.messageId) })))
         : repo.cancelPending(order.broadcastId, from, order.last)
 
     /**
@@ -212,14 +221,16 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
      * Waits until the chunk's unconfirmed targets have had the report window for their delivery
      * reports (which give them their outcome meanwhile), then fails those still without one.
      */
-    const settleUnconfirmed = (order: ChunkOrder): Effect.Effect<void, unknown> =>
+    const settleUnconfirmed = (order: ChunkOrder, header: Header): Effect.Effect<void, unknown> =>
       Effect.gen(function*() {
         const left = yield* repo.unconfirmedIn(order.broadcastId, order.first, order.last, reportWindowMs)
         if (left.count === 0) return
         if (left.waitMs > 0) yield* Effect.sleep(Duration.millis(Math.ceil(left.waitMs)))
-        yield* repo.failUnconfirmed(order.broadcastId, order.first, order.last, reportWindowMs)
+        const listeners = yield* batches.listeners(order.accountId, header.botId)
+        yield* repo.failUnconfirmed(order.broadcastId, order.first, order.last, reportWindowMs, { accountId: order.accountId, botId: header.botId, listeners })
+        if (listeners.length > 0) yield* batches.staged
         yield* progress.changed(order.accountId, order.broadcastId)
-        return yield* settleUnconfirmed(order)
+        return yield* settleUnconfirmed(order, header)
       })
 
     /** Sends what is left of the chunk, then settles what is in doubt. */
@@ -230,7 +241,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
         yield* resolveInDoubt(order, botId, header, permits)
         const toSend = yield* repo.pendingTargets(order.broadcastId, order.first, order.last)
         if (toSend.length > 0) yield* permits.withPermits(1)(sendInSlices(order, botId, header, toSend, false))
-        yield* settleUnconfirmed(order)
+        yield* settleUnconfirmed(order, header)
       })
 
     /**
@@ -258,5 +269,5 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
 
     return { start, isRunning } as const
   }),
-  dependencies: [BroadcastsRepo.Default, BotsCache.Default, BroadcastProgress.Default]
+  dependencies: [BroadcastsRepo.Default, BotsCache.Default, BroadcastProgress.Default, MessageBatches.Default]
 }) {}

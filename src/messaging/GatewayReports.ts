@@ -6,6 +6,7 @@ import { isUuid } from "../domain/ids.ts"
 import type { GatewayReport } from "../gateway/RcsGateway.ts"
 import { BotsRepo } from "../storage/BotsRepo.ts"
 import { PreparedStatements } from "../storage/PreparedStatements.ts"
+import { MessageBatches } from "../webhooks/MessageBatches.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 
 type StatusReport = Extract<GatewayReport, { _tag: "Status" }>
@@ -58,6 +59,7 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
     const broadcasts = yield* BroadcastsRepo
     const progress = yield* BroadcastProgress
     const prepared = yield* PreparedStatements
+    const batches = yield* MessageBatches
 
     // Every send gets status reports (delivered, read): these two are prepared statements. They run
     // in the report's transaction (on its connection).
@@ -89,6 +91,7 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
         if (typeof result === "string") return result
         // A broadcast's target moved: its live progress, after the commit (never a count that did not happen).
         yield* progress.changed(result.accountId, result.broadcastId)
+        if (result.staged) yield* batches.staged
         return "applied" as const
       })
 
@@ -96,9 +99,28 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
       webhooks.committed(Effect.gen(function*() {
         const [moved] = yield* move(report)
         if (moved === undefined) {
-          // Not a single send: perhaps one of a broadcast's (those emit no message.* events).
+          // Not a single send: perhaps one of a broadcast's. Its message.* event goes, in this
+          // transaction, to the batches of the endpoints that opted in to broadcast messages
+          // (none for most accounts: nothing more is written).
           const result = yield* broadcasts.applyReport({ messageId: report.messageId, status: report.status, at: new Date(report.at), error: report.error })
-          return result.outcome === "applied" ? result : result.outcome === "unknown" ? "unknown_message" as const : result.outcome
+          if (result.outcome !== "applied") return result.outcome === "unknown" ? "unknown_message" as const : result.outcome
+          const listeners = yield* batches.listeners(result.accountId, result.botId)
+          const about = { message_id: report.messageId, bot_id: result.botId, to: result.phone, broadcast_id: result.broadcastId }
+          const reported = { ...about, status: result.status, occurred_at: new Date(report.at).toISOString() }
+          const staged = listeners.length > 0 && (yield* batches.stage({
+            listeners,
+            accountId: result.accountId,
+            broadcastId: result.broadcastId,
+            botId: result.botId,
+            occurredAt: new Date(report.at),
+            events: [
+              // A target in doubt (claimed, unconfirmed, failed as not confirmed) that the report shows
+              // reached the recipient is counted sent now: its message.sent comes now too.
+              ...(result.countedSent ? [{ type: "message.sent", data: { ...about, status: "sent" } }] : []),
+              { type: `message.${result.status}`, data: report.error === undefined ? reported : { ...report.error, ...reported } }
+            ]
+          }))
+          return { ...result, staged }
         }
         const reached = moved.after === "delivered" || moved.after === "read"
         if (reached) {
@@ -151,5 +173,5 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
 
     return { applyStatus, recordInbound } as const
   }),
-  dependencies: [BotsRepo.Default, BroadcastsRepo.Default, BroadcastProgress.Default, PreparedStatements.Default]
+  dependencies: [BotsRepo.Default, BroadcastsRepo.Default, BroadcastProgress.Default, PreparedStatements.Default, MessageBatches.Default]
 }) {}

@@ -1,3 +1,4 @@
+import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Schema } from "effect"
 import { ActorKind } from "../actors/runtime/index.ts"
 import { Dispatcher } from "./Dispatcher.ts"
@@ -6,13 +7,16 @@ import { Endpoints } from "./Endpoints.ts"
 /**
  * Begin a delivery (sent through the outbox with the delivery's row). It carries what every
  * attempt needs but the endpoint's URL and secret, which are read when sending (they may change,
- * and a secret does not belong in a stream).
+ * and a secret does not belong in a stream). A large envelope (a `message.batch`, up to
+ * BATCH_MAX_BYTES) is not carried: `stored` says each attempt reads it from the delivery's row,
+ * so the stream, the outbox row and the actor's state stay small.
  */
 export class Start extends Schema.TaggedClass<Start>()("Start", {
   webhookId: Schema.String,
   accountId: Schema.String,
   eventType: Schema.String,
-  envelope: Schema.Unknown
+  envelope: Schema.Unknown,
+  stored: Schema.optionalWith(Schema.Boolean, { default: () => false })
 }) {}
 
 /** The next attempt is due (a durable timer). */
@@ -35,7 +39,14 @@ export class Finished extends Schema.TaggedClass<Finished>()("Finished", {
 export const DeliveryCommand = Schema.Union(Start, Attempt, Watchdog, Finished)
 export type DeliveryCommand = typeof DeliveryCommand.Type
 
-const Target = Schema.Struct({ webhookId: Schema.String, accountId: Schema.String, eventType: Schema.String, envelope: Schema.Unknown })
+const Target = Schema.Struct({
+  webhookId: Schema.String,
+  accountId: Schema.String,
+  eventType: Schema.String,
+  envelope: Schema.Unknown,
+  /** The envelope is the delivery row's (`webhook_deliveries.envelope`), read by each attempt. */
+  stored: Schema.optionalWith(Schema.Boolean, { default: () => false })
+})
 
 const DeliveryState = Schema.Struct({
   phase: Schema.Literal("new", "sending", "waiting", "delivered", "dead", "dropped"),
@@ -80,12 +91,21 @@ export const DeliveryKind = ActorKind.make("delivery", {
     Effect.gen(function*() {
       const endpoints = yield* Endpoints
       const dispatcher = yield* Dispatcher
+      const sql = yield* SqlClient.SqlClient
+
+      /** A stored envelope as the JSON text sent; undefined when its row is gone (its endpoint or account deleted). */
+      const storedBody = Effect.map(
+        sql<{ body: string }>`SELECT envelope::text AS body FROM webhook_deliveries WHERE delivery_id = ${ctx.key}`,
+        (rows) => rows[0]?.body
+      )
 
       const send = (target: typeof Target.Type, attempt: number): Effect.Effect<DeliveryState, unknown> =>
         Effect.gen(function*() {
           const endpoint = yield* endpoints.find(target.webhookId)
           // A deleted or deactivated endpoint gets nothing more (no attempt row is written).
           if (endpoint === undefined || !endpoint.live) return { ...state, target, phase: "dropped" as const }
+          const body = target.stored ? yield* storedBody : JSON.stringify(target.envelope)
+          if (body === undefined) return { ...state, target, phase: "dropped" as const }
           const job = {
             deliveryId: ctx.key,
             webhookId: target.webhookId,
@@ -95,7 +115,7 @@ export const DeliveryKind = ActorKind.make("delivery", {
             previous: endpoint.previousSecret !== null && endpoint.previousSecretUntil !== null
               ? { secret: endpoint.previousSecret, until: endpoint.previousSecretUntil }
               : undefined,
-            body: JSON.stringify(target.envelope),
+            body,
             attempt
           }
           if (!dispatcher.hasRoom(job.webhookId)) {
@@ -112,8 +132,8 @@ export const DeliveryKind = ActorKind.make("delivery", {
       switch (command._tag) {
         case "Start": {
           if (state.phase !== "new") return state
-          const { webhookId, accountId, eventType, envelope } = command
-          return yield* send({ webhookId, accountId, eventType, envelope }, 1)
+          const { webhookId, accountId, eventType, envelope, stored } = command
+          return yield* send({ webhookId, accountId, eventType, envelope, stored }, 1)
         }
         case "Attempt":
           return target !== null && state.phase === "waiting" && command.attempt === state.attempt + 1 ? yield* send(target, command.attempt) : state
@@ -149,7 +169,7 @@ export const DeliveryKind = ActorKind.make("delivery", {
             event_type: found.eventType,
             url: found.url,
             reason: `HTTP ${command.statusCode} after ${MAX_ATTEMPTS} attempts`,
-            envelope: JSON.stringify(found.envelope),
+            envelope: found.stored ? (yield* storedBody) ?? "{}" : JSON.stringify(found.envelope),
             first_attempt_at: new Date(firstAttemptAt),
             permanent_failure_at: new Date(command.finishedAt)
           })

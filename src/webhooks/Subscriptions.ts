@@ -4,16 +4,29 @@ import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { makeReadCache } from "../storage/ReadCache.ts"
 
 interface Subscription {
+  readonly webhookId: string
   readonly events: ReadonlyArray<string>
   readonly botId: string | null
   readonly channel: string
+  readonly includeBroadcastMessages: boolean
+}
+
+/** The `message.*` events a broadcast's message goes through (docs/webhooks.md, Broadcast messages). */
+export const BROADCAST_MESSAGE_EVENTS = ["message.sent", "message.delivered", "message.read", "message.failed"] as const
+
+/** An endpoint that opted in to a broadcast's per-recipient events, and which of them it asked for. */
+export interface BroadcastListener {
+  readonly webhookId: string
+  readonly types: ReadonlyArray<string>
 }
 
 /**
  * Whether anyone listens for an event, answered from memory: the live subscriptions of each
  * account, dropped by the change feed when any of its webhooks is created, changed or deleted.
  * Hot paths that emit an event per message (the sender actor) ask first and skip the fan-out —
- * two statements per message — for the many accounts without a matching subscription.
+ * two statements per message — for the many accounts without a matching subscription; a
+ * broadcast's statements ask which endpoints opted in to its messages' events, and write nothing
+ * more when none did.
  */
 export class Subscriptions extends Effect.Service<Subscriptions>()("herald/webhooks/Subscriptions", {
   scoped: Effect.gen(function*() {
@@ -25,7 +38,7 @@ export class Subscriptions extends Effect.Service<Subscriptions>()("herald/webho
         accountId,
         () => Effect.map(
           sql<Subscription>`
-            SELECT events, bot_id::text, channel FROM webhooks
+            SELECT webhook_id::text, events, bot_id::text, channel, include_broadcast_messages FROM webhooks
             WHERE account_id = ${accountId}::uuid AND deleted_at IS NULL AND active`,
           (rows) => ({ accountId, value: rows })
         )
@@ -36,7 +49,23 @@ export class Subscriptions extends Effect.Service<Subscriptions>()("herald/webho
       Effect.map(of(accountId), (subscriptions) =>
         (subscriptions ?? []).some((s) => s.channel === channel && s.events.includes(type) && (s.botId === null || s.botId === botId)))
 
-    return { wants } as const
+    /**
+     * The account's RCS endpoints that opted in to broadcast messages' events
+     * (`include_broadcast_messages`) and cover the bot, each with the `message.*` types it asked
+     * for; none for most accounts.
+     */
+    const broadcastListeners = (accountId: string, botId: string) =>
+      Effect.map(of(accountId), (subscriptions): ReadonlyArray<BroadcastListener> => {
+        const out: Array<BroadcastListener> = []
+        for (const s of subscriptions ?? []) {
+          if (!s.includeBroadcastMessages || s.channel !== "rcs" || (s.botId !== null && s.botId !== botId)) continue
+          const types = BROADCAST_MESSAGE_EVENTS.filter((type) => s.events.includes(type))
+          if (types.length > 0) out.push({ webhookId: s.webhookId, types })
+        }
+        return out
+      })
+
+    return { wants, broadcastListeners } as const
   }),
   dependencies: [ChangeFeed.Default]
 }) {}

@@ -11,6 +11,7 @@ import { DeliveryKind, Start } from "./DeliveryKind.ts"
 import { urlProblem } from "./urlPolicy.ts"
 import { secretOverlapMs } from "./secretRotation.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
+import { BROADCAST_MESSAGE_EVENTS } from "./Subscriptions.ts"
 import { type AttemptRow, type DeadLetterRow, type WebhookChannel, type WebhookRow, WebhooksRepo } from "./WebhooksRepo.ts"
 
 /** Event types a subscription may ask for (contract, Events). `webhook.test` goes to one endpoint on request. */
@@ -31,8 +32,22 @@ const presentWebhook = (row: WebhookRow) => ({
   events: [...row.events],
   bot_id: row.botId,
   channel: row.channel,
+  include_broadcast_messages: row.includeBroadcastMessages,
   created_at: new Date(row.createdAt).toISOString()
 })
+
+/**
+ * `include_broadcast_messages` needs a `message.*` type a broadcast's message goes through among
+ * the endpoint's events: the flag chooses broadcasts' messages, the events which of their events.
+ */
+const broadcastMessagesProblem = (include: boolean, events: ReadonlyArray<string>) =>
+  include && !BROADCAST_MESSAGE_EVENTS.some((type) => events.includes(type))
+    ? InvalidRequest.single(
+      "include_broadcast_messages",
+      `is true, but events names none of ${BROADCAST_MESSAGE_EVENTS.join(", ")}: the flag sends broadcast messages' events of the types in events, ` +
+        "so add one of them to events, or set include_broadcast_messages to false"
+    )
+    : undefined
 
 const presentAttempt = (row: AttemptRow) => ({
   attempt_id: row.attemptId,
@@ -112,13 +127,25 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         if (!botInScope(principal, botId)) return yield* BotNotInScope.instance()
       })
 
-    const create = (principal: Principal, input: { url: string; events: ReadonlyArray<string>; botId: string | null }) =>
+    const create = (principal: Principal, input: { url: string; events: ReadonlyArray<string>; botId: string | null; includeBroadcastMessages?: boolean }) =>
       Effect.gen(function*() {
         yield* requireRole(principal, "operator", "manage webhooks")
         yield* checkUrl(input.url)
+        const problem = broadcastMessagesProblem(input.includeBroadcastMessages ?? false, input.events)
+        if (problem !== undefined) return yield* problem
         yield* checkBot(principal, input.botId)
         const secret = newSecret()
-        const row = yield* changed(principal.accountId, repo.insert({ accountId: principal.accountId, url: input.url, events: [...new Set(input.events)], botId: input.botId, secret }))
+        const row = yield* changed(
+          principal.accountId,
+          repo.insert({
+            accountId: principal.accountId,
+            url: input.url,
+            events: [...new Set(input.events)],
+            botId: input.botId,
+            secret,
+            includeBroadcastMessages: input.includeBroadcastMessages ?? false
+          })
+        )
         const webhook = presentWebhook(row)
         return { success: true as const, ...webhook, secret, webhook }
       })
@@ -129,14 +156,21 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         webhooks: rows.filter((row) => endpointVisible(principal, row.botId)).map(presentWebhook)
       }))
 
-    const update = (principal: Principal, webhookId: string, changes: { url?: string; events?: ReadonlyArray<string>; botId?: string | null; active?: boolean }) =>
+    const update = (
+      principal: Principal,
+      webhookId: string,
+      changes: { url?: string; events?: ReadonlyArray<string>; botId?: string | null; active?: boolean; includeBroadcastMessages?: boolean }
+    ) =>
       Effect.gen(function*() {
         yield* requireRole(principal, "operator", "manage webhooks")
         const endpoint = yield* visibleEndpoint(principal, webhookId)
-        if (endpoint.channel === "whatsapp" && (changes.events !== undefined || changes.botId !== undefined)) {
+        if (endpoint.channel === "whatsapp" && (changes.events !== undefined || changes.botId !== undefined || changes.includeBroadcastMessages !== undefined)) {
           return yield* InvalidRequest.single("", "the developer webhook receives every WhatsApp event; change its URL under PUT /api/v1/app/developer/webhook")
         }
         if (changes.url !== undefined) yield* checkUrl(changes.url)
+        // The endpoint as it would be: a flag left on with events that no longer name a message.* type is refused too.
+        const problem = broadcastMessagesProblem(changes.includeBroadcastMessages ?? endpoint.includeBroadcastMessages, changes.events ?? endpoint.events)
+        if (problem !== undefined) return yield* problem
         if (changes.botId !== undefined) yield* checkBot(principal, changes.botId)
         const row = yield* changed(principal.accountId, repo.update(webhookId, { ...changes, events: changes.events && [...new Set(changes.events)] }))
         if (row === undefined) return yield* new NotFound({ message: `no webhook ${webhookId}` })

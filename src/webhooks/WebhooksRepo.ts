@@ -10,6 +10,8 @@ export interface WebhookRow {
   readonly active: boolean
   /** `rcs`, or `whatsapp` for the account's developer webhook (Settings, Developer). */
   readonly channel: WebhookChannel
+  /** Opted in to broadcast messages' per-recipient `message.*` events, delivered in batches. */
+  readonly includeBroadcastMessages: boolean
   readonly createdAt: Date
   readonly deletedAt: Date | null
 }
@@ -42,16 +44,25 @@ export interface DeadLetterRow {
   readonly endpointDeleted: boolean
 }
 
-const COLUMNS = "webhook_id, account_id, url, events, bot_id, active, channel, created_at, deleted_at"
+const COLUMNS = "webhook_id, account_id, url, events, bot_id, active, channel, include_broadcast_messages, created_at, deleted_at"
 
 export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/WebhooksRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insert = (input: { accountId: string; url: string; events: ReadonlyArray<string>; botId: string | null; secret: string; channel?: WebhookChannel }) =>
+    const insert = (input: {
+      accountId: string
+      url: string
+      events: ReadonlyArray<string>
+      botId: string | null
+      secret: string
+      channel?: WebhookChannel
+      includeBroadcastMessages?: boolean
+    }) =>
       sql<WebhookRow>`
-        INSERT INTO webhooks (account_id, url, events, bot_id, secret, channel)
-        VALUES (${input.accountId}, ${input.url}, ${input.events}::text[], ${input.botId}, ${input.secret}, ${input.channel ?? "rcs"})
+        INSERT INTO webhooks (account_id, url, events, bot_id, secret, channel, include_broadcast_messages)
+        VALUES (${input.accountId}, ${input.url}, ${input.events}::text[], ${input.botId}, ${input.secret}, ${input.channel ?? "rcs"},
+                ${input.includeBroadcastMessages ?? false})
         RETURNING ${sql.literal(COLUMNS)}`.pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
 
     const list = (accountId: string) =>
@@ -65,13 +76,17 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/Webhook
         SELECT ${sql.literal(COLUMNS)} FROM webhooks
         WHERE account_id = ${accountId} AND webhook_id::text = ${webhookId} AND deleted_at IS NULL`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
 
-    const update = (webhookId: string, changes: { url?: string; events?: ReadonlyArray<string>; botId?: string | null; active?: boolean }) =>
+    const update = (
+      webhookId: string,
+      changes: { url?: string; events?: ReadonlyArray<string>; botId?: string | null; active?: boolean; includeBroadcastMessages?: boolean }
+    ) =>
       sql<WebhookRow>`
         UPDATE webhooks SET
           url = COALESCE(${changes.url ?? null}, url),
           events = COALESCE(${changes.events ?? null}::text[], events),
           bot_id = CASE WHEN ${changes.botId !== undefined} THEN ${changes.botId ?? null}::uuid ELSE bot_id END,
           active = COALESCE(${changes.active ?? null}, active),
+          include_broadcast_messages = COALESCE(${changes.includeBroadcastMessages ?? null}::boolean, include_broadcast_messages),
           updated_at = now()
         WHERE webhook_id = ${webhookId}::uuid AND deleted_at IS NULL
         RETURNING ${sql.literal(COLUMNS)}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)

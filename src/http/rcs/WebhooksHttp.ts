@@ -9,10 +9,17 @@ export const WebhooksHttpLive = apiGroup(HeraldApi, "webhooks", (handlers) =>
     handlers
       .handle("list", () => Effect.flatMap(CurrentPrincipal, webhooks.list))
       .handle("create", ({ payload }) =>
-        Effect.flatMap(CurrentPrincipal, (p) => webhooks.create(p, { url: payload.url, events: payload.events, botId: payload.bot_id })))
+        Effect.flatMap(CurrentPrincipal, (p) =>
+          webhooks.create(p, { url: payload.url, events: payload.events, botId: payload.bot_id, includeBroadcastMessages: payload.include_broadcast_messages })))
       .handle("update", ({ path, payload }) =>
         Effect.flatMap(CurrentPrincipal, (p) =>
-          webhooks.update(p, path.webhook_id, { url: payload.url, events: payload.events, botId: payload.bot_id, active: payload.active })))
+          webhooks.update(p, path.webhook_id, {
+            url: payload.url,
+            events: payload.events,
+            botId: payload.bot_id,
+            active: payload.active,
+            includeBroadcastMessages: payload.include_broadcast_messages
+          })))
       .handle("rotateSecret", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => webhooks.rotateSecret(p, path.webhook_id)))
       .handle("remove", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => webhooks.remove(p, path.webhook_id)))
       .handle("test", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => webhooks.test(p, path.webhook_id)))

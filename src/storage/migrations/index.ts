@@ -25,6 +25,7 @@ import partnerEmail from "./0022_partner_email.ts"
 import secretRotationPersonalisation from "./0023_secret_rotation_personalisation.ts"
 import messageStatusHistory from "./0024_message_status_history.ts"
 import idempotencyKeys from "./0025_idempotency_keys.ts"
+import broadcastMessageEvents from "./0026_broadcast_message_events.ts"
 import ledgerBalanceAfter from "./0027_ledger_balance_after.ts"
 
 /**
@@ -57,5 +58,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0023_secret_rotation_personalisation": secretRotationPersonalisation,
   "0024_message_status_history": messageStatusHistory,
   "0025_idempotency_keys": idempotencyKeys,
+  "0026_broadcast_message_events": broadcastMessageEvents,
   "0027_ledger_balance_after": ledgerBalanceAfter
 }
