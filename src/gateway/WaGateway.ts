@@ -25,6 +25,6 @@ export class WaGateway extends Context.Tag("herald/WaGateway")<WaGateway, {
   readonly send: (phoneNumberId: string, body: Record<string, unknown>, messageId: string) => Effect.Effect<WaSendOutcome>
   /** POST /{version}/{waba_id}/message_templates: Meta reviews it and answers by webhook. */
   readonly submitTemplate: (wabaId: string, definition: Record<string, unknown>) => Effect.Effect<TemplateSubmission>
-  /** DELETE /{version}/{waba_id}/message_templates?name=…; best effort (false when Meta did not confirm). */
-  readonly deleteTemplate: (wabaId: string, name: string) => Effect.Effect<boolean>
+  /** DELETE /{version}/{waba_id}/message_templates?name=…&hsm_id=… (that one template, not every language of the name); best effort (false when Meta did not confirm). */
+  readonly deleteTemplate: (wabaId: string, name: string, upstreamId: string | null) => Effect.Effect<boolean>
 }>() {}

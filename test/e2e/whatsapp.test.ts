@@ -649,6 +649,16 @@ describe("templates", () => {
     expect((await pub("GET", "/templates/not-a-uuid")).status).toBe(404)
   })
 
+  it("deleting one language of a name deletes that template at Meta, not the name's other languages", async () => {
+    const english = await pub("POST", "/templates", { ...CREATION.text, name: "two_languages" })
+    const hindi = await pub("POST", "/templates", { ...CREATION.text, name: "two_languages", language: "hi" })
+    expect([english.status, hindi.status]).toEqual([201, 201])
+    // Deleted before Meta reviews either: Meta reviews the one left (by name alone it would have
+    // deleted both, and the English one would wait for a review that never comes).
+    expect((await pub("DELETE", `/templates/${hindi.body.template.id}`)).status).toBe(200)
+    expect(await approved(english.body.template.id)).toMatchObject({ name: "two_languages", language: "en_US", status: "APPROVED" })
+  })
+
   it("an approved template of each kind is sent without a window, read, and charged once at its category's price", async () => {
     const ids: Record<string, string> = {}
     for (const [i, kind] of KINDS.entries()) {
@@ -1019,4 +1029,9 @@ describe("the developer webhook", () => {
     expect(consumer.received.filter((r) => r.path === "/dev").length).toBeGreaterThan(50)
     expect(consumer.received.filter((r) => r.path === "/rcs")).toEqual([])
   })
+})
+
+it("every event its consumer received is what the API reference's webhooks document (strictly)", () => {
+  expect(consumer.received.length).toBeGreaterThan(0)
+  expect(consumer.undocumented).toEqual([])
 })

@@ -59,8 +59,9 @@ export const makeCloudApiGateway = (options: CloudApiOptions): Effect.Effect<Con
         return { _tag: "Refused", reason: fromMetaError(result.status, answer).detail, unavailable: result.status >= 500 } as const
       })
 
-    const deleteTemplate = (wabaId: string, name: string) =>
-      Effect.map(call("DELETE", `/${idSegment(wabaId)}/message_templates?name=${encodeURIComponent(name)}`), (result) =>
+    // By name alone Meta deletes every language of the name; with hsm_id only that one template.
+    const deleteTemplate = (wabaId: string, name: string, upstreamId: string | null) =>
+      Effect.map(call("DELETE", `/${idSegment(wabaId)}/message_templates?name=${encodeURIComponent(name)}${upstreamId === null ? "" : `&hsm_id=${encodeURIComponent(upstreamId)}`}`), (result) =>
         result._tag === "Answered" && result.status >= 200 && result.status < 300)
 
     return { send, submitTemplate, deleteTemplate }

@@ -94,7 +94,7 @@ export class WaTemplates extends Effect.Service<WaTemplates>()("herald/whatsapp/
       Effect.gen(function*() {
         const row = yield* visible(account, templateId)
         yield* repo.remove(row.templateId)
-        yield* gateway.deleteTemplate(row.wabaId, row.name)
+        yield* gateway.deleteTemplate(row.wabaId, row.name, row.upstreamId)
         return { result: true as const, success: true as const }
       })
 
