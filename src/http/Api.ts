@@ -10,6 +10,7 @@ import { TeamApi } from "./rcs/TeamApi.ts"
 import { TemplatesApi } from "./rcs/TemplatesApi.ts"
 import { MessagesApi } from "./rcs/MessagesApi.ts"
 import { WalletApi } from "./rcs/WalletApi.ts"
+import { OverviewApi } from "./rcs/OverviewApi.ts"
 import { AutoRepliesApi } from "./rcs/AutoRepliesApi.ts"
 import { ContactImportApi, ContactListsApi } from "./rcs/ContactListsApi.ts"
 import { BroadcastsApi } from "./rcs/BroadcastsApi.ts"
@@ -62,6 +63,7 @@ export const ServedApi = withStrictPayloads(withEnvelopeErrors(
     .add(TemplatesApi)
     .add(MessagesApi)
     .add(WalletApi)
+    .add(OverviewApi)
     .add(AutoRepliesApi)
     .add(ContactListsApi)
     .add(BroadcastsApi)

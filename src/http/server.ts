@@ -32,6 +32,8 @@ import { Templates } from "../templates/Templates.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 import { MessagesHttpLive } from "./rcs/MessagesHttp.ts"
 import { WalletHttpLive } from "./rcs/WalletHttp.ts"
+import { OverviewHttpLive } from "./rcs/OverviewHttp.ts"
+import { Overview } from "../overview/Overview.ts"
 import { Wallet } from "../wallet/Wallet.ts"
 import { GatewayCallbacksRoute } from "./rcs/GatewayCallbacksRoute.ts"
 import { AutoRepliesHttpLive } from "./rcs/AutoRepliesHttp.ts"
@@ -100,6 +102,7 @@ export const ApiHandlers = Layer.mergeAll(
   TemplatesHttpLive,
   MessagesHttpLive,
   WalletHttpLive,
+  OverviewHttpLive,
   AutoRepliesHttpLive,
   ContactListsHttpLive,
   BroadcastsHttpLive,
@@ -120,7 +123,7 @@ export const ApiHandlers = Layer.mergeAll(
   Layer.provideMerge(BotsCache.Default),
   Layer.provideMerge(ApiRateLimits.Default),
   Layer.provideMerge(Layer.mergeAll(Messages.Default, MessageReports.Default, GatewayReports.Default)),
-  Layer.provideMerge(Layer.mergeAll(MessagesRepo.Default, Wallet.Default, Billing.Default, AppContacts.Default, Segments.Default, AiAgents.Default, CustomerImport.Default)),
+  Layer.provideMerge(Layer.mergeAll(MessagesRepo.Default, Wallet.Default, Overview.Default, Billing.Default, AppContacts.Default, Segments.Default, AiAgents.Default, CustomerImport.Default)),
   Layer.provideMerge(Layer.mergeAll(PublicMessages.Default, WaTemplates.Default, WaReports.Default, Customers.Default, Conversations.Default, Conversions.Default, CapiConfigs.Default, IntegrationLogs.Default, GraphqlReads.Default, CustomersRepo.Default).pipe(Layer.provideMerge(WaNumbers.Default))),
   Layer.provideMerge(Webhooks.Default),
   Layer.provideMerge(BotApplications.Default),

@@ -12,7 +12,7 @@ import { urlProblem } from "./urlPolicy.ts"
 import { secretOverlapMs } from "./secretRotation.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { BROADCAST_MESSAGE_EVENTS } from "./Subscriptions.ts"
-import { type AttemptRow, type DeadLetterRow, type WebhookChannel, type WebhookRow, WebhooksRepo } from "./WebhooksRepo.ts"
+import { type AttemptRow, type DeadLetterRow, type EndpointStatsRow, type WebhookChannel, type WebhookRow, WebhooksRepo } from "./WebhooksRepo.ts"
 
 /** Event types a subscription may ask for (contract, Events). `webhook.test` goes to one endpoint on request. */
 export const EVENT_TYPES = ["message.sent", "message.delivered", "message.read", "message.failed", "message.received", "broadcast.completed"] as const
@@ -78,6 +78,24 @@ const presentDeadLetter = (row: DeadLetterRow) => ({
  */
 const endpointVisible = (principal: Principal, botId: string | null) =>
   seesAllBots(principal) || (botId !== null && botInScope(principal, botId))
+
+/** The window of an endpoint's stats. */
+export const STATS_WINDOW_MS = 3_600_000
+
+export const HEALTHS = ["healthy", "degraded", "failing", "idle"] as const
+
+/**
+ * idle: no attempt in the window; failing: fewer than half succeeded, or the latest three (or all,
+ * when fewer) failed; degraded: under 95% succeeded, or the latest attempt failed; else healthy.
+ */
+export const healthOf = (row: EndpointStatsRow): (typeof HEALTHS)[number] => {
+  if (row.attempts === 0) return "idle"
+  const rate = row.succeeded / row.attempts
+  const lastFailed = row.lastStatusCode === null || row.lastStatusCode < 200 || row.lastStatusCode > 299
+  if (rate < 0.5 || (row.recentFailures ?? 0) >= Math.min(3, row.attempts)) return "failing"
+  if (rate < 0.95 || lastFailed) return "degraded"
+  return "healthy"
+}
 
 export const newSecret = () => `whsec_${randomBytes(24).toString("base64")}`
 export const newDeliveryId = () => `wd_${randomUUID()}`
@@ -155,6 +173,31 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         success: true as const,
         webhooks: rows.filter((row) => endpointVisible(principal, row.botId)).map(presentWebhook)
       }))
+
+    /**
+     * Each endpoint the caller may see, over the last hour (its latest STATS_SAMPLE attempts at
+     * most): attempts, success rate, latency and a health word (docs/console.md, Webhooks).
+     */
+    const stats = (principal: Principal) =>
+      Effect.gen(function*() {
+        const since = new Date(Date.now() - STATS_WINDOW_MS)
+        const rows = yield* repo.stats(principal.accountId, since)
+        return {
+          success: true as const,
+          since: since.toISOString(),
+          endpoints: rows.filter((row) => endpointVisible(principal, row.botId)).map((row) => ({
+            webhook_id: row.webhookId,
+            attempts: row.attempts,
+            succeeded: row.succeeded,
+            failed: row.attempts - row.succeeded,
+            success_rate: row.attempts === 0 ? null : row.succeeded / row.attempts,
+            latency_ms: { p50: row.p50 === null ? null : Math.round(row.p50), p95: row.p95 === null ? null : Math.round(row.p95) },
+            last_attempt_at: row.lastAttemptAt === null ? null : new Date(row.lastAttemptAt).toISOString(),
+            last_status_code: row.lastStatusCode,
+            health: healthOf(row)
+          }))
+        }
+      })
 
     const update = (
       principal: Principal,
@@ -388,6 +431,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
     return {
       create,
       list,
+      stats,
       update,
       rotateSecret,
       remove,

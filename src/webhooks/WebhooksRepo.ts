@@ -46,6 +46,22 @@ export interface DeadLetterRow {
 
 const COLUMNS = "webhook_id, account_id, url, events, bot_id, active, channel, include_broadcast_messages, created_at, deleted_at"
 
+/** At most this many of an endpoint's latest attempts make its stats: a busy endpoint's hour is sampled, not scanned. */
+export const STATS_SAMPLE = 10_000
+
+export interface EndpointStatsRow {
+  readonly webhookId: string
+  readonly botId: string | null
+  readonly attempts: number
+  readonly succeeded: number
+  readonly p50: number | null
+  readonly p95: number | null
+  /** Failures among the three latest attempts of the window. */
+  readonly recentFailures: number | null
+  readonly lastAttemptAt: Date | null
+  readonly lastStatusCode: number | null
+}
+
 export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/WebhooksRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -69,6 +85,33 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/Webhook
       sql<WebhookRow>`
         SELECT ${sql.literal(COLUMNS)} FROM webhooks
         WHERE account_id = ${accountId} AND deleted_at IS NULL ORDER BY created_at DESC`.pipe(Effect.orDie)
+
+    /**
+     * Each live endpoint's attempts since `since` (at most the latest STATS_SAMPLE of them, by the
+     * (webhook_id, sent_at) index), and its latest attempt ever.
+     */
+    const stats = (accountId: string, since: Date) =>
+      sql<EndpointStatsRow>`
+        SELECT w.webhook_id::text, w.bot_id::text, coalesce(s.attempts, 0)::int AS attempts, coalesce(s.succeeded, 0)::int AS succeeded,
+               s.p50, s.p95, s.recent_failures, l.sent_at AS last_attempt_at, l.status_code AS last_status_code
+        FROM webhooks w
+        LEFT JOIN LATERAL (
+          SELECT count(*) AS attempts,
+                 count(*) FILTER (WHERE r.status_code BETWEEN 200 AND 299) AS succeeded,
+                 percentile_cont(0.5) WITHIN GROUP (ORDER BY r.took_ms) AS p50,
+                 percentile_cont(0.95) WITHIN GROUP (ORDER BY r.took_ms) AS p95,
+                 count(*) FILTER (WHERE r.n <= 3 AND r.status_code NOT BETWEEN 200 AND 299)::int AS recent_failures
+          FROM (
+            SELECT a.status_code, a.took_ms, row_number() OVER (ORDER BY a.sent_at DESC) AS n
+            FROM webhook_attempts a WHERE a.webhook_id = w.webhook_id AND a.sent_at >= ${since}
+            ORDER BY a.sent_at DESC LIMIT ${STATS_SAMPLE}
+          ) r
+        ) s ON true
+        LEFT JOIN LATERAL (
+          SELECT a.sent_at, a.status_code FROM webhook_attempts a WHERE a.webhook_id = w.webhook_id ORDER BY a.sent_at DESC LIMIT 1
+        ) l ON true
+        WHERE w.account_id = ${accountId} AND w.deleted_at IS NULL
+        ORDER BY w.created_at DESC`.pipe(Effect.orDie)
 
     /** A live (not deleted) endpoint of the account; another account's is as good as unknown. */
     const find = (accountId: string, webhookId: string) =>
@@ -135,6 +178,6 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/Webhook
         SELECT ${sql.literal(COLUMNS)} FROM webhooks
         WHERE account_id = ${accountId} AND channel = 'whatsapp' AND deleted_at IS NULL`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
 
-    return { insert, list, find, update, rotate, remove, attempts, deadLetters, deadLetter, developer } as const
+    return { insert, list, stats, find, update, rotate, remove, attempts, deadLetters, deadLetter, developer } as const
   })
 }) {}

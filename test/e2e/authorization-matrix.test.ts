@@ -95,6 +95,9 @@ const ROUTES: ReadonlyArray<Rule> = [
   { method: "PUT", route: "/api/v1/app/meta-ads/capi/config", role: "owner", key: false, body: () => ({ dataset_id: "1234567890", access_token: "EAAB-matrix-token" }) },
   { method: "GET", route: "/api/v1/app/meta-ads/capi/config", role: "owner", key: false },
   { method: "GET", route: "/api/v1/rcs/webhooks", role: "viewer", key: "webhooks:read" },
+  // Herald's additions (the console's): not on the contract's API-key allow-list, so a key gets 403.
+  { method: "GET", route: "/api/v1/rcs/webhooks/stats", role: "viewer", key: false },
+  { method: "GET", route: "/api/v1/rcs/overview", role: "viewer", key: false },
   { method: "POST", route: "/api/v1/rcs/webhooks", role: "operator", key: false, bot: true, body: () => ({ url: "https://example.com/hook", events: ["message.sent"], bot_id: fixtures.bot }) },
   { method: "PATCH", route: "/api/v1/rcs/webhooks/:webhook_id", role: "operator", key: false, bot: true, owned: true, body: () => ({ active: true }) },
   // The same rules as PATCH: API keys reach no write (contract, Authentication rule 9).

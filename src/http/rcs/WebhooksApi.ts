@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { EVENT_TYPES } from "../../webhooks/Webhooks.ts"
+import { EVENT_TYPES, HEALTHS } from "../../webhooks/Webhooks.ts"
 import { Authentication } from "../Authentication.ts"
 import { InvalidRequestResponse, NotFoundResponse } from "../errors.ts"
 import { describe, documented } from "../openApiAnnotations.ts"
@@ -94,6 +94,24 @@ const DEAD_DELIVERY = "wd_287a4aab-1746-416b-8221-7a2f25773fdd"
 const ALL_BOTS_ONLY = "A member limited to some bots sees only the endpoints of its bots (an all-bots endpoint carries other bots' events: 403 `bot_not_in_scope`)."
 const WRITER = "An operator or the owner, with a user token (a viewer is 403 `forbidden`; API keys cannot write: 403 `api_key_endpoint_not_allowed`)."
 
+const EndpointStats = Schema.Struct({
+  webhook_id: Schema.String.annotations({ description: "The endpoint's id." }),
+  attempts: Schema.Int.annotations({ description: "Attempts finished in the window (its latest 10,000 at most)." }),
+  succeeded: Schema.Int.annotations({ description: "Of those, the ones answered 2xx." }),
+  failed: Schema.Int.annotations({ description: "Of those, the ones answered otherwise or not at all." }),
+  success_rate: Schema.NullOr(Schema.Number).annotations({ description: "succeeded / attempts, from 0 to 1; null with no attempt." }),
+  latency_ms: Schema.Struct({
+    p50: Schema.NullOr(Schema.Int).annotations({ description: "Median time of an attempt, in milliseconds; null with no attempt." }),
+    p95: Schema.NullOr(Schema.Int).annotations({ description: "95th percentile, in milliseconds; null with no attempt." })
+  }).annotations({ description: "How long attempts took (timeouts count as the time waited)." }),
+  last_attempt_at: Schema.NullOr(Schema.String).annotations({ description: "When its latest attempt was sent, ever (ISO 8601, UTC); null if never." }),
+  last_status_code: Schema.NullOr(Schema.Int).annotations({ description: "Its latest attempt's status (0: no HTTP answer); null if never." }),
+  health: Schema.Literal(...HEALTHS).annotations({
+    description: "idle: no attempt in the window; failing: under half succeeded, or the latest three failed; degraded: under 95%, or the latest " +
+      "failed; healthy otherwise."
+  })
+}).annotations({ description: "An endpoint's last hour of attempts." })
+
 /** Webhook subscriptions and the delivery log (contract, "Webhooks and event log"; DESIGN.md). */
 export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(
@@ -144,6 +162,37 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
         request: { url: WEBHOOK.url, events: WEBHOOK.events, bot_id: BOT, include_broadcast_messages: false },
         response: { success: true, ...WEBHOOK, secret: "whsec_Lo8dgApPH3I9dJ0/l4awPkmAzusBG2ij", webhook: WEBHOOK },
         returns: "The endpoint, with its secret shown this once."
+      }))
+  )
+  .add(
+    HttpApiEndpoint.get("stats", "/stats")
+      .addSuccess(Schema.Struct({
+        success: Schema.Literal(true),
+        since: Schema.String.annotations({ description: "The window's start (ISO 8601, UTC): an hour before the answer." }),
+        endpoints: Schema.Array(EndpointStats).annotations({ description: "The endpoints the caller may see, newest first, each with its window." })
+      }))
+      .annotateContext(documented({
+        summary: "Each endpoint's last hour",
+        description: "Per endpoint the caller may see: attempts in the last hour (at most its latest 10,000), how many succeeded (2xx), the " +
+          "success rate, latency percentiles, its latest attempt, and a health word: `idle` (no attempt), `failing` (under half succeeded, or " +
+          "the latest three failed), `degraded` (under 95%, or the latest failed), else `healthy`. What the console's Webhooks page shows. " +
+          "Any role, with a user token; a member limited to some bots sees the endpoints of its bots.",
+        response: {
+          success: true,
+          since: "2026-03-02T09:15:30.000Z",
+          endpoints: [{
+            webhook_id: WEBHOOK.webhook_id,
+            attempts: 1520,
+            succeeded: 1517,
+            failed: 3,
+            success_rate: 0.998,
+            latency_ms: { p50: 42, p95: 180 },
+            last_attempt_at: "2026-03-02T10:15:29.870Z",
+            last_status_code: 200,
+            health: "healthy"
+          }]
+        },
+        returns: "The endpoints' last hour."
       }))
   )
   .add(

@@ -8,6 +8,7 @@ export const WebhooksHttpLive = apiGroup(HeraldApi, "webhooks", (handlers) =>
   Effect.map(Webhooks, (webhooks) =>
     handlers
       .handle("list", () => Effect.flatMap(CurrentPrincipal, webhooks.list))
+      .handle("stats", () => Effect.flatMap(CurrentPrincipal, webhooks.stats))
       .handle("create", ({ payload }) =>
         Effect.flatMap(CurrentPrincipal, (p) =>
           webhooks.create(p, { url: payload.url, events: payload.events, botId: payload.bot_id, includeBroadcastMessages: payload.include_broadcast_messages })))

@@ -1,0 +1,9 @@
+import { Effect } from "effect"
+import { Overview } from "../../overview/Overview.ts"
+import { HeraldApi } from "../Api.ts"
+import { CurrentPrincipal } from "../Authentication.ts"
+import { apiGroup } from "../adapter/apiRoutes.ts"
+
+export const OverviewHttpLive = apiGroup(HeraldApi, "overview", (handlers) =>
+  Effect.map(Overview, (overview) =>
+    handlers.handle("read", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (principal) => overview.read(principal, urlParams)))))
