@@ -369,5 +369,5 @@ describe("a broadcast's message events", () => {
     expect(new Set(staged.map((r) => r.webhook_id))).toEqual(new Set([hooks.all!.webhook_id, hooks.flaky!.webhook_id, hooks.sentOnly!.webhook_id]))
     expect(staged.filter((r) => r.webhook_id === hooks.all!.webhook_id)).toHaveLength(events.length)
     expect((await db<{ n: number }>("SELECT count(*)::int AS n FROM webhook_batch_items"))[0]!.n).toBe(0)
-  })
+  }, 180_000)
 })
