@@ -3,7 +3,7 @@
 // the bundle instead of loading every .ts file through a loader hook saves about 100 MB of RSS per
 // node and half the start-up time. `bin/herald.js` rebuilds it whenever a source is newer.
 import { build } from "esbuild"
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync } from "node:fs"
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -11,6 +11,9 @@ export const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 export const bundlePath = join(root, "dist", "herald.mjs")
 /** The client commands alone (src/cli/client/main.ts): none of the server's modules. */
 export const clientBundlePath = join(root, "dist", "herald-client.mjs")
+/** The console's browser code (src/console/web) and the manifest naming its files (docs/console.md). */
+export const consoleDir = join(root, "dist", "console")
+export const consoleManifestPath = join(consoleDir, "manifest.json")
 
 /**
  * Two faults of @effect/cli's help (0.77), fixed in its code as it is bundled. Each names the text
@@ -84,7 +87,7 @@ const newestSource = (dir) => {
 
 export const isFresh = () => {
   try {
-    const built = Math.min(...BUNDLES.map((bundle) => statSync(bundle.out).mtimeMs))
+    const built = Math.min(...[...BUNDLES.map((bundle) => bundle.out), consoleManifestPath].map((file) => statSync(file).mtimeMs))
     return built >= newestSource(join(root, "src")) &&
       [join(root, "package.json"), fileURLToPath(import.meta.url)].every((file) => built >= statSync(file).mtimeMs)
   } catch {
@@ -109,8 +112,50 @@ export const buildBundle = async () => {
       ...options
     })
     renameSync(temp, out)
-  }))
+  }), buildConsole())
   return bundlePath
+}
+
+/**
+ * The console's page code: Preact and TSX to one minified ES module and one stylesheet, named by
+ * content hash (served for a year), and manifest.json naming them, written last and atomically. A
+ * console that does not build leaves the server's start alone: the page then answers 503 naming
+ * the problem (the server does not depend on it).
+ */
+export const buildConsole = async () => {
+  mkdirSync(consoleDir, { recursive: true })
+  try {
+    const result = await build({
+      entryPoints: { app: join(root, "src", "console", "web", "main.tsx") },
+      bundle: true,
+      platform: "browser",
+      format: "esm",
+      target: ["chrome110", "firefox110", "safari16"],
+      jsx: "automatic",
+      jsxImportSource: "preact",
+      minify: true,
+      outdir: consoleDir,
+      entryNames: "[name].[hash]",
+      metafile: true,
+      legalComments: "none",
+      logLevel: "silent"
+    })
+    const files = Object.keys(result.metafile.outputs).map((path) => path.split("/").pop())
+    const manifest = { js: files.find((f) => f.endsWith(".js")), css: files.find((f) => f.endsWith(".css")) ?? null }
+    const temp = `${consoleManifestPath}.${process.pid}.tmp`
+    writeFileSync(temp, JSON.stringify(manifest))
+    renameSync(temp, consoleManifestPath)
+    // Files of earlier builds go; a page still open asks for the new ones on its next load.
+    for (const name of readdirSync(consoleDir)) {
+      if (name !== "manifest.json" && !name.endsWith(".tmp") && name !== manifest.js && name !== manifest.css) rmSync(join(consoleDir, name), { force: true })
+    }
+  } catch (error) {
+    const problem = String(error?.message ?? error).split("\n").slice(0, 20).join("\n")
+    const temp = `${consoleManifestPath}.${process.pid}.tmp`
+    writeFileSync(temp, JSON.stringify({ error: problem }))
+    renameSync(temp, consoleManifestPath)
+    process.stderr.write(`herald: the console did not build (the API is unaffected; /console answers 503):\n${problem}\n`)
+  }
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

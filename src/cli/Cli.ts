@@ -10,6 +10,7 @@ import { Partners } from "../email/Partners.ts"
 import { printJson } from "./output.ts"
 import { partitions, poison } from "./actors.ts"
 import { PoisonQueue } from "../actors/runtime/poison.ts"
+import { ClusterView } from "../actors/runtime/ClusterView.ts"
 import { NatsLive } from "../bus/Nats.ts"
 import { webhooks } from "./webhooks.ts"
 import { gatewaySim } from "./gatewaySim.ts"
@@ -33,7 +34,7 @@ const OneShotBase = Layer.unwrapEffect(
 const OneShot = Layer.mergeAll(AdminServices, Layer.effectDiscard(prepareDatabase)).pipe(Layer.provideMerge(OneShotBase))
 
 /** One-shot commands that also read NATS (leases, membership, streams). */
-const OneShotWithBus = Layer.mergeAll(PoisonQueue.Default, Layer.effectDiscard(prepareDatabase)).pipe(
+const OneShotWithBus = Layer.mergeAll(PoisonQueue.Default, ClusterView.Default, Layer.effectDiscard(prepareDatabase)).pipe(
   Layer.provideMerge(NatsLive),
   Layer.provideMerge(OneShotBase)
 )

@@ -1,44 +1,15 @@
 import { Args, Command, Options } from "@effect/cli"
-import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import { makeLeases } from "../actors/runtime/leases.ts"
-import { makeMembership, nodeInfo } from "../actors/runtime/membership.ts"
+import { ClusterView } from "../actors/runtime/ClusterView.ts"
 import { PoisonQueue } from "../actors/runtime/poison.ts"
-import { LEASE_TTL } from "../actors/runtime/ActorRuntime.ts"
-import { Nats } from "../bus/Nats.ts"
-import { AppConfig } from "../config/AppConfig.ts"
-import { Duration } from "effect"
 import { requiredArg, withDefault } from "./help.ts"
 import { printJson } from "./output.ts"
 
 /** `herald admin partitions`: the live worker nodes and the current owner of each partition. */
 export const partitions = Command.make("partitions", {}, () =>
   Effect.gen(function*() {
-    const nats = yield* Nats
-    const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
-    const ttl = Duration.toMillis(LEASE_TTL)
-    const leases = makeLeases(yield* nats.kv("leases", { ttl, history: 1 }), config.nodeId)
-    const membership = makeMembership(yield* nats.kv("nodes", { ttl, history: 1 }), nodeInfo(config.nodeId, "cli"))
-    const [held, nodes, epochs] = yield* Effect.all([
-      leases.list,
-      membership.list,
-      sql<{ kind: string; partition: number; epoch: string; owner: string; acquiredAt: Date }>`
-        SELECT kind, partition, epoch, owner, acquired_at FROM partition_epochs ORDER BY kind, partition`.pipe(Effect.orDie)
-    ])
-    const owners = new Map(held.map((l) => [l.key, l]))
-    const byKind: Record<string, Array<{ partition: number; owner: string | null; epoch: number; since: string }>> = {}
-    for (const e of epochs) {
-      const lease = owners.get(`${e.kind}.${e.partition}`)
-      ;(byKind[e.kind] ??= []).push({
-        partition: e.partition,
-        // The fence row remembers the last owner; only a live lease makes it the current one.
-        owner: lease?.node ?? null,
-        epoch: Number(e.epoch),
-        since: new Date(e.acquiredAt).toISOString()
-      })
-    }
-    yield* printJson({ partitions_per_kind: config.partitions, nodes: nodes.sort((a, b) => a.node_id.localeCompare(b.node_id)), partitions: byKind })
+    const view = yield* (yield* ClusterView).partitions
+    yield* printJson({ partitions_per_kind: view.partitionsPerKind, nodes: view.nodes, partitions: view.byKind })
   })).pipe(Command.withDescription("Show the live worker nodes and the owner of each actor partition"))
 
 const list = Command.make(

@@ -92,6 +92,10 @@ export interface AppSettings {
   readonly publicUrl: Option.Option<string>
   /** A soft-bounced recipient (4xx) is tried again after this, then 3× and 9× as long (3 retries in about a minute by default). */
   readonly emailRetryBaseMs: number
+  /** How long a console sign-in lasts (docs/console.md). */
+  readonly consoleSessionHours: number
+  /** The operator view's token (/console/ops); none: the view is off. */
+  readonly opsToken: Option.Option<Redacted.Redacted<string>>
 }
 
 const url = (name: string, protocols: ReadonlyArray<string>) =>
@@ -231,6 +235,12 @@ const allSettings: Config.Config<AppSettings> = Config.all({
   smtpFeedbackSecret: Config.string("SMTP_FEEDBACK_SECRET").pipe(Config.withDefault(DEV_SMTP_FEEDBACK_SECRET), Config.map(Redacted.make)),
   publicUrl: url("HERALD_PUBLIC_URL", ["http", "https"]).pipe(Config.map((u) => u.replace(/\/+$/, "")), Config.option),
   emailRetryBaseMs: integerIn("HERALD_EMAIL_RETRY_BASE_MS", 10, 600_000).pipe(Config.withDefault(5_000)),
+  consoleSessionHours: integerIn("HERALD_CONSOLE_SESSION_HOURS", 1, 168).pipe(Config.withDefault(12)),
+  opsToken: Config.string("HERALD_OPS_TOKEN").pipe(
+    Config.validate({ message: "must be at least 32 characters (e.g. openssl rand -base64 32)", validation: (token) => token.length >= 32 }),
+    Config.map(Redacted.make),
+    Config.option
+  ),
   logFormat: Config.literal("json", "pretty")("LOG_FORMAT").pipe(
     Config.option,
     Config.map(Option.getOrElse((): LogFormat => (process.stdout.isTTY ? "pretty" : "json")))

@@ -28,6 +28,7 @@ export const ERROR_DESCRIPTIONS: Readonly<Record<string, string>> = {
   invalid_credentials: "The e-mail or password is wrong.",
   invalid_code: "The two-factor code (TOTP or a recovery code) is wrong, used, or missing where one is needed.",
   too_many_attempts: "Too many failed sign-in attempts for this e-mail: wait retry_after_seconds.",
+  csrf_failed: "The console refused a request that changes something: it lacked the session's CSRF token (x-csrf-token), or came from another origin.",
   unauthorized: "No valid user token: the Authorization header is missing, another scheme, expired, altered or revoked (`detail` says which).",
   invalid_api_key: "The key is not valid: unknown, revoked, expired, or not the kind this API takes (`detail` says which).",
   api_key_endpoint_not_allowed: "An API key cannot call this operation: it needs a signed-in user's token.",

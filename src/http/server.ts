@@ -85,6 +85,7 @@ import { PartnerEmailHttpLive, PartnerEmailVerifyHttpLive } from "./partner/Part
 import { PartnerAuthenticationLive } from "./partner/PartnerAuthentication.ts"
 import { SmtpFeedbackRoute } from "./partner/SmtpFeedbackRoute.ts"
 import { PartnerEmailServices } from "../email/services.ts"
+import { ConsoleLive } from "../console/ConsoleLive.ts"
 
 /** Handlers of every HttpApi group. Each capability adds its group's layer here. */
 export const ApiHandlers = Layer.mergeAll(
@@ -164,7 +165,8 @@ const FullRoutes = Layer.mergeAll(
   CustomerImportRoute,
   HttpApiSwagger.layerHttpLayerRouter({ api: DocumentedApi, path: "/docs" }),
   MetricsRoute,
-  JwksRoute
+  JwksRoute,
+  ConsoleLive
 ).pipe(Layer.provide(ApiHandlers))
 
 const OpsRoutes = Layer.mergeAll(serveApi(OpsApi).pipe(Layer.provide(HealthHttpLive)), MetricsRoute)

@@ -110,6 +110,8 @@ export const settingsFor = (iso: Isolation, overrides: Partial<AppSettings> = {}
   smtpFeedbackSecret: Redacted.make("test-smtp-feedback-secret"),
   publicUrl: Option.none(),
   emailRetryBaseMs: 200,
+  consoleSessionHours: 12,
+  opsToken: Option.none(),
   ...overrides
 })
 

@@ -1,6 +1,7 @@
 import type { BroadcastRow } from "../../broadcasts/BroadcastsRepo.ts"
 import { NotFound } from "../../domain/errors.ts"
 import type { BroadcastProgressEvent, LiveKind, MessageReceivedEvent, MessageStatusEvent, PaymentReceivedEvent } from "../../live/liveSubjects.ts"
+import { isLaterProgress, progressStateOf } from "../../live/progressOrder.ts"
 import { graphqlError } from "../errors.ts"
 import { broadcastNode, type GraphqlContext } from "../resolvers.ts"
 import type { LiveFeed } from "./LiveFeed.ts"
@@ -27,17 +28,12 @@ const withCounters = (row: BroadcastRow, event: BroadcastProgressEvent): Broadca
   cancelledCount: event.cancelled_count
 })
 
-/**
- * Whether an event shows a later state of the broadcast than a row read about the same time:
- * finished beats running, and otherwise more recipients accounted for (counters only grow, but a
- * send failing after it was sent moves one count to another).
- */
-const isLater = (event: BroadcastProgressEvent, row: BroadcastRow) => {
-  const finished = (status: string) => status === "completed" || status === "cancelled"
-  if (finished(event.status) !== finished(row.status)) return finished(event.status)
-  const seen = event.sent_count + event.delivered_count + event.read_count + event.failed_count + event.cancelled_count
-  return seen >= row.sentCount + row.deliveredCount + row.readCount + row.failedCount + row.cancelledCount
-}
+/** Whether an event shows a later state of the broadcast than a row read about the same time (src/live/progressOrder.ts). */
+const isLater = (event: BroadcastProgressEvent, row: BroadcastRow) =>
+  isLaterProgress(progressStateOf(event), {
+    status: row.status,
+    accounted: row.sentCount + row.deliveredCount + row.readCount + row.failedCount + row.cancelledCount
+  })
 
 type Args = Record<string, any>
 

@@ -1,5 +1,5 @@
 import { HttpLayerRouter, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Context, Effect, Exit, type Fiber, FiberRef, FiberRefs, Layer, LogLevel, Runtime } from "effect"
+import { Cause, Context, Effect, Exit, type Fiber, FiberRef, FiberRefs, Layer, LogLevel, Option, Runtime } from "effect"
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { unstorableText } from "../../domain/storable.ts"
@@ -24,6 +24,7 @@ import { errorToResponse, invalid, noRoute, stalled, tooLarge, unsupportedType }
 import { LeanRequest } from "./LeanRequest.ts"
 import { routeContextOf } from "./apiRoutes.ts"
 import { LayeredMap } from "./LayeredMap.ts"
+import { type RequestRewrite, RequestRewrites } from "./RequestRewrites.ts"
 import { type Route, type RouteMatch, RouteTable, RouteTableLive } from "./RouteTable.ts"
 import { writeResponse } from "./writeResponse.ts"
 
@@ -75,7 +76,12 @@ const unstorableInput = (match: RouteMatch): HttpServerResponse.HttpServerRespon
  * counted in the metrics. No platform middleware, no per-request layer, Scope or `provide`: the
  * platform's stack cost about ten times a bare node:http route's CPU (docs/benchmarks.md).
  */
-export const makeRequestListener = (table: RouteTable["Type"], runtime: Runtime.Runtime<never>, timeouts: BodyTimeouts) => {
+export const makeRequestListener = (
+  table: RouteTable["Type"],
+  runtime: Runtime.Runtime<never>,
+  timeouts: BodyTimeouts,
+  rewrites: ReadonlyArray<RequestRewrite> = []
+) => {
   const base = runtime.context.unsafeMap
   // A route's handler runs in the context it was built in (an HttpApi group's services) with the
   // node's on top, as the platform merged them per request; merged here once per route.
@@ -143,13 +149,11 @@ export const makeRequestListener = (table: RouteTable["Type"], runtime: Runtime.
     })
   }
 
-  return (req: IncomingMessage, res: ServerResponse) => {
-    const started = performance.now()
-    const given = req.headers["x-request-id"]
-    const requestId = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID()
+  const runRewrite = Runtime.runCallback(runtime)
+
+  const proceed = (req: IncomingMessage, res: ServerResponse, requestId: string, state: RequestStateShape, started: number) => {
     const method = req.method!
     const url = req.url!
-    const state: RequestStateShape = { route: "unmatched", retryAfter: undefined }
     const match = table.find(method, url)
     const answer = (response: HttpServerResponse.HttpServerResponse) => respond(req, res, requestId, state, started, response)
     if (match !== undefined) state.route = match.route.path
@@ -180,6 +184,22 @@ export const makeRequestListener = (table: RouteTable["Type"], runtime: Runtime.
           if (json._tag === "Unstorable") return answer(invalid(json.issue.path, json.issue.message))
           return dispatch(read.body, json)
         }
+      }
+    })
+  }
+
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const started = performance.now()
+    const given = req.headers["x-request-id"]
+    const requestId = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID()
+    const state: RequestStateShape = { route: "unmatched", retryAfter: undefined }
+    const rewrite = rewrites.length === 0 ? undefined : rewrites.find((r) => req.url!.startsWith(r.prefix))
+    if (rewrite === undefined) return proceed(req, res, requestId, state, started)
+    runRewrite(rewrite.rewrite(req), {
+      onExit: (exit) => {
+        if (Exit.isFailure(exit)) return respond(req, res, requestId, state, started, envelope(500, "internal_error", "internal error"))
+        if (exit.value !== undefined) return respond(req, res, requestId, state, started, exit.value)
+        proceed(req, res, requestId, state, started)
       }
     })
   }
@@ -214,5 +234,6 @@ export const serveRoutes = <A, E, R>(
     const table = yield* RouteTable
     const { server } = yield* NodeServer
     const runtime = yield* Effect.runtime<never>()
-    server.on("request", makeRequestListener(table, runtime, timeouts))
+    const rewrites = yield* Effect.serviceOption(RequestRewrites)
+    server.on("request", makeRequestListener(table, runtime, timeouts, Option.getOrElse(rewrites, () => [])))
   })).pipe(Layer.provide(routes.pipe(Layer.provideMerge(RouteTableLive)))) as any

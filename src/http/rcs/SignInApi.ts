@@ -6,12 +6,12 @@ import { Authentication, UnauthorizedResponse } from "../Authentication.ts"
 import { errorResponse, InvalidRequestResponse } from "../errors.ts"
 import { describe, documented } from "../openApiAnnotations.ts"
 
-const InvalidCredentialsResponse = errorResponse(InvalidCredentials, 401, "invalid_credentials")
-const InvalidCodeResponse = errorResponse(InvalidCode, 401, "invalid_code")
-const TooManyAttemptsResponse = errorResponse(TooManyAttempts, 429, "too_many_attempts")
+export const InvalidCredentialsResponse = errorResponse(InvalidCredentials, 401, "invalid_credentials")
+export const InvalidCodeResponse = errorResponse(InvalidCode, 401, "invalid_code")
+export const TooManyAttemptsResponse = errorResponse(TooManyAttempts, 429, "too_many_attempts")
 
-const Secret = Schema.Redacted(Schema.String.pipe(Schema.maxLength(1024)))
-const TotpCode = Schema.String.pipe(Schema.maxLength(64))
+export const Secret = Schema.Redacted(Schema.String.pipe(Schema.maxLength(1024)))
+export const TotpCode = Schema.String.pipe(Schema.maxLength(64))
 
 const RoleField = Role.annotations({ description: "The person's role in the account: owner, operator (also writes) or viewer (reads)." })
 

@@ -1,0 +1,100 @@
+import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Deferred, Duration, Effect, Queue, Stream } from "effect"
+import type { IncomingMessage } from "node:http"
+import { Broadcasts } from "../broadcasts/Broadcasts.ts"
+import { seesAllBots } from "../domain/access.ts"
+import { envelope, errorEnvelope } from "../http/errors.ts"
+import { LiveHub } from "../live/LiveHub.ts"
+import type { BroadcastProgressEvent } from "../live/liveSubjects.ts"
+import { isLaterProgress, progressStateOf, type ProgressState } from "../live/progressOrder.ts"
+import { ConsoleSessions } from "./ConsoleSessions.ts"
+import { cookieOf, SESSION_COOKIE } from "./consoleCookies.ts"
+
+export const LIVE_PATH = "/console/api/live"
+
+/** A comment line this often: proxies and load balancers close a connection that says nothing for a minute. */
+const KEEP_ALIVE = Duration.seconds(15)
+/** Events waiting for a browser that reads slowly; past this the oldest go (the next one carries the counters anyway). */
+const BUFFER = 1_000
+
+const encoder = new TextEncoder()
+const line = (text: string) => encoder.encode(text)
+
+/**
+ * The console's live stream (docs/console.md): server-sent events of the account's broadcast
+ * progress, from the same live events as GraphQL's broadcastProgress (LiveHub: core NATS, published
+ * after the commit that moved the counters). Only broadcasts of bots in the person's scope, and
+ * never a snapshot older than one already sent (two nodes publish a broadcast's progress). The
+ * stream ends when the browser goes, the session is signed out (the next event finds it gone), or
+ * the node stops: on shutdown every stream ends before the HTTP server waits for requests in flight.
+ */
+export const LiveRoute = HttpLayerRouter.use((router) =>
+  Effect.gen(function*() {
+    const sessions = yield* ConsoleSessions
+    const hub = yield* LiveHub
+    const broadcasts = yield* Broadcasts
+    const stopping = yield* Deferred.make<void>()
+    yield* Effect.addFinalizer(() => Deferred.succeed(stopping, undefined))
+
+    const handler = Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const id = cookieOf(request.headers.cookie, SESSION_COOKIE)
+      const resolved = yield* Effect.either(sessions.resolve(id))
+      if (resolved._tag === "Left") return errorEnvelope(resolved.left) ?? envelope(401, "unauthorized", "unauthorized")
+      const { principal } = resolved.right
+      const source = request.source as IncomingMessage
+
+      const events = Stream.unwrapScoped(Effect.gen(function*() {
+        const queue = yield* Queue.sliding<BroadcastProgressEvent>(BUFFER)
+        yield* hub.listen(principal.accountId, {
+          deliver: (kind, event) => {
+            if (kind === "broadcast_progress") queue.unsafeOffer(event as BroadcastProgressEvent)
+          }
+        })
+        const visible = new Map<string, boolean>()
+        const inScope = (broadcastId: string): Effect.Effect<boolean> =>
+          seesAllBots(principal)
+            ? Effect.succeed(true)
+            : visible.has(broadcastId)
+            ? Effect.succeed(visible.get(broadcastId)!)
+            : Effect.map(Effect.either(broadcasts.get(principal, broadcastId)), (found) => {
+              visible.set(broadcastId, found._tag === "Right")
+              return found._tag === "Right"
+            })
+        const seen = new Map<string, ProgressState>()
+        const later = (event: BroadcastProgressEvent) => {
+          const state = progressStateOf(event)
+          const before = seen.get(event.broadcast_id)
+          if (before !== undefined && !isLaterProgress(state, before)) return false
+          seen.set(event.broadcast_id, state)
+          return true
+        }
+        // A session signed out elsewhere ends its streams at their next event.
+        const signedOut = Effect.map(sessions.find(id), (session) => session === undefined)
+        return Stream.fromQueue(queue).pipe(
+          Stream.filterEffect((event) => inScope(event.broadcast_id)),
+          Stream.filter(later),
+          Stream.mapEffect((event) => Effect.map(signedOut, (out) => (out ? undefined : event))),
+          Stream.takeWhile((event): event is BroadcastProgressEvent => event !== undefined),
+          Stream.map((event) => line(`event: broadcast_progress\ndata: ${JSON.stringify(event)}\n\n`))
+        )
+      }))
+      const keepAlive = Stream.tick(KEEP_ALIVE).pipe(Stream.drop(1), Stream.map(() => line(": keep-alive\n\n")))
+      const gone = Effect.async<void>((resume) => {
+        const done = () => resume(Effect.void)
+        if (source.destroyed) return done()
+        source.once("close", done)
+        return Effect.sync(() => void source.off("close", done))
+      })
+      const body = Stream.merge(Stream.make(line("retry: 2000\n\n")), Stream.merge(events, keepAlive, { haltStrategy: "either" })).pipe(
+        Stream.interruptWhen(Effect.race(gone, Deferred.await(stopping)))
+      )
+      return HttpServerResponse.stream(body, {
+        contentType: "text/event-stream; charset=utf-8",
+        headers: { "cache-control": "no-store", "x-accel-buffering": "no" }
+      })
+    })
+
+    yield* router.add("GET", LIVE_PATH, handler)
+  })
+)
