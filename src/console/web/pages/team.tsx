@@ -357,7 +357,7 @@ const ApiKeys = ({ deny }: { readonly deny: string | undefined }) => {
                     <th scope="row">{k.name}</th>
                     <td class="nowrap"><code>{k.prefix}…{k.last_four}</code></td>
                     <td class="cell-scopes">{k.scopes.join(", ")}</td>
-                    <td class="nowrap"><Time iso={k.created_at} /> <span class="muted">by {k.created_by}</span></td>
+                    <td class="nowrap"><Time iso={k.created_at} /> <span class="muted block">by {k.created_by}</span></td>
                     <td class="nowrap"><Time iso={k.last_used_at} empty="Never" /></td>
                     <td class="nowrap"><Time iso={k.expires_at} empty="Never" /></td>
                     <td>{k.revoked ? <span class="badge badge-neutral">Revoked</span> : <span class="badge badge-good">Active</span>}</td>
