@@ -236,10 +236,11 @@ const allSettings: Config.Config<AppSettings> = Config.all({
   publicUrl: url("HERALD_PUBLIC_URL", ["http", "https"]).pipe(Config.map((u) => u.replace(/\/+$/, "")), Config.option),
   emailRetryBaseMs: integerIn("HERALD_EMAIL_RETRY_BASE_MS", 10, 600_000).pipe(Config.withDefault(5_000)),
   consoleSessionHours: integerIn("HERALD_CONSOLE_SESSION_HOURS", 1, 168).pipe(Config.withDefault(12)),
+  // Empty is unset (a compose file's `${HERALD_OPS_TOKEN:-}`): the view is off.
   opsToken: Config.string("HERALD_OPS_TOKEN").pipe(
-    Config.validate({ message: "must be at least 32 characters (e.g. openssl rand -base64 32)", validation: (token) => token.length >= 32 }),
-    Config.map(Redacted.make),
-    Config.option
+    Config.withDefault(""),
+    Config.validate({ message: "must be at least 32 characters (e.g. openssl rand -base64 32), or empty", validation: (token) => token === "" || token.length >= 32 }),
+    Config.map((token) => (token === "" ? Option.none() : Option.some(Redacted.make(token))))
   ),
   logFormat: Config.literal("json", "pretty")("LOG_FORMAT").pipe(
     Config.option,

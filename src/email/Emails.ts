@@ -18,6 +18,24 @@ import { render } from "./renderTemplate.ts"
 /** SES's limit of recipients (to, cc and bcc together) per message. */
 export const MAX_RECIPIENTS = 50
 
+/**
+ * The most a message may hold, its subject, text and html (after a template is filled) and its
+ * tags together, as the mailer receives it: the send travels to the partner's mailer as one
+ * JetStream message, and NATS takes 1 MB at most. Past it the send is a 400 naming the field,
+ * not a 503 from the bus.
+ */
+export const MESSAGE_MAX_BYTES = 768 * 1024
+
+const sizeProblem = (input: SendInput, body: { readonly subject: string; readonly text: string | null; readonly html: string | null }) => {
+  const bytes = Buffer.byteLength(JSON.stringify([body.subject, body.text, body.html, input.tags ?? null]))
+  if (bytes <= MESSAGE_MAX_BYTES) return undefined
+  const path = input.template !== undefined ? "template.data" : (body.html?.length ?? 0) >= (body.text?.length ?? 0) ? "html" : "text"
+  return new FieldIssue({
+    path,
+    message: `makes a message of ${Math.ceil(bytes / 1024)} KB (subject, text, html and tags together, a template filled); Herald relays messages of up to ${MESSAGE_MAX_BYTES / 1024} KB`
+  })
+}
+
 export interface SendInput {
   readonly from: string
   readonly to: ReadonlyArray<string>
@@ -116,6 +134,10 @@ export class Emails extends Effect.Service<Emails>()("herald/email/Emails", {
         const configSetId = input.configuration_set === undefined ? null : (yield* sets.idOf(partnerId, input.configuration_set)) ?? null
         if (input.configuration_set !== undefined && configSetId === null) {
           issues.push(new FieldIssue({ path: "configuration_set", message: `no configuration set named ${input.configuration_set}` }))
+        }
+        if (body !== undefined) {
+          const problem = sizeProblem(input, body)
+          if (problem !== undefined) issues.push(problem)
         }
         if (issues.length > 0 || from === undefined || body === undefined) return yield* new InvalidRequest({ message: describeIssues(issues), errors: issues })
 

@@ -123,6 +123,12 @@ describe("partner e-mail", () => {
     expect(refused.body.message).toContain("sandbox")
     const before = (await db<{ n: number }>("SELECT count(*)::int AS n FROM email_messages"))[0]!.n
     expect(before).toBe(0)
+    // More than the mailer can be handed (768 KB), each part within its own limit: a 400 naming the
+    // field, not a 503 from the bus.
+    const huge = await send(keys.a!, { from: "sender@brand.test", to: ["ann@inbox.test"], subject: "s", text: "y".repeat(400 * 1024), html: "x".repeat(400 * 1024) })
+    expect(huge.status).toBe(400)
+    expect(huge.body.errors).toEqual([{ path: "html", message: expect.stringContaining("up to 768 KB") }])
+    expect((await db<{ n: number }>("SELECT count(*)::int AS n FROM email_messages"))[0]!.n).toBe(0)
 
     const sent = await send(keys.a!, { from: "Sender@Brand.test", to: ["ann@inbox.test"], cc: ["cc@inbox.test"], subject: "Hello", text: "Hi Ann", html: "<p>Hi Ann</p>" })
     expect(sent.status).toBe(202)

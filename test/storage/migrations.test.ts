@@ -53,6 +53,7 @@ layer(Env, { timeout: 60_000 })("storage", (it) => {
       // order (broadcasts read a list in chunks by that number); the upstream ids of inbound messages
       // are the gateway's. WhatsApp's are Meta's: numbers, WABAs, wamids, call and payment ids,
       // the user_id a client gives a customer, a conversion's event_id (the client's) and Meta's dataset id.
+      // A broadcast message's staged event is numbered in staging order (its batch keeps that order).
       const runtimeIds = new Set([
         "wa_numbers.phone_number_id", "wa_numbers.waba_id", "conversations.phone_number_id", "wa_templates.waba_id",
         "wa_templates.upstream_id", "wa_template_reviews.upstream_id", "wa_messages.phone_number_id", "wa_messages.upstream_id", "wa_inbound.upstream_id",
@@ -60,7 +61,7 @@ layer(Env, { timeout: 60_000 })("storage", (it) => {
         "capi_configs.dataset_id", "capi_events.event_id",
         "actor_outbox.outbox_id", "actor_outbox.msg_id", "actor_timers.timer_id",
         "webhook_deliveries.delivery_id", "webhook_attempts.delivery_id", "webhook_dead_letters.delivery_id",
-        "contacts.contact_id", "inbound_messages.upstream_id", "auto_reply_fires.inbound_id"
+        "contacts.contact_id", "inbound_messages.upstream_id", "auto_reply_fires.inbound_id", "webhook_batch_items.item_id"
       ])
       for (const c of columns) {
         const name = `${c.tableName}.${c.columnName}`

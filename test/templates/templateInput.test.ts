@@ -23,6 +23,7 @@ describe("template body → content", () => {
       "rich_card: is required when type is rich_card",
       "carousel: must be absent when type is rich_card"
     ])
-    expect(error.message).toContain("rich_card: is required when type is rich_card")
+    // The message says it in sentences, each naming its field.
+    expect(error.message).toContain("rich_card is required when type is rich_card")
   })
 })
