@@ -120,6 +120,36 @@ export const ActionButton = ({ deny, busy = false, class: className = "button", 
   </button>
 )
 
+/** The button that opens and closes a page's form (the element `controls`); a viewer's is disabled. */
+export const FormToggle = ({ open, onToggle, controls, label, deny }: {
+  readonly open: boolean
+  readonly onToggle: () => void
+  readonly controls: string
+  readonly label: string
+  readonly deny: string | undefined
+}) => (
+  <ActionButton class="button button-primary" deny={deny} aria-expanded={open ? "true" : "false"} aria-controls={controls} onClick={onToggle}>
+    {open ? "Close the form" : label}
+  </ActionButton>
+)
+
+/** A table row's action: it names its row to screen readers and says what it is doing while busy. */
+export const RowAction = ({ label, busyLabel, subject, danger = false, deny, busy, onClick, testId }: {
+  readonly label: string
+  readonly busyLabel?: string
+  readonly subject: string
+  readonly danger?: boolean
+  readonly deny?: string | undefined
+  readonly busy: boolean
+  readonly onClick: () => void
+  readonly testId: string
+}) => (
+  <ActionButton class={danger ? "button button-small button-danger" : "button button-small"} deny={deny} busy={busy} onClick={onClick} data-testid={testId}>
+    {busy && busyLabel !== undefined ? busyLabel : label}
+    <span class="sr-only"> {subject}</span>
+  </ActionButton>
+)
+
 export interface ConfirmRequest {
   readonly title: string
   readonly body: ComponentChildren

@@ -5,6 +5,7 @@ import { api, ApiError, errorMessage, idempotencyKey, query } from "../api.ts"
 import {
   ActionButton,
   Field,
+  FormToggle,
   Loading,
   LoadError,
   ProgressBar,
@@ -159,15 +160,7 @@ export const BroadcastsPage = () => {
     <>
       <div class="page-head">
         <h1>Broadcasts</h1>
-        <ActionButton
-          class="button button-primary"
-          deny={deny}
-          aria-expanded={formOpen ? "true" : "false"}
-          aria-controls="new-broadcast"
-          onClick={() => setFormOpen((open) => !open)}
-        >
-          {formOpen ? "Close the form" : "New broadcast"}
-        </ActionButton>
+        <FormToggle open={formOpen} onToggle={() => setFormOpen((open) => !open)} controls="new-broadcast" label="New broadcast" deny={deny} />
       </div>
       <RoleNote text={deny === undefined ? undefined : "You are a viewer: you can follow broadcasts but not start or cancel them."} />
       <ResultRegion result={result} />

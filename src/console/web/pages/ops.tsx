@@ -3,7 +3,7 @@
 // HERALD_OPS_TOKEN; entered with that token, which gives its own session and CSRF token.
 import { useEffect, useRef, useState } from "preact/hooks"
 import { ApiError, errorMessage, request } from "../api.ts"
-import { Loading, LoadError, type Result, ResultRegion, TableWrap } from "../components.tsx"
+import { Loading, LoadError, type Result, ResultRegion, RowAction, TableWrap } from "../components.tsx"
 import { formatNumber, Time } from "../format.tsx"
 import { useInterval, useLoad, useTitle } from "../hooks.ts"
 import { BASE } from "../router.tsx"
@@ -286,16 +286,14 @@ const Cluster = ({ csrf, onLost }: { readonly csrf: string | null; readonly onLo
                       <td class="num">{item.attempts}</td>
                       <td class="nowrap"><Time iso={item.parked_at} /></td>
                       <td>
-                        <button
-                          type="button"
-                          class="button button-small"
-                          disabled={busy === item.poison_id}
+                        <RowAction
+                          label="Redrive"
+                          busyLabel="Redriving…"
+                          subject={item.actor_key}
+                          busy={busy === item.poison_id}
                           onClick={() => void redrive(item)}
-                          data-testid={`redrive-${item.poison_id}`}
-                        >
-                          {busy === item.poison_id ? "Redriving…" : "Redrive"}
-                          <span class="sr-only"> {item.actor_key}</span>
-                        </button>
+                          testId={`redrive-${item.poison_id}`}
+                        />
                       </td>
                     </tr>
                   ))}

@@ -3,13 +3,14 @@
 import { useEffect, useRef, useState } from "preact/hooks"
 import { api, ApiError, errorMessage, idempotencyKey } from "../api.ts"
 import {
-  ActionButton,
   Field,
+  FormToggle,
   Loading,
   LoadError,
   type Result,
   ResultRegion,
   RoleNote,
+  RowAction,
   SecretPanel,
   TableWrap,
   useConfirm
@@ -82,15 +83,7 @@ const Members = ({ deny, self, bots, botName }: {
     <section aria-labelledby="team-title">
       <div class="section-head">
         <h2 id="team-title">Team</h2>
-        <ActionButton
-          class="button button-primary"
-          deny={deny}
-          aria-expanded={formOpen ? "true" : "false"}
-          aria-controls="add-member"
-          onClick={() => setFormOpen((open) => !open)}
-        >
-          {formOpen ? "Close the form" : "Add member"}
-        </ActionButton>
+        <FormToggle open={formOpen} onToggle={() => setFormOpen((open) => !open)} controls="add-member" label="Add member" deny={deny} />
       </div>
       {confirmDialog}
       <ResultRegion result={result} />
@@ -121,15 +114,15 @@ const Members = ({ deny, self, bots, botName }: {
                     <td class="nowrap"><Time iso={m.created_at} /></td>
                     <td>
                       {m.role !== "owner" && (
-                        <ActionButton
-                          class="button button-small button-danger"
+                        <RowAction
+                          label="Remove"
+                          subject={m.email}
+                          danger
                           deny={deny}
                           busy={busy === m.member_id}
                           onClick={() => void remove(m)}
-                          data-testid={`remove-${m.member_id}`}
-                        >
-                          Remove<span class="sr-only"> {m.email}</span>
-                        </ActionButton>
+                          testId={`remove-${m.member_id}`}
+                        />
                       )}
                     </td>
                   </tr>
@@ -296,15 +289,7 @@ const ApiKeys = ({ deny }: { readonly deny: string | undefined }) => {
     <section aria-labelledby="keys-title">
       <div class="section-head">
         <h2 id="keys-title">API keys</h2>
-        <ActionButton
-          class="button button-primary"
-          deny={deny}
-          aria-expanded={formOpen ? "true" : "false"}
-          aria-controls="create-key"
-          onClick={() => setFormOpen((open) => !open)}
-        >
-          {formOpen ? "Close the form" : "Create API key"}
-        </ActionButton>
+        <FormToggle open={formOpen} onToggle={() => setFormOpen((open) => !open)} controls="create-key" label="Create API key" deny={deny} />
       </div>
       {confirmDialog}
       <ResultRegion result={result} />
@@ -363,15 +348,15 @@ const ApiKeys = ({ deny }: { readonly deny: string | undefined }) => {
                     <td>{k.revoked ? <span class="badge badge-neutral">Revoked</span> : <span class="badge badge-good">Active</span>}</td>
                     <td>
                       {!k.revoked && (
-                        <ActionButton
-                          class="button button-small button-danger"
+                        <RowAction
+                          label="Revoke"
+                          subject={k.name}
+                          danger
                           deny={deny}
                           busy={busy === k.key_id}
                           onClick={() => void revoke(k)}
-                          data-testid={`revoke-${k.key_id}`}
-                        >
-                          Revoke<span class="sr-only"> {k.name}</span>
-                        </ActionButton>
+                          testId={`revoke-${k.key_id}`}
+                        />
                       )}
                     </td>
                   </tr>

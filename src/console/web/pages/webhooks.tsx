@@ -2,7 +2,7 @@
 // attempts, and the dead letters with a Replay button.
 import { useEffect, useState } from "preact/hooks"
 import { api, ApiError, errorMessage, query } from "../api.ts"
-import { ActionButton, Badge, Loading, LoadError, type Result, ResultRegion, RoleNote, TableWrap, type Tone } from "../components.tsx"
+import { Badge, Loading, LoadError, type Result, ResultRegion, RoleNote, RowAction, TableWrap, type Tone } from "../components.tsx"
 import { formatMs, formatNumber, formatRate, Time } from "../format.tsx"
 import { useInterval, useLoad, useTitle } from "../hooks.ts"
 import { denyOperate, useSession } from "../session.tsx"
@@ -240,16 +240,15 @@ const DeadLetters = ({ deny }: { readonly deny: string | undefined }) => {
                     <td>{item.reason}</td>
                     <td class="nowrap"><Time iso={item.permanent_failure_at} /></td>
                     <td>
-                      <ActionButton
-                        class="button button-small"
+                      <RowAction
+                        label="Replay"
+                        busyLabel="Replaying…"
+                        subject={item.delivery_id}
                         deny={deny}
                         busy={busy === item.delivery_id}
                         onClick={() => void replay(item)}
-                        data-testid={`replay-${item.delivery_id}`}
-                      >
-                        {busy === item.delivery_id ? "Replaying…" : "Replay"}
-                        <span class="sr-only"> {item.delivery_id}</span>
-                      </ActionButton>
+                        testId={`replay-${item.delivery_id}`}
+                      />
                     </td>
                   </tr>
                 ))}
