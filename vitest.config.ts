@@ -8,7 +8,8 @@ export default defineConfig({
     // three at once on two cores keep the whole suite under half an hour; vitest's default here
     // (cores - 1) would run them one at a time.
     pool: "forks",
-    poolOptions: { forks: { maxForks: 3, minForks: 1 } },
+    maxWorkers: 3,
+    minWorkers: 1,
     testTimeout: 60_000,
     hookTimeout: 120_000,
     teardownTimeout: 30_000,
