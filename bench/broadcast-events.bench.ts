@@ -16,13 +16,13 @@
 // Setup is not measured: contacts are written by SQL (one INSERT … generate_series), as in
 // bench/broadcast.bench.ts.
 import http from "node:http"
-import { readFileSync } from "node:fs"
 import Pg from "pg"
 import { BATCH_MAX_EVENTS_DEFAULT } from "../src/webhooks/MessageBatches.ts"
 import { type HeraldProcess, heraldCommand, startHerald } from "../test/support/HeraldProcess.ts"
 import { callJson } from "../test/support/http.ts"
 import { cleanup, envFor, type Isolation, makeIsolation } from "../test/support/isolation.ts"
 import { round2 } from "./support/figures.ts"
+import { cpuSeconds, peakRssMb } from "./support/procStats.ts"
 
 const N = Number(process.env.N ?? 100_000)
 const REPORTS_N = Number(process.env.REPORTS_N ?? 20_000)
@@ -33,24 +33,6 @@ const MESSAGE_EVENTS = ["message.sent", "message.delivered", "message.read", "me
 
 const log = (message: string) => process.stderr.write(`[broadcast-events bench] ${message}\n`)
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-const TICKS = 100
-const cpuSeconds = (pid: number) => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return (Number(fields[11]) + Number(fields[12])) / TICKS
-  } catch {
-    return 0
-  }
-}
-const peakRssMb = (pid: number) => {
-  try {
-    return Math.round(Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024)
-  } catch {
-    return 0
-  }
-}
 
 // ---- the endpoint: 200 at once; requests, bytes and events counted per path ----
 

@@ -27,6 +27,7 @@ import { callJson } from "../test/support/http.ts"
 import { cleanup, envFor, type Isolation, makeIsolation, NATS_URL } from "../test/support/isolation.ts"
 import { freePort } from "../test/support/TcpProxy.ts"
 import { round2 } from "./support/figures.ts"
+import { cpuSeconds, machineCpu, peakRssMb, rssMb } from "./support/procStats.ts"
 
 const N = Number(process.env.N ?? 1_000_000)
 const SMALL_N = Number(process.env.SMALL_N ?? 100_000)
@@ -78,35 +79,6 @@ const getBroadcast = async (node: HeraldProcess, token: string, id: string) => {
 }
 
 // ---- processes: memory and CPU from /proc ----
-
-const statusMb = (pid: number, field: string) => {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8")
-    return Math.round(Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024)
-  } catch {
-    return 0
-  }
-}
-const peakRssMb = (pid: number) => statusMb(pid, "VmHWM")
-const rssMb = (pid: number) => statusMb(pid, "VmRSS")
-const TICKS = 100
-/** CPU seconds (user + system) a process has used. */
-const cpuSeconds = (pid: number) => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return (Number(fields[11]) + Number(fields[12])) / TICKS
-  } catch {
-    return 0
-  }
-}
-/** The machine's busy and total CPU seconds over all cores. */
-const machineCpu = () => {
-  const cpu = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number)
-  const idle = cpu[3]! + cpu[4]!
-  const total = cpu.slice(0, 8).reduce((a, b) => a + b, 0)
-  return { busy: (total - idle) / TICKS, total: total / TICKS }
-}
 
 /** Samples a process's RSS (VmHWM is read at the end too; the sampler is for the report's curve). */
 const rssSampler = (pids: () => ReadonlyArray<number>) => {

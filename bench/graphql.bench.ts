@@ -32,6 +32,7 @@ import { cleanup, envFor, makeIsolation, NATS_URL } from "../test/support/isolat
 import { freePort } from "../test/support/TcpProxy.ts"
 import { round2 } from "./support/figures.ts"
 import { type FromWorker, nowMs, type SubscriberSpec, type ToWorker, type WorkerInput } from "./support/liveSubscribers.ts"
+import { cpuSeconds, machineCpu } from "./support/procStats.ts"
 
 const PARTS = new Set((process.env.PARTS ?? "a,b").split(",").map((p) => p.trim()))
 const CUSTOMERS = Number(process.env.CUSTOMERS ?? 2_000)
@@ -62,19 +63,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** Resident memory of a process (KiB), from /proc. */
 const rssKiB = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1])
-/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat. */
-const cpuSeconds = (pid: number) => {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-  return (Number(fields[11]) + Number(fields[12])) / 100
-}
-/** The machine's CPU seconds, busy and in all (every core), from /proc/stat. */
-const machineCpu = () => {
-  const [, ...ticks] = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/)
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = ticks.map(Number) as [number, number, number, number, number, number, number, number]
-  const busy = user + nice + system + irq + softirq + steal
-  return { busy: busy / 100, total: (busy + idle + iowait) / 100 }
-}
 const metric = async (node: HeraldProcess, name: string) => {
   const text = await (await fetch(`${node.url}/metrics`)).text()
   return text.split("\n").filter((l) => l.startsWith(name)).reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0)
