@@ -93,11 +93,19 @@ export const BroadcastKind = ActorKind.make(BroadcastAddress.name, {
           if (s.phase !== "running" || s.outstanding.length > 0) return s
           if (!s.cancelled && (!s.expanded || s.handedOut * CHUNK_TARGETS < s.written)) return s
           const counters = yield* repo.counters(broadcastId)
-          if (counters !== undefined && !s.cancelled) {
+          // A cancel is committed by the API before its command reaches this actor, and the
+          // chunks, which read the status, may all end first: such a broadcast is cancelled, not
+          // completed. The event goes only with the update that completes it (the row is locked
+          // by then, so a cancel committing meanwhile is refused), never for a cancelled one.
+          if (counters !== undefined && !s.cancelled && counters.status === "running") {
             const final = { ...counters, status: "completed" as const }
-            ctx.persist(repo.markCompleted(broadcastId).pipe(Effect.asVoid))
             ctx.persist(
-              webhooks.emit({ accountId: s.accountId, type: "broadcast.completed", botId: s.botId, data: progressOf(broadcastId, final) }).pipe(
+              repo.markCompleted(broadcastId).pipe(
+                Effect.flatMap((completed) =>
+                  completed
+                    ? webhooks.emit({ accountId: s.accountId, type: "broadcast.completed", botId: s.botId, data: progressOf(broadcastId, final) })
+                    : Effect.void
+                ),
                 Effect.asVoid,
                 Effect.catchTag("NatsUnavailable", Effect.die)
               )

@@ -285,8 +285,11 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
         UPDATE broadcasts SET status = 'running', total_count = ${total}, started_at = now()
         WHERE broadcast_id = ${broadcastId}::uuid AND status IN ('scheduled', 'queued')`
 
+    /** Whether it was still running (a cancel committed first leaves it cancelled). */
     const markCompleted = (broadcastId: string) =>
-      sql`UPDATE broadcasts SET status = 'completed', completed_at = now() WHERE broadcast_id = ${broadcastId}::uuid AND status = 'running'`
+      sql`UPDATE broadcasts SET status = 'completed', completed_at = now() WHERE broadcast_id = ${broadcastId}::uuid AND status = 'running' RETURNING 1`.pipe(
+        Effect.map((rows) => rows.length > 0)
+      )
 
     /** Where a chunk's sending stands: the last target that may have left, and since when. */
     const chunkClaim = (broadcastId: string, chunkNo: number) =>

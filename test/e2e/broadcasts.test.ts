@@ -294,6 +294,25 @@ describe("cancelling", () => {
   }, 60_000)
 })
 
+describe("a scheduled broadcast", () => {
+  it("waits for scheduled_at, across a restart of the node", async () => {
+    const list = await listOf([phone(5000), phone(5001)])
+    // Far enough ahead that the timer is still pending when the node is killed on a loaded machine.
+    const at = new Date(Date.now() + 20_000)
+    const r = await create({ name: "Later", bot_id: bots.promo, template_id: templates.promo, contact_list_id: list, scheduled_at: at.toISOString() })
+    expect(r.status).toBe(200)
+    expect(r.body.broadcast).toMatchObject({ status: "scheduled", scheduled_at: at.toISOString() })
+    const id = r.body.broadcast.id
+    await eventually(async () => expect((await db("SELECT 1 FROM actor_timers WHERE actor_key = $1", [id])).length).toBe(1))
+    await node.kill()
+    await startNode()
+    expect((await get(id)).status).toBe("scheduled")
+    const done = await until(id, "completed", 45_000)
+    expect(new Date(done.started_at).getTime()).toBeGreaterThanOrEqual(at.getTime())
+    expect(done).toMatchObject({ total_count: 2, sent_count: 2 })
+  }, 90_000)
+})
+
 describe("100,000 recipients", () => {
   it("sends each once, with counters matching the simulator's log", async () => {
     const N = 100_000
@@ -306,7 +325,8 @@ describe("100,000 recipients", () => {
     const started = Date.now()
     const r = await create({ name: "Big", bot_id: bots.promo, template_id: templates.promo, contact_list_id: list })
     const id = r.body.broadcast.id
-    const done = await until(id, "completed", 240_000)
+    // Some 90 s on a quiet machine; CI runs other test files beside it.
+    const done = await until(id, "completed", 420_000)
     const seconds = (Date.now() - started) / 1000
     console.log(JSON.stringify({ recipients: N, seconds, per_s: Math.round(N / seconds) }))
     const perRule = N / 1000
@@ -339,27 +359,7 @@ describe("100,000 recipients", () => {
     expect(states).toEqual({ pending: 0, distinct_ids: N })
     expect(completedEvents(id).length).toBeLessThanOrEqual(1)
     await eventually(async () => expect(completedEvents(id)).toHaveLength(1))
-  }, 300_000)
-})
-
-describe("a scheduled broadcast", () => {
-  it("waits for scheduled_at, across a restart of the node", async () => {
-    const list = await listOf([phone(5000), phone(5001)])
-    // Far enough ahead that the timer is still pending when the node is killed, even while the
-    // node still works through the 100,000-recipient broadcast's reports.
-    const at = new Date(Date.now() + 20_000)
-    const r = await create({ name: "Later", bot_id: bots.promo, template_id: templates.promo, contact_list_id: list, scheduled_at: at.toISOString() })
-    expect(r.status).toBe(200)
-    expect(r.body.broadcast).toMatchObject({ status: "scheduled", scheduled_at: at.toISOString() })
-    const id = r.body.broadcast.id
-    await eventually(async () => expect((await db("SELECT 1 FROM actor_timers WHERE actor_key = $1", [id])).length).toBe(1))
-    await node.kill()
-    await startNode()
-    expect((await get(id)).status).toBe("scheduled")
-    const done = await until(id, "completed", 45_000)
-    expect(new Date(done.started_at).getTime()).toBeGreaterThanOrEqual(at.getTime())
-    expect(done).toMatchObject({ total_count: 2, sent_count: 2 })
-  }, 90_000)
+  }, 480_000)
 })
 
 it("every event its consumer received is what the API reference's webhooks document (strictly)", () => {
