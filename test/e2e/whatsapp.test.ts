@@ -349,13 +349,15 @@ describe("free-form messages", () => {
       expect(await waMessage(id)).toMatchObject({ type, recipient: `+${to}`, callback_data: `cb-${type}`, price: "0.0000" })
       expect(await charges(id)).toEqual([])
     }
+    // Webhook deliveries trail the statuses; with other test files running beside this one,
+    // CI saw them more than 15 s behind.
     await eventually(async () => {
       for (const [type, id] of Object.entries(ids)) {
         expect(events("message.sent", id), type).toHaveLength(1)
         expect(events("message.delivered", id), type).toHaveLength(1)
         expect(events("message.read", id), type).toHaveLength(1)
       }
-    })
+    }, { timeoutMs: 45_000 })
     expect(events("message.read", ids.InteractiveList!)[0].data).toEqual({
       id: ids.InteractiveList,
       callbackData: "cb-InteractiveList",
