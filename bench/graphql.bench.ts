@@ -22,7 +22,6 @@
 import autocannon from "autocannon"
 import { connect } from "nats"
 import { createHash, randomBytes } from "node:crypto"
-import { readFileSync } from "node:fs"
 import { monitorEventLoopDelay } from "node:perf_hooks"
 import { Worker } from "node:worker_threads"
 import Pg from "pg"
@@ -32,7 +31,7 @@ import { cleanup, envFor, makeIsolation, NATS_URL } from "../test/support/isolat
 import { freePort } from "../test/support/TcpProxy.ts"
 import { round2 } from "./support/figures.ts"
 import { type FromWorker, nowMs, type SubscriberSpec, type ToWorker, type WorkerInput } from "./support/liveSubscribers.ts"
-import { cpuSeconds, machineCpu } from "./support/procStats.ts"
+import { cpuSeconds, machineCpu, rssKiB } from "./support/procStats.ts"
 
 const PARTS = new Set((process.env.PARTS ?? "a,b").split(",").map((p) => p.trim()))
 const CUSTOMERS = Number(process.env.CUSTOMERS ?? 2_000)
@@ -61,8 +60,6 @@ const percentile = (sorted: ArrayLike<number>, p: number) =>
   sorted.length === 0 ? null : round2(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!)
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-/** Resident memory of a process (KiB), from /proc. */
-const rssKiB = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1])
 const metric = async (node: HeraldProcess, name: string) => {
   const text = await (await fetch(`${node.url}/metrics`)).text()
   return text.split("\n").filter((l) => l.startsWith(name)).reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0)

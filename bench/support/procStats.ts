@@ -6,21 +6,25 @@ import { readFileSync } from "node:fs"
 /** Clock ticks per second of /proc's CPU counters (USER_HZ, 100 on Linux). */
 const TICKS = 100
 
-/** A `kB` field of /proc/<pid>/status (VmRSS, VmHWM…) in MB. */
-const statusMb = (pid: number, field: string) => {
+/** A `kB` field of /proc/<pid>/status (VmRSS, VmHWM…). */
+const statusKiB = (pid: number, field: string) => {
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8")
-    return Math.round(Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024)
+    return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0)
   } catch {
     return 0
   }
 }
+const statusMb = (pid: number, field: string) => Math.round(statusKiB(pid, field) / 1024)
 
 /** The most resident memory a process has had (VmHWM), MB. */
 export const peakRssMb = (pid: number) => statusMb(pid, "VmHWM")
 
 /** A process's resident memory now (VmRSS), MB. */
 export const rssMb = (pid: number) => statusMb(pid, "VmRSS")
+
+/** The same in KiB, for per-connection figures. */
+export const rssKiB = (pid: number) => statusKiB(pid, "VmRSS")
 
 /** CPU seconds (user + system) a process has used. */
 export const cpuSeconds = (pid: number) => {
