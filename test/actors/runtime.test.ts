@@ -9,7 +9,7 @@ import { partitionOf } from "../../src/actors/runtime/partitioning.ts"
 import { renderPrometheus } from "../../src/observability/Prometheus.ts"
 import { eventually, useIsolation } from "../support/e2e.ts"
 import { startNode, type TestNode } from "../support/nodes.ts"
-import { Add, Counter, Detonate, Explode, Flaky, Forward, HoldFor, holdTries, Refused, Remind, Store, storeEffects, storeTries, Total, Withdraw } from "../support/testKinds.ts"
+import { Add, Counter, Detonate, Explode, Flaky, Forward, HoldFor, holdTries, Peek, peeks, Refused, Remind, Store, storeEffects, storeTries, Total, Withdraw } from "../support/testKinds.ts"
 
 const iso = useIsolation()
 let node: TestNode
@@ -239,6 +239,16 @@ describe("one node", () => {
     const row = await stateRow("held")
     expect(row?.state.total).toBe(6)
     expect(row?.state.violations).toEqual([])
+  })
+
+  it("the commands that waited behind a hold are applied once its continuation is committed: a read of the database sees what it wrote", async () => {
+    await run(Effect.flatMap(ActorClient, (c) => Effect.all([
+      c.send(Counter, "peeked", new HoldFor({ amount: 9, deadlineMs: 30_000, resumeAfterMs: [500] })),
+      c.send(Counter, "peeked", new Peek())
+    ])))
+    await eventually(async () => expect(peeks.has("peeked")).toBe(true))
+    expect(peeks.get("peeked")).toBe(9)
+    expect(await total("peeked")).toEqual({ total: 9, count: 1 })
   })
 
   it("a continuation that fails is retried on top of what is held, and the commands behind it still wait", async () => {

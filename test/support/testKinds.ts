@@ -1,3 +1,4 @@
+import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Metric, MetricBoundaries, Schema } from "effect"
 import * as ActorKind from "../../src/actors/runtime/ActorKind.ts"
 import { registerKind } from "../../src/actors/runtime/ActorRuntime.ts"
@@ -80,10 +81,16 @@ export class HoldFor extends Schema.TaggedClass<HoldFor>()("HoldFor", {
 /** The continuation of a HoldFor. */
 export class Resumed extends Schema.TaggedClass<Resumed>()("Resumed", { amount: Schema.Number, fails: Schema.Number }) {}
 
+/** Reads the actor's committed total from the database: what a behaviour reading its own rows sees. */
+export class Peek extends Schema.TaggedClass<Peek>()("Peek", {}) {}
+
+/** What each key's Peek read (null: no row yet), in this process. */
+export const peeks = new Map<string, number | null>()
+
 /** Applications of HoldFor per key, in this process. */
 export const holdTries = new Map<string, number>()
 
-export const CounterCommand = Schema.Union(Add, Explode, Refused, Store, Flaky, Remind, Fired, Forward, Total, Withdraw, Detonate, HoldFor, Resumed)
+export const CounterCommand = Schema.Union(Add, Explode, Refused, Store, Flaky, Remind, Fired, Forward, Total, Withdraw, Detonate, HoldFor, Resumed, Peek)
 
 export const CounterState = Schema.Struct({
   total: Schema.Number,
@@ -156,6 +163,13 @@ export const Counter = ActorKind.make("counter", {
         return ctx.attempt <= command.fails
           ? Effect.fail(new Boom({ message: `continuation try ${ctx.attempt}` }))
           : Effect.succeed({ ...state, total: state.total + command.amount })
+      case "Peek":
+        return Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const rows = yield* Effect.orDie(sql<{ total: number }>`SELECT (state->>'total')::int AS total FROM actor_counter WHERE actor_key = ${ctx.key}`)
+          peeks.set(ctx.key, rows[0]?.total ?? null)
+          return state
+        })
       case "Withdraw":
         if (command.amount > state.total) {
           ctx.fail(command, { reason: "insufficient" as const })

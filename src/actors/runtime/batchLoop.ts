@@ -32,9 +32,11 @@ interface GroupResult {
 /** Waits for commands, then applies and commits one batch of them. */
 export const processBatch = (p: PartitionState) =>
   Effect.gen(function*() {
-    const first = yield* Queue.take(p.inbox)
+    // Commands that waited behind a hold whose continuation has been committed come first.
+    const resumed = p.resumed.splice(0)
+    const first = resumed.length > 0 ? [] : [yield* Queue.take(p.inbox)]
     const arrivedAt = Date.now()
-    const groups = groupByActor(p, [first, ...(yield* Queue.takeUpTo(p.inbox, MAX_BATCH - 1))])
+    const groups = groupByActor(p, [...resumed, ...first, ...(yield* Queue.takeUpTo(p.inbox, Math.max(1, MAX_BATCH - resumed.length - 1)))])
     if (groups.size === 0) return
     yield* residentsFor(p, groups.keys())
     // One actor after another: a fiber per actor cost more than most behaviours do (a behaviour
@@ -49,8 +51,10 @@ export const processBatch = (p: PartitionState) =>
 
 /**
  * The batch's entries by actor, in arrival order. Entries of a retrying actor go to its mailbox,
- * stream commands of a held actor wait behind its hold; a held actor's continuation starts its
- * group, followed by the commands that waited.
+ * stream commands of a held actor wait behind its hold; a held actor's continuation is a group of
+ * its own, and the commands that waited are applied in a later batch, once what the continuation
+ * wrote is committed: a behaviour that reads the database must see it (a flush applied on top of
+ * an uncommitted continuation would read as unsent what the continuation had just settled).
  */
 const groupByActor = (p: PartitionState, entries: Iterable<Entry>) => {
   const groups = new Map<string, Array<Entry>>()
@@ -64,8 +68,8 @@ const groupByActor = (p: PartitionState, entries: Iterable<Entry>) => {
       // its commands were applied again) is dropped.
       if (held === undefined || held.into.hold?.id !== entry.holdId || p.continuing.has(key)) continue
       p.continuing.add(key)
-      groups.set(key, [entry, ...held.waiting.splice(0).map(streamEntry)])
-    } else if (held !== undefined && !p.continuing.has(key)) held.waiting.push(entry.message)
+      groups.set(key, [entry])
+    } else if (held !== undefined) held.waiting.push(entry.message)
     else if (groups.has(key)) groups.get(key)!.push(entry)
     else groups.set(key, [entry])
   }
@@ -115,7 +119,9 @@ const afterCommit = (
     else startRetrying(p, key, r, entries, refusal(refusedBy), permanent)
     return
   }
+  const held = p.holding.get(key)
   p.holding.delete(key)
+  if (held !== undefined && held.waiting.length > 0) p.resumed.push(...held.waiting.splice(0).map(streamEntry))
   r.state = into.state
   r.seq = into.applied
   r.idleSince = now

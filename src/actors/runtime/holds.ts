@@ -18,9 +18,12 @@ export const applyingFrom = (p: PartitionState, key: string, r: Resident): Appli
   return held === undefined ? startApplied(key, r) : copyOf(held.into)
 }
 
-/** An actor now holding: what it applied stays in memory, its later stream commands wait. */
+/**
+ * An actor now holding: what it applied stays in memory, its later stream commands wait (after
+ * those that waited behind the hold it continues, if its continuation holds anew).
+ */
 export const startHolding = (p: PartitionState, into: Applied, rest: ReadonlyArray<Entry>) => {
-  const waiting: Array<StreamCommand> = []
+  const waiting: Array<StreamCommand> = p.holding.get(into.key)?.waiting ?? []
   for (const e of rest) if (e._tag === "stream") waiting.push(e.message)
   p.holding.set(into.key, { into, waiting, beatAt: Date.now() })
 }

@@ -75,7 +75,9 @@ export const makePartitionState = (env: PartitionEnv, registered: RegisteredKind
        */
       retrying: new Map<string, Array<Entry>>(),
       /** Held actors whose continuation is being applied in the current batch (not to be expired). */
-      continuing: new Set<string>()
+      continuing: new Set<string>(),
+      /** Commands that waited behind a hold whose continuation is committed: the next batch's first. */
+      resumed: [] as Array<Entry>
     }
     yield* Effect.addFinalizer(() => Effect.sync(() => (state.closed = true)))
     return state
