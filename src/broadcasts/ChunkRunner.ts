@@ -1,4 +1,6 @@
+import type { SqlError } from "@effect/sql/SqlError"
 import { Duration, Effect, FiberSet, Schedule } from "effect"
+import { refused } from "../actors/runtime/sqlRefusal.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { checkContent } from "../domain/contentLimits.ts"
 import type { MessageContent } from "../domain/content.ts"
@@ -61,6 +63,17 @@ const cancelledInDoubt = (messageId: string): GatewayErrorRecord => ({
 })
 
 /**
+ * What a slice's send came to is written however long the database takes to take it (a pool with
+ * no free connection for seconds, a lost connection): given up on, the chunk would start again
+ * and find its sent targets claimed with no outcome, in doubt, and send them again once the
+ * report window passed. A statement the database refuses is not tried again here.
+ */
+const untilWritten = Schedule.exponential(Duration.millis(100), 2).pipe(
+  Schedule.either(Schedule.spaced(Duration.seconds(2))),
+  Schedule.whileInput((e: SqlError) => !refused(e))
+)
+
+/**
  * Sends broadcast chunks for the sender actors this node owns, through the bots' lanes (so a
  * broadcast and single sends share the bot's throughput). A chunk is sent slice by slice; each
  * slice is claimed in `broadcast_chunks` before it leaves and its outcomes are written in one
@@ -118,7 +131,10 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
         const listening: Listening = { botId: header.botId, listeners: yield* batches.listeners(order.accountId, header.botId) }
         yield* repo.recordOutcomes({ broadcastId: order.broadcastId, accountId: order.accountId, price: header.price, outcomes, listening })
         if (listening.listeners.length > 0) yield* batches.staged
-      })
+      }).pipe(
+        Effect.tapError((error) => Effect.logWarning("broadcast outcomes not written yet; trying again", { broadcast_id: order.broadcastId, chunk: order.chunkNo, error: error.message })),
+        Effect.retry(untilWritten)
+      )
 
     /** A slice of a paced bot is about half a second of its throughput. */
     const sliceSize = (rate: number) => rate === 0 ? CHUNK_TARGETS : Math.max(1, Math.min(CHUNK_TARGETS, Math.ceil(rate / 2)))
@@ -163,7 +179,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
           remaining = again
           if (again.length > 0) {
             yield* Effect.sleep(retryDelay(attempt))
-            yield* repo.claim(order.broadcastId, order.chunkNo, again[again.length - 1]!.targetNo)
+            yield* repo.claim(order.broadcastId, order.chunkNo, again[again.length - 1]!.targetNo).pipe(Effect.retry(untilWritten))
           }
         }
       })
@@ -257,6 +273,8 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
         yield* FiberSet.run(
           fibers,
           runChunk(order, botId, permits).pipe(
+            // A read that dies (the bots cache's query while the database is away) is tried again too.
+            Effect.catchAllDefect((defect) => Effect.fail(defect)),
             Effect.tapErrorCause((cause) => Effect.logWarning("broadcast chunk failed; trying again", { broadcast_id: order.broadcastId, chunk: order.chunkNo, cause })),
             Effect.retry(Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))),
             Effect.zipRight(finished),

@@ -29,6 +29,8 @@ interface Lane {
   tokens: number
   refilledAt: number
   pumping: boolean
+  /** The bot's throughput as last read. */
+  rate: number
 }
 
 /**
@@ -48,9 +50,14 @@ export class SendDispatcher extends Effect.Service<SendDispatcher>()("herald/mes
     const handling = new Set<string>()
 
     // Read for every send from the bots cache (the change feed drops it when a bot changes), so
-    // `herald admin bot-throughput` applies at once.
+    // `herald admin bot-throughput` applies at once. While the database cannot be read (the cache
+    // holds nothing while its feed is down) the lane goes on at the last rate it read: a pump that
+    // died here would leave its queued sends, and a broadcast's slice waiting on them, stuck.
     const rateOf = (lane: Lane) =>
-      Effect.map(bots.find(lane.accountId, lane.botId), (bot) => bot?.throughput ?? config.botThroughputDefault)
+      bots.find(lane.accountId, lane.botId).pipe(
+        Effect.map((bot) => (lane.rate = bot?.throughput ?? config.botThroughputDefault)),
+        Effect.catchAllCause(() => Effect.succeed(lane.rate))
+      )
 
     /** Time to wait for the next token (0 when one is there, and then it is taken). */
     const takeToken = (lane: Lane, rate: number) => {
@@ -111,7 +118,7 @@ export class SendDispatcher extends Effect.Service<SendDispatcher>()("herald/mes
         // Another send of the bot may have made its lane meanwhile.
         const made = lanes.get(botId)
         if (made !== undefined) return made
-        const lane: Lane = { botId, accountId, queue: [], head: 0, slots, tokens: 1, refilledAt: Date.now(), pumping: false }
+        const lane: Lane = { botId, accountId, queue: [], head: 0, slots, tokens: 1, refilledAt: Date.now(), pumping: false, rate: config.botThroughputDefault }
         lanes.set(botId, lane)
         return lane
       })
