@@ -102,7 +102,8 @@ beforeAll(async () => {
     command,
     run: await herald([...command.split(" ").filter((w) => w !== ""), "--help"])
   }))
-}, 120_000)
+  // Every command's help, three processes at a time: past two minutes beside the heaviest files.
+}, 300_000)
 
 describe("herald --help", () => {
   it("lists every command once, under its own path; each one's help answers", () => {

@@ -1581,7 +1581,9 @@ beforeAll(async () => {
   await ensureDeadLetter()
   openapi = (await fetch(`${node.url}/api/v1/openapi.json`).then((r) => r.json())) as Record<string, any>
   await installWriteTriggers()
-}, 180_000)
+  // Some 20 CLI processes and a few dozen requests: past 180 s beside the suite's heaviest
+  // files (a clean clone runs graphql, whatsapp, console and the authorization matrix beside it).
+}, 360_000)
 afterAll(() => node?.kill())
 
 const excerpt = (text: string, max = 300) => {

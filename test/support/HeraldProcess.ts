@@ -48,7 +48,9 @@ export const untilAnswers = async (
   what: string,
   options: { readonly output?: () => string; readonly timeoutMs?: number; readonly intervalMs?: number } = {}
 ) => {
-  const deadline = Date.now() + (options.timeoutMs ?? 30_000)
+  // A process on a 2-core machine running three test files, each with nodes of its own, can take
+  // half a minute before it prints anything.
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000)
   const output = options.output ?? (() => "")
   while (!(await fetch(url).then((r) => r.ok, () => false))) {
     if (child.exitCode !== null || child.signalCode !== null) {
