@@ -115,7 +115,8 @@ beforeAll(async () => {
   }
   const hook = await call("POST", "/api/v1/rcs/webhooks", tokens.owner, { url: consumer.url("/ok"), events: ["broadcast.completed"], bot_id: null })
   expect(hook.status).toBe(200)
-}, 120_000)
+  // A node, some 15 CLI processes and a few requests: past two minutes beside the heaviest files.
+}, 300_000)
 afterAll(async () => {
   node?.kill()
   await consumer?.close()
