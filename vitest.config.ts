@@ -11,7 +11,9 @@ export default defineConfig({
     maxWorkers: 3,
     minWorkers: 1,
     testTimeout: 60_000,
-    hookTimeout: 120_000,
+    // Set-ups start nodes and run CLI processes: minutes when the heaviest files run beside them
+    // on two cores. A ceiling, not a target (figures belong to bench/).
+    hookTimeout: 300_000,
     teardownTimeout: 30_000,
     reporters: ["default"],
     sequence: { hooks: "stack" }

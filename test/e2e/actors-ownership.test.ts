@@ -20,7 +20,7 @@ beforeAll(async () => {
   client = await startNode(iso, { role: "api", partitions: PARTITIONS })
   workers.push(...(await Promise.all(["w1", "w2", "w3"].map((id) => startWorker(iso, id, { HERALD_PARTITIONS: String(PARTITIONS) })))))
   await awaitFullOwnership(workers, "counter", PARTITIONS)
-}, 120_000)
+}, 300_000)
 
 afterAll(async () => {
   await Promise.all(workers.map((w) => w.kill()))
@@ -44,7 +44,7 @@ describe("three worker nodes", () => {
     // The partitions are spread over the three nodes.
     const { reports } = await awaitFullOwnership(workers, "counter", PARTITIONS)
     expect(Object.values(reports).every((owned) => owned.length > 0)).toBe(true)
-  }, 120_000)
+  }, 300_000)
 
   it("exposes per-kind runtime metrics and the partitions owned", async () => {
     const w = workers[0]!
@@ -117,7 +117,7 @@ describe("three worker nodes", () => {
       const kept = owned.filter((p) => after.reports[node]!.includes(p))
       expect(kept.length + owned.filter((p) => after.reports.w4!.includes(p)).length).toBe(owned.length)
     }
-  }, 120_000)
+  }, 300_000)
 
   it("a node stopped gracefully hands its partitions over without a redelivery storm", async () => {
     const stopping = workers.find((w) => w.nodeId === "w2")!
@@ -150,5 +150,5 @@ describe("three worker nodes", () => {
     // A hand-off drains what the old owner received; at most a handful of commands that were in
     // a pull when it stopped come again (and are skipped as already applied).
     expect(redelivered).toBeLessThan(100)
-  }, 120_000)
+  }, 300_000)
 })

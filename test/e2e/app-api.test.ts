@@ -74,7 +74,7 @@ beforeAll(async () => {
   }))
   const dev = await callJson(node.url, "PUT", "/api/v1/app/developer/webhook", jwt.a, { url: consumer.url("/dev") })
   expect(dev.status).toBe(200)
-}, 120_000)
+}, 300_000)
 afterAll(async () => {
   await node?.kill()
   await consumer?.close()

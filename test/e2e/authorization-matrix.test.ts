@@ -309,7 +309,7 @@ beforeAll(async () => {
      VALUES ($1, $2, 'a@matrix.test', '{b@matrix.test}', 's', 1, 'QUEUED')`,
     [partnerFixtures.messageId, partnerA.partner_id]
   )
-}, 120_000)
+}, 300_000)
 afterAll(() => node?.kill())
 
 const RANK: Record<Role, number> = { viewer: 0, operator: 1, owner: 2 }

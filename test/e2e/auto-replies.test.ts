@@ -93,7 +93,7 @@ beforeAll(async () => {
   for (const [name, scopes] of [["rules", ["auto_replies:read"]], ["contacts", ["contacts:read"]], ["other", ["webhooks:read", "broadcasts:write"]]] as const) {
     keys[name] = (await call("POST", "/api/v1/rcs/api-keys", tokens.owner, { name, scopes })).body.raw_key
   }
-}, 120_000)
+}, 300_000)
 afterAll(async () => {
   await node?.kill()
 })

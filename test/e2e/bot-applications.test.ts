@@ -40,7 +40,7 @@ beforeAll(async () => {
     accounts[name] = (await cli("admin", "create-account", "--email", `${name}@apply.io`, "--password", `${name} password`, "--label", name)).account_id
     tokens[name] = (await call("POST", "/api/v1/rcs/auth/login", undefined, { email: `${name}@apply.io`, password: `${name} password` })).body.token
   }
-}, 120_000)
+}, 300_000)
 afterAll(() => node?.kill())
 
 describe("applying for a bot", () => {

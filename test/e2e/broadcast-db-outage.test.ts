@@ -58,7 +58,7 @@ beforeAll(async () => {
   const template = await call("POST", "/api/v1/rcs/templates", { bot_id: botId, name: "offer", type: "text", text: "Big sale today" })
   expect(template.status).toBe(200)
   templateId = template.body.template_id
-}, 120_000)
+}, 300_000)
 afterAll(async () => {
   await node?.kill()
   await proxy?.down()

@@ -164,7 +164,7 @@ beforeAll(async () => {
     CREATE FUNCTION test_log_staged() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN INSERT INTO test_staged VALUES (NEW.account_id, NEW.webhook_id, NEW.type, NEW.data->>'message_id'); RETURN NULL; END $$`)
   await db(`CREATE TRIGGER test_log_staged AFTER INSERT ON webhook_batch_items FOR EACH ROW EXECUTE FUNCTION test_log_staged()`)
-}, 120_000)
+}, 300_000)
 afterAll(async () => {
   await node?.kill()
   consumer.closeAllConnections()

@@ -65,7 +65,7 @@ beforeAll(async () => {
   await cli("admin", "bot-throughput", bot, "unlimited")
   await cli("admin", "wallet-credit", account, "100")
   token = (await call("POST", "/api/v1/rcs/auth/login", { email: "hi@personal.io", password: "personal password" })).body.token
-}, 120_000)
+}, 300_000)
 afterAll(async () => {
   await node?.kill()
   proxy?.closeAllConnections()

@@ -45,7 +45,7 @@ beforeAll(async () => {
     [twice]
   )
   twiceSecond = row!.account_id
-}, 120_000)
+}, 300_000)
 
 describe("herald admin: an account named by its id or its owner's e-mail", () => {
   it("wallet-credit, set-plan, create-bot and create-wa-number take either, the address in any case", async () => {

@@ -134,7 +134,7 @@ beforeAll(async () => {
   starterHome = connectedHome(node.url, keys.starter)
   fakeHome = connectedHome(fakeUrl, FAKE_KEY)
   noMeHome = connectedHome(fakeUrl, FAKE_KEY_NO_ME)
-}, 120_000)
+}, 300_000)
 
 afterAll(async () => {
   await node?.kill()

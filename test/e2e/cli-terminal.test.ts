@@ -78,7 +78,7 @@ beforeAll(async () => {
   tmux("-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "160", "-y", "50")
   // A window stays once its command ended, to be read.
   tmux("set-option", "-g", "remain-on-exit", "on")
-}, 120_000)
+}, 300_000)
 
 afterAll(async () => {
   try {
@@ -161,7 +161,7 @@ describe("herald client commands in a terminal", () => {
     const status = await until("the import to end", () => {
       frames.push(screen(window))
       return exitStatus(window)
-    }, 120_000)
+    }, 300_000)
     const last = screen(window)
     expect(status, last).toBe(0)
     const percents = frames.flatMap((f) => [...f.matchAll(/Importing .* (\d+)% \|/g)].map((m) => Number(m[1])))

@@ -249,7 +249,7 @@ describe("the console in Chromium", () => {
     await page.getByRole("button", { name: "Sign out" }).click()
     await h1(page, "Sign in to the Herald console").waitFor()
     await page.getByText("You are signed out.").waitFor()
-  }, 120_000)
+  }, 300_000)
 
   it("starts a broadcast from the form and watches its progress bar reach 100%, pushed by the live stream, never polled", async () => {
     const { page } = await newPage()
@@ -364,7 +364,7 @@ describe("the console in Chromium", () => {
     await row.waitFor()
     expect(await dom(page)).not.toContain(raw)
     expect(await page.evaluate<string>("JSON.stringify(localStorage) + JSON.stringify(sessionStorage)")).not.toContain(raw)
-  }, 120_000)
+  }, 300_000)
 
   it("a viewer: every page, and no enabled control that changes something; a forged write from the page is refused and writes nothing", async () => {
     const { page } = await signedIn(VIEWER)
@@ -483,7 +483,7 @@ describe("the console in Chromium", () => {
     const after = await apiKeys()
     expect(after.length).toBe(keys)
     expect(after.some((k) => /forged|no token/.test(k.name))).toBe(false)
-  }, 120_000)
+  }, 300_000)
 
   it("the operator view: the token form without the token, an error for a wrong one, the cluster with the right one", async () => {
     const { page } = await newPage()
@@ -533,7 +533,7 @@ describe("the console in Chromium", () => {
     await off.goto(`${node.url}/console/ops`)
     await off.getByTestId("ops-off").waitFor()
     expect(await off.getByRole("textbox", { name: "Operator token" }).count()).toBe(0)
-  }, 120_000)
+  }, 300_000)
 
   it("a failing endpoint goes red; its dead letter, replayed from the page once the endpoint is back, leaves the list as a new delivery", async () => {
     const { page } = await signedIn(OWNER)

@@ -81,7 +81,7 @@ beforeAll(async () => {
   for (const [name, scopes] of [["read", ["contacts:read"]], ["write", ["contacts:write"]], ["none", ["webhooks:read", "broadcasts:write"]]] as const) {
     keys[name] = (await call("POST", "/api/v1/rcs/api-keys", tokens.owner, { name, scopes })).body.raw_key
   }
-}, 120_000)
+}, 300_000)
 afterAll(async () => {
   await node?.kill()
 })
@@ -465,7 +465,7 @@ describe("imports", () => {
     expect(sized.body.added).toBe(100_000)
     const chunked = await upload(id, tokens.owner, "text/csv", Readable.from([body.slice(0, 5_000_000), body.slice(5_000_000)]))
     expect(chunked.body).toMatchObject({ added: 0, duplicates: 100_000 })
-  }, 120_000)
+  }, 300_000)
 })
 
 /** The server's resident memory, in kB (VmRSS), and its peak since the last reset (VmHWM). */

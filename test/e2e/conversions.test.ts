@@ -81,7 +81,7 @@ beforeAll(async () => {
     jwt[name] = session.jwt
     keys[name] = session.key
   }
-}, 120_000)
+}, 300_000)
 afterAll(async () => {
   await node?.kill()
 })

@@ -348,7 +348,7 @@ beforeAll(async () => {
   // A segment without filters: its members are every customer of the account.
   ids.segment = (await callJson(node.url, "POST", "/api/v1/app/segments", `Bearer ${ids.secretKey}`, { name: "everyone" })).body.segment.id
   for (const list of LISTS) await list.seed()
-}, 120_000)
+}, 300_000)
 afterAll(() => node?.kill())
 
 describe("cursor-paged lists", () => {

@@ -86,7 +86,7 @@ beforeAll(async () => {
     call("POST", "/api/v1/rcs/team", jwt.p, { email: "other.agent@customers.io", role: "operator", assigned_bots: ["*"], password: "agent password" })
   ])
   expect(members.map((m) => m.status)).toEqual([200, 200])
-}, 120_000)
+}, 300_000)
 afterAll(async () => {
   await node?.kill()
 })

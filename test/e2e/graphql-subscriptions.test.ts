@@ -122,7 +122,7 @@ beforeAll(async () => {
     keys[name] = session.key
   }))
   nats = await connect({ servers: base.NATS_URL })
-}, 120_000)
+}, 300_000)
 afterAll(async () => {
   for (const client of clients) await client.dispose()
   await nats?.close()

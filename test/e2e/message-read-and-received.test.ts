@@ -68,7 +68,7 @@ beforeAll(async () => {
     expect(created.status, JSON.stringify(created.body)).toBe(200)
     hooks[name] = created.body.webhook_id
   }
-}, 120_000)
+}, 300_000)
 afterAll(async () => {
   await node?.kill()
   await consumer?.close()

@@ -83,7 +83,7 @@ beforeAll(async () => {
     bot_id: null
   })
   expect(hook.status).toBe(200)
-}, 120_000)
+}, 300_000)
 afterAll(async () => {
   node?.kill()
   await consumer?.close()

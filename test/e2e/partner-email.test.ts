@@ -81,7 +81,7 @@ beforeAll(async () => {
   }
   // Partner a sends at 50 recipients a second; b keeps the sandbox's 1 a second.
   await cli("admin", "email-quota", partners.a!, "--rate", "50")
-}, 120_000)
+}, 300_000)
 afterAll(async () => {
   node?.kill()
   await consumer?.close()

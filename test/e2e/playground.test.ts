@@ -39,7 +39,7 @@ beforeAll(async () => {
     chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS })
   ])
   expect(key).toMatch(/^sk_live_/)
-}, 120_000)
+}, 300_000)
 afterAll(async () => {
   await browser?.close()
   await node?.kill()

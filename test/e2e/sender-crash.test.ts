@@ -91,5 +91,5 @@ describe("a worker killed while a send's answer is lost", () => {
     expect(charges).toEqual([{ kind: "charge" }])
     await new Promise((resolve) => setTimeout(resolve, 1_000))
     expect(await log()).toMatchObject({ sends: 2, deliveries: 1 })
-  }, 120_000)
+  }, 300_000)
 })

@@ -174,7 +174,7 @@ beforeAll(async () => {
     bot_id: null
   })
   expect(rcs.status).toBe(200)
-}, 120_000)
+}, 300_000)
 afterAll(async () => {
   await node?.kill()
   await consumer?.close()
