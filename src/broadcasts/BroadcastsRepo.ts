@@ -297,11 +297,21 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
         SELECT claimed_upto, (extract(epoch FROM now() - claimed_at) * 1000)::float8 AS age_ms
         FROM broadcast_chunks WHERE broadcast_id = ${broadcastId}::uuid AND chunk_no = ${chunkNo}`.pipe(Effect.map((rows) => rows[0]))
 
-    /** Marks targets up to `upto` of the chunk as possibly sent, before they are. */
-    const claim = (broadcastId: string, chunkNo: number, upto: number) =>
+    /** Marks targets up to `upto` of the chunk as possibly sent, before they are, by the run `runId`. */
+    const claim = (broadcastId: string, chunkNo: number, upto: number, runId: string) =>
       sql`
-        INSERT INTO broadcast_chunks (broadcast_id, chunk_no, claimed_upto) VALUES (${broadcastId}::uuid, ${chunkNo}, ${upto})
-        ON CONFLICT (broadcast_id, chunk_no) DO UPDATE SET claimed_upto = greatest(broadcast_chunks.claimed_upto, excluded.claimed_upto), claimed_at = now()`
+        INSERT INTO broadcast_chunks (broadcast_id, chunk_no, claimed_upto, claimed_by) VALUES (${broadcastId}::uuid, ${chunkNo}, ${upto}, ${runId})
+        ON CONFLICT (broadcast_id, chunk_no) DO UPDATE
+          SET claimed_upto = greatest(broadcast_chunks.claimed_upto, excluded.claimed_upto), claimed_at = now(), claimed_by = excluded.claimed_by`
+
+    /**
+     * A run that stops without having sent what it claimed beyond `sentUpto` gives its claim up,
+     * if it is still its own: stale at once, and no higher than what may have left.
+     */
+    const releaseClaim = (broadcastId: string, chunkNo: number, sentUpto: number, runId: string) =>
+      sql`
+        UPDATE broadcast_chunks SET claimed_upto = least(claimed_upto, ${sentUpto}), claimed_at = 'epoch'
+        WHERE broadcast_id = ${broadcastId}::uuid AND chunk_no = ${chunkNo} AND claimed_by = ${runId}`
 
     const pendingTargets = (broadcastId: string, first: number, last: number) =>
       sql<PendingTarget>`
@@ -498,6 +508,7 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
       markRunning,
       markCompleted,
       chunkClaim,
+      releaseClaim,
       claim,
       pendingTargets,
       recordOutcomes,

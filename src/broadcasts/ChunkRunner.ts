@@ -1,5 +1,7 @@
 import type { SqlError } from "@effect/sql/SqlError"
-import { Duration, Effect, FiberSet, Schedule } from "effect"
+import { Cause, Data, Duration, Effect, FiberSet, Option, Schedule } from "effect"
+import { randomUUID } from "node:crypto"
+import type { LeaseGuard } from "../actors/runtime/leaseGuard.ts"
 import { refused } from "../actors/runtime/sqlRefusal.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { checkContent } from "../domain/contentLimits.ts"
@@ -15,6 +17,20 @@ import { CHUNK_TARGETS, CHUNK_WINDOW, chunkKey, type ChunkOrder } from "./chunki
 import { BroadcastProgress } from "./progress.ts"
 
 type Target = PendingTarget
+
+/**
+ * One run of a chunk on this node: the sender partition's lease it runs under (checked before each
+ * slice and by the bot's lane before each send) and the token naming its claim.
+ */
+interface Run {
+  readonly order: ChunkOrder
+  readonly botId: string
+  readonly lease: LeaseGuard
+  readonly id: string
+}
+
+/** The run stopped because this node no longer holds the bot's partition: its next owner runs the chunk. */
+class PartitionGone extends Data.TaggedError("PartitionGone")<{ readonly message: string }> {}
 
 type Header = NonNullable<Effect.Effect.Success<ReturnType<BroadcastsRepo["header"]>>>
 
@@ -144,8 +160,9 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
      * gateway backoff holds back no other's. `resent`: these targets were claimed by a node that
      * stopped, and are sent again.
      */
-    const sendSlice = (order: ChunkOrder, botId: string, header: Header, slice: ReadonlyArray<Target>, resent: boolean) =>
+    const sendSlice = (run: Run, header: Header, slice: ReadonlyArray<Target>, resent: boolean) =>
       Effect.gen(function*() {
+        const { botId, order } = run
         const contents = new Map<number, MessageContent>()
         const refused: Array<TargetOutcome> = []
         for (const target of slice) {
@@ -162,13 +179,16 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
           const answers = yield* dispatcher.sendAll(
             botId,
             order.accountId,
-            remaining.map((t) => ({ messageId: t.messageId, to: t.phone, content: contents.get(t.targetNo)!, attempt }))
+            remaining.map((t) => ({ messageId: t.messageId, to: t.phone, content: contents.get(t.targetNo)!, attempt })),
+            run.lease
           )
           const again: Array<Target> = []
           const outcomes: Array<TargetOutcome> = []
+          const unsent: Array<Target> = []
           answers.forEach((answer, i) => {
             const target = remaining[i]!
-            if (answer._tag === "Accepted") outcomes.push({ targetNo: target.targetNo, status: "sent", error: null })
+            if (answer === undefined) unsent.push(target)
+            else if (answer._tag === "Accepted") outcomes.push({ targetNo: target.targetNo, status: "sent", error: null })
             else if (answer._tag === "Unconfirmed") {
               outcomes.push({ targetNo: target.targetNo, status: "unconfirmed", error: resent ? resentUnconfirmed(answer.error) : answer.error })
             } else if (answer.error.retryable && attempt < MAX_SEND_ATTEMPTS) again.push(target)
@@ -176,25 +196,44 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
           })
           yield* record(order, header, outcomes)
           yield* progress.changed(order.accountId, order.broadcastId)
+          if (unsent.length > 0) {
+            // The lane sends in order: on a first try the targets that never left are the end of
+            // the slice, and the claim comes back to just before them. Sent before, they stay in doubt.
+            const sentUpto = attempt === 1 ? Math.min(...unsent.map((t) => t.targetNo)) - 1 : slice[slice.length - 1]!.targetNo
+            return yield* stopRun(run, sentUpto)
+          }
           remaining = again
           if (again.length > 0) {
             yield* Effect.sleep(retryDelay(attempt))
-            yield* repo.claim(order.broadcastId, order.chunkNo, again[again.length - 1]!.targetNo).pipe(Effect.retry(untilWritten))
+            yield* Effect.catchAll(run.lease.current, () => stopRun(run, slice[slice.length - 1]!.targetNo))
+            yield* repo.claim(order.broadcastId, order.chunkNo, again[again.length - 1]!.targetNo, run.id).pipe(Effect.retry(untilWritten))
           }
         }
       })
 
-    /** Sends targets in slices of the bot's size, each claimed first; stops at a cancel. */
-    const sendInSlices = (order: ChunkOrder, botId: string, header: Header, targets: ReadonlyArray<Target>, resent: boolean) =>
+    /**
+     * The run ends because this node gave the bot's partition up: its claim is given back (sent up
+     * to `sentUpto`), so the next owner, told to run the chunk, sends the rest at once.
+     */
+    const stopRun = (run: Run, sentUpto: number) =>
+      repo.releaseClaim(run.order.broadcastId, run.order.chunkNo, sentUpto, run.id).pipe(
+        Effect.retry(untilWritten),
+        Effect.zipRight(Effect.fail(new PartitionGone({ message: `the partition of bot ${run.botId} left this node` })))
+      )
+
+    /** Sends targets in slices of the bot's size, each claimed first under a current lease; stops at a cancel. */
+    const sendInSlices = (run: Run, header: Header, targets: ReadonlyArray<Target>, resent: boolean) =>
       Effect.gen(function*() {
+        const { botId, order } = run
         const size = sliceSize(yield* rateOf(order.accountId, botId))
         for (let start = 0; start < targets.length; start += size) {
           const slice = targets.slice(start, start + size)
           const status = yield* repo.status(order.broadcastId)
           if (status === undefined) return
           if (status === "cancelled") return yield* cancelRest(order, header, slice[0]!.targetNo, resent ? targets.slice(start) : [])
-          yield* repo.claim(order.broadcastId, order.chunkNo, slice[slice.length - 1]!.targetNo)
-          yield* sendSlice(order, botId, header, slice, resent)
+          yield* Effect.catchAll(run.lease.current, () => stopRun(run, slice[0]!.targetNo - 1))
+          yield* repo.claim(order.broadcastId, order.chunkNo, slice[slice.length - 1]!.targetNo, run.id)
+          yield* sendSlice(run, header, slice, resent)
         }
       })
 
@@ -214,15 +253,16 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
      * fresh means a node may still be sending this chunk: nothing of it is touched until it is
      * stale. Runs before a permit is taken: waiting must not hold back the bot's other chunks.
      */
-    const resolveInDoubt = (order: ChunkOrder, botId: string, header: Header, permits: Effect.Semaphore): Effect.Effect<void, unknown> =>
+    const resolveInDoubt = (run: Run, header: Header, permits: Effect.Semaphore): Effect.Effect<void, unknown> =>
       Effect.gen(function*() {
+        const { order } = run
         const claim = yield* repo.chunkClaim(order.broadcastId, order.chunkNo)
         if (claim === undefined) return
         const inDoubt = (yield* repo.pendingTargets(order.broadcastId, order.first, order.last)).filter((t) => t.targetNo <= claim.claimedUpto)
         const wait = (inDoubt.length > 0 ? Math.max(staleAfterMs, reportWindowMs) : staleAfterMs) - claim.ageMs
         if (wait > 0) {
           yield* Effect.sleep(Duration.millis(wait))
-          return yield* resolveInDoubt(order, botId, header, permits)
+          return yield* resolveInDoubt(run, header, permits)
         }
         if (inDoubt.length === 0) return
         yield* Effect.logInfo("sending again broadcast targets a stopped node left without an outcome or a report", {
@@ -230,7 +270,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
           chunk: order.chunkNo,
           targets: inDoubt.length
         })
-        yield* permits.withPermits(1)(sendInSlices(order, botId, header, inDoubt, true))
+        yield* permits.withPermits(1)(sendInSlices(run, header, inDoubt, true))
       })
 
     /**
@@ -250,34 +290,52 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
       })
 
     /** Sends what is left of the chunk, then settles what is in doubt. */
-    const runChunk = (order: ChunkOrder, botId: string, permits: Effect.Semaphore) =>
+    const runChunk = (run: Run, permits: Effect.Semaphore) =>
       Effect.gen(function*() {
+        const { order } = run
         const header = yield* repo.header(order.broadcastId)
         if (header === undefined) return
-        yield* resolveInDoubt(order, botId, header, permits)
+        yield* resolveInDoubt(run, header, permits)
         const toSend = yield* repo.pendingTargets(order.broadcastId, order.first, order.last)
-        if (toSend.length > 0) yield* permits.withPermits(1)(sendInSlices(order, botId, header, toSend, false))
+        if (toSend.length > 0) yield* permits.withPermits(1)(sendInSlices(run, header, toSend, false))
         yield* settleUnconfirmed(order, header)
       })
 
     /**
-     * Runs a chunk in the background (unless this node runs it already); `finished` is called
-     * once every target of it has an outcome.
+     * Runs a chunk in the background (unless this node runs it already) under the sender
+     * partition's lease; `finished` is called once every target of it has an outcome. If the node
+     * gives the partition up meanwhile, the run stops before its next send and `moved` tells the
+     * partition's next owner to run the chunk.
      */
-    const start = (order: ChunkOrder, botId: string, finished: Effect.Effect<void>) =>
+    const start = (order: ChunkOrder, botId: string, lease: LeaseGuard, finished: Effect.Effect<void>, moved: Effect.Effect<void>) =>
       Effect.gen(function*() {
         const key = chunkKey(order)
         if (running.has(key)) return
         running.add(key)
         const permits = yield* permitsOf(botId, yield* rateOf(order.accountId, botId))
+        const run: Run = { order, botId, lease, id: randomUUID() }
         yield* FiberSet.run(
           fibers,
-          runChunk(order, botId, permits).pipe(
+          runChunk(run, permits).pipe(
             // A read that dies (the bots cache's query while the database is away) is tried again too.
             Effect.catchAllDefect((defect) => Effect.fail(defect)),
-            Effect.tapErrorCause((cause) => Effect.logWarning("broadcast chunk failed; trying again", { broadcast_id: order.broadcastId, chunk: order.chunkNo, cause })),
-            Effect.retry(Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))),
-            Effect.zipRight(finished),
+            Effect.tapErrorCause((cause) =>
+              Cause.failureOption(cause).pipe(Option.exists((e) => e instanceof PartitionGone))
+                ? Effect.void
+                : Effect.logWarning("broadcast chunk failed; trying again", { broadcast_id: order.broadcastId, chunk: order.chunkNo, cause })
+            ),
+            Effect.retry({
+              schedule: Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5)))),
+              while: (e) => !(e instanceof PartitionGone)
+            }),
+            Effect.matchEffect({
+              onSuccess: () => finished,
+              onFailure: () =>
+                Effect.logInfo("broadcast chunk stopped: the bot's partition left this node; its next owner runs the rest", {
+                  broadcast_id: order.broadcastId,
+                  chunk: order.chunkNo
+                }).pipe(Effect.zipRight(moved))
+            }),
             Effect.ensuring(Effect.sync(() => running.delete(key)))
           )
         )

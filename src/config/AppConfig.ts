@@ -3,13 +3,40 @@ import { hostname } from "node:os"
 import { Config, ConfigError, Context, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
 
 export type Role = "all" | "api" | "worker"
+
+export type NatsAuth =
+  | { readonly _tag: "none" }
+  | { readonly _tag: "userPassword"; readonly user: string; readonly password: Redacted.Redacted<string> }
+  | { readonly _tag: "token"; readonly token: Redacted.Redacted<string> }
+  | { readonly _tag: "credsFile"; readonly path: string }
+
+export interface NatsTls {
+  readonly caFile: Option.Option<string>
+  readonly certFile: Option.Option<string>
+  readonly keyFile: Option.Option<string>
+}
 export type LogFormat = "json" | "pretty"
 
 /** Every setting of the process, read once at start and validated before anything else runs. */
 export interface AppSettings {
   readonly port: number
   readonly databaseUrl: Redacted.Redacted<string>
-  readonly natsUrl: string
+  /** The NATS servers a node is given (NATS_URL: one URL or a comma-separated list), credentials taken out. */
+  readonly natsServers: ReadonlyArray<string>
+  /** Replicas of every stream and KV bucket Herald creates (1-5; 3 on a real cluster). */
+  readonly natsReplicas: number
+  /** NATS credentials: NATS_USER/NATS_PASSWORD, or the first URL's user:password@ (never logged). */
+  readonly natsAuth: NatsAuth
+  /** TLS to NATS: a CA file to trust, and a client certificate and key for mutual TLS. */
+  readonly natsTls: Option.Option<NatsTls>
+  /** How long a command's publish may be retried (a stream's leader moving) before the caller gets 503. */
+  readonly natsPublishBudgetMs: number
+  /** Postgres connections this node's pool holds at most (nodes × (pool + 1) must stay under max_connections). */
+  readonly dbPool: number
+  /** Hot statements as named prepared statements (off behind PgBouncer before 1.21 or without max_prepared_statements). */
+  readonly dbPreparedStatements: boolean
+  /** Where the change feed LISTENs: DATABASE_URL unless set (behind PgBouncer's transaction mode, Postgres itself). */
+  readonly dbListenUrl: Option.Option<Redacted.Redacted<string>>
   readonly role: Role
   readonly partitions: number
   readonly nodeId: string
@@ -163,6 +190,83 @@ export const DEV_WA_APP_SECRET = "dev-wa-app-secret"
 export const DEV_SECRETS_KEY = "dev-herald-secrets-key-not-for-production"
 export const DEV_SMTP_FEEDBACK_SECRET = "dev-herald-smtp-feedback-secret"
 
+const NATS_SCHEMES = ["nats", "tls", "ws", "wss"]
+
+/** One NATS URL, checked, without the credentials it may carry (those go to `natsAuth`). */
+const parseNatsUrl = (raw: string): URL | undefined => {
+  try {
+    const parsed = new URL(raw.trim())
+    return NATS_SCHEMES.includes(parsed.protocol.replace(/:$/, "")) && parsed.hostname !== "" ? parsed : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const splitUrls = (value: string) => value.split(",").map((s) => s.trim()).filter((s) => s !== "")
+
+// Validated as the variable's text, so the error names NATS_URL; then split.
+const rawNatsUrls = Config.string("NATS_URL").pipe(
+  Config.validate({
+    message: `must be a URL with scheme ${NATS_SCHEMES.join(", ")}, or a comma-separated list of them (nats://n1:4222,nats://n2:4222,nats://n3:4222)`,
+    validation: (value) => splitUrls(value).length > 0 && splitUrls(value).every((u) => parseNatsUrl(u) !== undefined)
+  }),
+  Config.withDefault("nats://127.0.0.1:4222"),
+  Config.map(splitUrls)
+)
+
+// nats.js does not read credentials out of a server URL: they are taken out here, so they are
+// neither sent as part of a host nor ever logged with one.
+const natsServers = Config.map(rawNatsUrls, (urls) =>
+  urls.map((raw) => {
+    const parsed = parseNatsUrl(raw)!
+    parsed.username = ""
+    parsed.password = ""
+    return parsed.toString().replace(/\/$/, "")
+  }))
+
+const natsAuth: Config.Config<NatsAuth> = Config.all({
+  urls: rawNatsUrls,
+  user: Config.option(Config.string("NATS_USER")),
+  password: Config.option(Config.redacted("NATS_PASSWORD")),
+  token: Config.option(Config.redacted("NATS_TOKEN")),
+  creds: Config.option(Config.string("NATS_CREDS"))
+}).pipe(
+  Config.mapOrFail(({ creds, password, token, urls, user }): Either.Either<NatsAuth, ConfigError.ConfigError> => {
+    const given = [Option.isSome(user) || Option.isSome(password), Option.isSome(token), Option.isSome(creds)].filter(Boolean).length
+    if (given > 1) return Either.left(ConfigError.InvalidData(["NATS_USER"], "set one of NATS_USER/NATS_PASSWORD, NATS_TOKEN or NATS_CREDS"))
+    if (Option.isSome(creds)) return Either.right({ _tag: "credsFile", path: creds.value })
+    if (Option.isSome(token)) return Either.right({ _tag: "token", token: token.value })
+    if (Option.isSome(user) !== Option.isSome(password)) {
+      return Either.left(ConfigError.InvalidData([Option.isSome(user) ? "NATS_PASSWORD" : "NATS_USER"], "NATS_USER and NATS_PASSWORD go together"))
+    }
+    if (Option.isSome(user) && Option.isSome(password)) return Either.right({ _tag: "userPassword", user: user.value, password: password.value })
+    // Credentials in the URL (the first one carrying any): nats://user:password@host, or nats://token@host.
+    for (const raw of urls) {
+      const parsed = parseNatsUrl(raw)!
+      if (parsed.username === "") continue
+      const name = decodeURIComponent(parsed.username)
+      return Either.right(
+        parsed.password === ""
+          ? { _tag: "token", token: Redacted.make(name) }
+          : { _tag: "userPassword", user: name, password: Redacted.make(decodeURIComponent(parsed.password)) }
+      )
+    }
+    return Either.right({ _tag: "none" })
+  })
+)
+
+const natsTls: Config.Config<Option.Option<NatsTls>> = Config.all({
+  caFile: Config.option(Config.string("NATS_TLS_CA")),
+  certFile: Config.option(Config.string("NATS_TLS_CERT")),
+  keyFile: Config.option(Config.string("NATS_TLS_KEY"))
+}).pipe(
+  Config.mapOrFail((tls) =>
+    Option.isSome(tls.certFile) !== Option.isSome(tls.keyFile)
+      ? Either.left(ConfigError.InvalidData([Option.isSome(tls.certFile) ? "NATS_TLS_KEY" : "NATS_TLS_CERT"], "NATS_TLS_CERT and NATS_TLS_KEY go together"))
+      : Either.right(Option.isNone(tls.caFile) && Option.isNone(tls.certFile) ? Option.none() : Option.some(tls))
+  )
+)
+
 const optionalUrl = (name: string) => Config.option(url(name, ["http", "https"]))
 
 const allSettings: Config.Config<AppSettings> = Config.all({
@@ -173,7 +277,14 @@ const allSettings: Config.Config<AppSettings> = Config.all({
     Config.withDefault("postgres://postgres@127.0.0.1:5432/herald"),
     Config.map(Redacted.make)
   ),
-  natsUrl: url("NATS_URL", ["nats", "tls", "ws", "wss"]).pipe(Config.withDefault("nats://127.0.0.1:4222")),
+  natsServers: natsServers,
+  natsReplicas: integerIn("HERALD_NATS_REPLICAS", 1, 5).pipe(Config.withDefault(1)),
+  natsAuth,
+  natsTls,
+  natsPublishBudgetMs: integerIn("HERALD_NATS_PUBLISH_BUDGET_MS", 100, 120_000).pipe(Config.withDefault(10_000)),
+  dbPool: integerIn("HERALD_DB_POOL", 2, 1_000).pipe(Config.withDefault(16)),
+  dbPreparedStatements: Config.boolean("HERALD_DB_PREPARED_STATEMENTS").pipe(Config.withDefault(true)),
+  dbListenUrl: url("HERALD_DB_LISTEN_URL", ["postgres", "postgresql"]).pipe(Config.map(Redacted.make), Config.option),
   role: Config.literal("all", "api", "worker")("HERALD_ROLE").pipe(Config.withDefault("all" as const)),
   partitions: integerIn("HERALD_PARTITIONS", 1, 4096).pipe(Config.withDefault(32)),
   nodeId,

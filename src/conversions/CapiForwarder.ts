@@ -1,4 +1,5 @@
 import { Effect, FiberSet } from "effect"
+import type { LeaseGuard } from "../actors/runtime/leaseGuard.ts"
 import { type CapiForward, CapiGateway } from "../gateway/CapiGateway.ts"
 
 /**
@@ -11,9 +12,18 @@ export class CapiForwarder extends Effect.Service<CapiForwarder>()("herald/conve
     const gateway = yield* CapiGateway
     const fibers = yield* FiberSet.make<void, never>()
     const run = yield* FiberSet.runtime(fibers)<never>()
-    const submit = (datasetId: string, accessToken: string, body: Buffer, done: (forward: CapiForward) => void) =>
+    /**
+     * The `capi` partition's lease is checked just before the request leaves: a node that gave it
+     * up sends nothing and answers nothing (the held command is applied again by the next owner).
+     */
+    const submit = (datasetId: string, accessToken: string, body: Buffer, lease: LeaseGuard, done: (forward: CapiForward) => void) =>
       Effect.sync(() => {
-        run(Effect.map(gateway.forward(datasetId, accessToken, body), done))
+        run(lease.current.pipe(
+          Effect.matchEffect({
+            onSuccess: () => Effect.map(gateway.forward(datasetId, accessToken, body), done),
+            onFailure: () => Effect.logDebug("CAPI request not made: this node gave up the partition")
+          })
+        ))
       })
     return { submit } as const
   })

@@ -132,7 +132,7 @@ export const CapiKind = ActorKind.make("capi", {
               data: batch.map((row) => row.payload),
               ...(target.testEventCode !== null ? { test_event_code: target.testEventCode } : {})
             }))
-            return forwarder.submit(target.datasetId, target.accessToken, body, (forward) => {
+            return forwarder.submit(target.datasetId, target.accessToken, body, ctx.lease, (forward) => {
               forwards[i] = { uids: batch.map((row) => row.eventUid), statusCode: forward.statusCode, tookMs: forward.tookMs, snippet: forward.body.slice(0, SNIPPET) }
               if (++answered === batches.length) finished(new CapiForwarded({ attempt, forwards: forwards as Array<typeof Forward.Type> }, true))
             })

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Schema } from "effect"
+import { Array as Arr, Duration, Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { ActorClient, ActorKind } from "../actors/runtime/index.ts"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -234,11 +234,24 @@ export const MailerKind = ActorKind.make("mailer", {
           const client = yield* ActorClient
           // Relayed once the batch is recorded as sending; the outcomes come back through the
           // stream. If this process dies first, the next flush finds the rows sending by another.
+          // Each e-mail leaves only while this node holds the partner's partition: one that gave it up
+          // (paused or cut off past its lease) relays none, and the rows it marked sending are the
+          // next owner's at once (sending_by is another process).
           ctx.afterCommit(
-            Effect.forEach(due, (row) => Effect.map(relay.send(mailOf(row, keys.get(domainOf(row.fromAddress)))), (outcome) => outcomeOf(row, outcome)), {
-              concurrency: RELAY_CONCURRENCY
-            }).pipe(
-              Effect.flatMap((outcomes) => client.send(MailerKind, partnerId, new MailRelayed({ outcomes }, true))),
+            Effect.forEach(
+              due,
+              (row) =>
+                ctx.lease.current.pipe(
+                  Effect.matchEffect({
+                    onSuccess: () => Effect.map(relay.send(mailOf(row, keys.get(domainOf(row.fromAddress)))), (outcome) => Option.some(outcomeOf(row, outcome))),
+                    onFailure: () => Effect.succeed(Option.none())
+                  })
+                ),
+              { concurrency: RELAY_CONCURRENCY }
+            ).pipe(
+              // What was relayed is reported whoever owns the partition now: not sent again.
+              Effect.map(Arr.getSomes),
+              Effect.flatMap((outcomes) => outcomes.length === 0 ? Effect.void : client.send(MailerKind, partnerId, new MailRelayed({ outcomes }, true))),
               Effect.catchAll((error) => Effect.logWarning("mailer outcomes not recorded: the recipients are tried again", { partner_id: partnerId, error: String(error) })),
               Effect.forkDaemon,
               Effect.asVoid

@@ -24,7 +24,7 @@ export const errorEnvelope = (error: { readonly _tag: string }) => {
  */
 export const ERROR_DESCRIPTIONS: Readonly<Record<string, string>> = {
   invalid_request: "The body, a path parameter or a query value is not valid: `errors` lists every problem, each with the field's path and what it must be.",
-  service_unavailable: "A dependency (Postgres, NATS, an actor, or Meta when a WhatsApp template is submitted) did not answer in time. Try again shortly. Nothing was done, unless the message says the request may still complete (a partner e-mail send).",
+  service_unavailable: "A dependency (Postgres, NATS, an actor, or Meta when a WhatsApp template is submitted) did not answer in time. Try again shortly. Nothing was done, unless the message says the request may still complete (a partner e-mail send, or a command NATS did not answer through a leader election): retry with the same Idempotency-Key. The Retry-After header says when to try again.",
   invalid_credentials: "The e-mail or password is wrong.",
   invalid_code: "The two-factor code (TOTP or a recovery code) is wrong, used, or missing where one is needed.",
   too_many_attempts: "Too many failed sign-in attempts for this e-mail: wait retry_after_seconds.",

@@ -2,6 +2,7 @@ import { Deferred, Duration, Effect, Exit, FiberSet, Queue } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { MessageContent } from "../domain/content.ts"
 import { RcsGateway, type SendOutcome } from "../gateway/RcsGateway.ts"
+import type { LeaseGuard } from "../actors/runtime/leaseGuard.ts"
 import { BotsCache } from "../storage/BotsCache.ts"
 
 /** One send to the gateway, as the sender actor hands it over. */
@@ -14,6 +15,13 @@ export interface SendJob {
   readonly attempt: number
   /** Called with the gateway's answer (or its absence); must not fail. */
   readonly report: (outcome: SendOutcome) => Effect.Effect<void>
+  /** The sender partition's lease: checked just before the request leaves (ActorContext.lease). */
+  readonly lease: LeaseGuard
+  /**
+   * Called instead of `report` when the lease check failed and the request never left: the
+   * partition's next owner sends it (a sweep finds it in flight).
+   */
+  readonly abandon?: () => Effect.Effect<void>
 }
 
 /** Gateway requests in flight for one bot on this node: in-order admission, bounded overlap. */
@@ -73,11 +81,22 @@ export class SendDispatcher extends Effect.Service<SendDispatcher>()("herald/mes
       return Math.ceil(((1 - lane.tokens) / rate) * 1000)
     }
 
+    const send = (job: SendJob) =>
+      gateway.send({ messageId: job.messageId, agentId: job.botId, to: job.to, content: job.content }).pipe(Effect.flatMap(job.report))
+
+    // The lease is checked here, as the request is about to leave: a node that woke from a pause
+    // with sends still queued for a bot it no longer owns sends none of them.
     const call = (lane: Lane, job: SendJob) =>
-      gateway.send({ messageId: job.messageId, agentId: job.botId, to: job.to, content: job.content }).pipe(
-        Effect.flatMap(job.report),
-        Effect.ensuring(Effect.zipRight(Effect.sync(() => handling.delete(job.messageId)), Queue.offer(lane.slots, undefined)))
-      )
+      (job.lease.fresh()
+        ? send(job)
+        : job.lease.current.pipe(
+          Effect.matchEffect({
+            onSuccess: () => send(job),
+            onFailure: () => job.abandon?.() ?? Effect.logDebug("send not made: this node gave up the bot's partition", { message_id: job.messageId })
+          })
+        )).pipe(
+          Effect.ensuring(Effect.zipRight(Effect.sync(() => handling.delete(job.messageId)), Queue.offer(lane.slots, undefined)))
+        )
 
     const pump = (lane: Lane): Effect.Effect<void> =>
       Effect.gen(function*() {
@@ -148,23 +167,32 @@ export class SendDispatcher extends Effect.Service<SendDispatcher>()("herald/mes
 
     /**
      * Sends many messages of one bot through its lane (paced like any other send) and answers
-     * their outcomes in the same order, once every one is answered.
+     * their outcomes in the same order, once every one is answered; `undefined` for a send that
+     * never left because the lease check failed.
      */
-    const sendAll = (botId: string, accountId: string, sends: ReadonlyArray<Omit<SendJob, "botId" | "accountId" | "report">>) =>
+    const sendAll = (
+      botId: string,
+      accountId: string,
+      sends: ReadonlyArray<Omit<SendJob, "botId" | "accountId" | "report" | "lease" | "abandon">>,
+      lease: LeaseGuard
+    ) =>
       Effect.gen(function*() {
-        const outcomes = new Array<SendOutcome>(sends.length)
+        const outcomes = new Array<SendOutcome | undefined>(sends.length)
         if (sends.length === 0) return outcomes
         let left = sends.length
         const all = yield* Deferred.make<void>()
+        const settled = (i: number, outcome: SendOutcome | undefined) =>
+          Effect.suspend(() => {
+            outcomes[i] = outcome
+            return --left === 0 ? Deferred.succeed(all, undefined) : Effect.void
+          }).pipe(Effect.asVoid)
         const jobs = sends.map((send, i): SendJob => ({
           ...send,
           botId,
           accountId,
-          report: (outcome) =>
-            Effect.suspend(() => {
-              outcomes[i] = outcome
-              return --left === 0 ? Deferred.succeed(all, undefined) : Effect.void
-            }).pipe(Effect.asVoid)
+          lease,
+          report: (outcome) => settled(i, outcome),
+          abandon: () => settled(i, undefined)
         }))
         yield* withLane(botId, accountId, (lane) => enqueue(lane, jobs))
         yield* Deferred.await(all)

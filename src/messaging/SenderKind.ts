@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Schedule, Schema } from "effect"
+import { randomUUID } from "node:crypto"
 import { ActorClient, ActorKind } from "../actors/runtime/index.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { MessageContentSchema } from "../domain/content.ts"
@@ -131,7 +132,7 @@ export const SenderKind = ActorKind.make(SenderAddress.name, {
       // row could not be written, and a command tried again does not send again. A send lost with
       // its node after the commit is found by the sweep.
       const dispatch = (message: Message, attempt: number): void =>
-        ctx.afterCommit(dispatcher.submit({ ...message, botId, attempt, report: report(message.messageId, attempt) }))
+        ctx.afterCommit(dispatcher.submit({ ...message, botId, attempt, lease: ctx.lease, report: report(message.messageId, attempt) }))
 
       const withSweep = (next: SenderState): SenderState => {
         if (next.sweepAt !== null || (Object.keys(next.inFlight).length === 0 && Object.keys(next.chunks).length === 0)) return next
@@ -152,17 +153,27 @@ export const SenderKind = ActorKind.make(SenderAddress.name, {
           if (wanted) ctx.persist(webhooks.emit({ accountId, type, botId, data }).pipe(Effect.asVoid, Effect.catchTag("NatsUnavailable", Effect.die)))
         })
 
-      /** Runs a chunk on this node (once this command is committed); once done, the broadcast and this actor are told. */
+      /**
+       * Runs a chunk on this node (once this command is committed); once done, the broadcast and
+       * this actor are told. Stopped because the partition left this node, the chunk is handed to
+       * whichever node owns it now (its claim given back, so it sends the rest at once).
+       */
       const runChunk = (order: ChunkOrder): void =>
         ctx.afterCommit(chunks.start(
           order,
           botId,
+          ctx.lease,
           told(
             Effect.zipRight(
               client.send(BroadcastAddress, order.broadcastId, new ChunkDone({ chunkNo: order.chunkNo }), { msgId: `chunk-done-${chunkKey(order)}` }),
               client.send(SenderKind, botId, new ChunkFinished({ broadcastId: order.broadcastId, chunkNo: order.chunkNo }), { msgId: `chunk-finished-${chunkKey(order)}` })
             ),
             "chunk end not reported; the sweep will run it again",
+            { chunk: chunkKey(order) }
+          ),
+          told(
+            client.send(SenderKind, botId, new SendChunk({ order }), { msgId: `chunk-moved-${chunkKey(order)}-${randomUUID()}` }),
+            "moved chunk not handed over; the sweep will run it again",
             { chunk: chunkKey(order) }
           )
         ))

@@ -1,4 +1,4 @@
-import { Duration, Effect, Redacted } from "effect"
+import { Duration, Effect, Option, Redacted } from "effect"
 import Pg from "pg"
 import { AppConfig } from "../config/AppConfig.ts"
 
@@ -33,7 +33,7 @@ export class ChangeFeed extends Effect.Service<ChangeFeed>()("herald/ChangeFeed"
     // One connection's life: connect, LISTEN, then wait until it breaks.
     const session = Effect.acquireUseRelease(
       Effect.tryPromise(async () => {
-        const client = new Pg.Client({ connectionString: Redacted.value(config.databaseUrl), application_name: `herald-${config.nodeId}-changes` })
+        const client = new Pg.Client({ connectionString: Redacted.value(Option.getOrElse(config.dbListenUrl, () => config.databaseUrl)), application_name: `herald-${config.nodeId}-changes` })
         client.on("error", () => {})
         await client.connect().catch(async (error) => {
           await client.end().catch(() => {})

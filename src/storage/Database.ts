@@ -57,7 +57,7 @@ export const clientLayer = (
 
 /** SqlClient for the database named in DATABASE_URL (and the pool under it). */
 export const SqlLive: Layer.Layer<SqlClient.SqlClient | PgClient.PgClient | PgPool, never, AppConfig> = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) => clientLayer(config.databaseUrl, { applicationName: `herald-${config.nodeId}` }))
+  Effect.map(AppConfig, (config) => clientLayer(config.databaseUrl, { max: config.dbPool, applicationName: `herald-${config.nodeId}` }))
 ).pipe(Layer.orDie)
 
 const databaseName = (url: Redacted.Redacted<string>): string => decodeURIComponent(new URL(Redacted.value(url)).pathname.replace(/^\//, "")) || "postgres"

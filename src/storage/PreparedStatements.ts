@@ -4,6 +4,7 @@ import * as Statement from "@effect/sql/Statement"
 import { Context, Effect, Option } from "effect"
 import { createHash } from "node:crypto"
 import type Pg from "pg"
+import { AppConfig } from "../config/AppConfig.ts"
 import { PgPool, resultNames } from "./Database.ts"
 
 /** Runs one prepared statement with its `$1…$n` parameters; rows come back with camelCase names. */
@@ -49,6 +50,9 @@ const failed = (cause: unknown, message: string) => new SqlError({ cause, messag
 export const makePreparedStatements = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const pool = Option.getOrUndefined(yield* Effect.serviceOption(PgPool))
+  // Behind PgBouncer in transaction mode before 1.21 (or without max_prepared_statements) a named
+  // statement parsed on one server connection is missing on the next: HERALD_DB_PREPARED_STATEMENTS=false.
+  const named = Option.match(yield* Effect.serviceOption(AppConfig), { onNone: () => true, onSome: (c) => c.dbPreparedStatements })
   const transformRows = Statement.defaultTransforms(resultNames, false).array
 
   const onClient = <Row extends object>(client: Pg.ClientBase, config: Pg.QueryConfig) =>
@@ -97,7 +101,7 @@ export const makePreparedStatements = Effect.gen(function*() {
 
   /** A statement from its text (`$1…$n` parameters), named and prepared once per connection. */
   const prepare = <Row extends object = Record<string, unknown>>(text: string): Prepared<Row> => {
-    const name = nameOf(text)
+    const name = named ? nameOf(text) : undefined
     const viaSql = (params: ReadonlyArray<unknown>) => sql.unsafe<Row>(text, params)
     if (pool === undefined) return viaSql
     return (params) =>
@@ -114,7 +118,7 @@ export const makePreparedStatements = Effect.gen(function*() {
   /** A table or column name as the SqlClient writes it (`sql(name)`), for texts built once. */
   const identifier = (name: string): string => sql`${sql(name)}`.compile()[0]
 
-  return { prepare, identifier, named: pool !== undefined } as const
+  return { prepare, identifier, named: pool !== undefined && named } as const
 })
 
 export class PreparedStatements extends Effect.Service<PreparedStatements>()("herald/storage/PreparedStatements", {

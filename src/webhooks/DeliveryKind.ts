@@ -116,7 +116,8 @@ export const DeliveryKind = ActorKind.make("delivery", {
               ? { secret: endpoint.previousSecret, until: endpoint.previousSecretUntil }
               : undefined,
             body,
-            attempt
+            attempt,
+            lease: ctx.lease
           }
           if (!dispatcher.hasRoom(job.webhookId)) {
             ctx.schedule(new Attempt({ attempt }), { after: deferral(state.deferrals) }, `attempt-${attempt}`)

@@ -1,6 +1,7 @@
 import { Duration, Effect, MetricBoundaries, MetricKey } from "effect"
 import { Webhook } from "standardwebhooks"
 import { Agent, request } from "undici"
+import { type LeaseGuard, leaseIsCurrent } from "../actors/runtime/leaseGuard.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { labelled } from "../observability/labelled.ts"
 import { guardedLookup, urlProblem } from "./urlPolicy.ts"
@@ -15,6 +16,8 @@ export interface AttemptJob {
   readonly previous?: { readonly secret: string; readonly until: number } | undefined
   readonly body: string
   readonly attempt: number
+  /** The delivery partition's lease: checked just before the request leaves (ActorContext.lease). */
+  readonly lease?: LeaseGuard
 }
 
 /**
@@ -167,7 +170,9 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("herald/webhooks/Di
     /**
      * Queues an attempt in its endpoint's lane and returns at once; `done` gets the outcome. The
      * attempt is lost if the node dies first: its delivery's held command is redelivered. Plain
-     * promises, not a fiber per attempt: this is the hot path of every delivery.
+     * promises, not a fiber per attempt: this is the hot path of every delivery. An attempt whose
+     * partition this node gave up while it waited is not sent and gets no outcome: the partition's
+     * next owner applies the held command again and sends it.
      */
     const submit = (job: AttemptJob, done: (outcome: AttemptOutcome) => void) =>
       Effect.sync(() => {
@@ -175,9 +180,11 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("herald/webhooks/Di
         if (lane === undefined) lanes.set(job.webhookId, lane = { active: 0, waiting: [] })
         const admitted = lane
         void admit(admitted)
-          .then(() => send(job))
+          .then(() => leaseIsCurrent(job.lease))
+          .then((current) => (current ? send(job) : undefined))
           .then((outcome) => {
             release(job.webhookId, admitted)
+            if (outcome === undefined) return
             const m = metricsOf(job.webhookId)
             m.attempts.unsafeUpdate(1, [])
             if (outcome.statusCode < 200 || outcome.statusCode >= 300) m.failures.unsafeUpdate(1, [])

@@ -1,10 +1,13 @@
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Either, Fiber, Layer, Option } from "effect"
 import { RetentionPolicy, StorageType } from "nats"
 import { Nats, NatsLive } from "../../src/bus/Nats.ts"
+import { makeLeases } from "../../src/actors/runtime/leases.ts"
 import { IsolationLive, IsolationTag, TestConfig } from "../support/isolation.ts"
 
 const Env = NatsLive.pipe(Layer.provideMerge(TestConfig()), Layer.provideMerge(IsolationLive))
+/** A node asking for three replicas of everything, against the suite's single NATS server. */
+const ThreeReplicas = NatsLive.pipe(Layer.provideMerge(TestConfig({ natsReplicas: 3 })), Layer.provideMerge(IsolationLive))
 
 layer(Env, { timeout: 60_000 })("NATS", (it) => {
   it.effect("names everything under the prefix", () =>
@@ -56,5 +59,67 @@ layer(Env, { timeout: 60_000 })("NATS", (it) => {
       yield* nats.connected
       const rtt = yield* nats.ping
       expect(rtt).toBeGreaterThanOrEqual(0)
+    }))
+
+  it.effect("a lease renewal whose answer was lost is recognised as the holder's own, not as a loss", () =>
+    Effect.gen(function*() {
+      const nats = yield* Nats
+      const leases = makeLeases(yield* nats.kv("lease-probe", { history: 1, ttl: 10_000 }), "node-a")
+      const lease = (yield* leases.acquire("sender", 1))!
+      const acquired = lease.revision
+      yield* leases.renew(lease)
+      // The answer of that renewal "never came": the node still believes the older revision.
+      lease.revision = acquired
+      const renewed = yield* leases.renew(lease)
+      expect(renewed).toBeGreaterThan(acquired)
+      // Another node's write is still a loss.
+      const other = makeLeases(yield* nats.kv("lease-probe", { history: 1, ttl: 10_000 }), "node-b")
+      const kv = yield* nats.kv("lease-probe", { history: 1, ttl: 10_000 })
+      yield* Effect.promise(() => kv.put("sender.1", new TextEncoder().encode(JSON.stringify({ node: "node-b", acquired_at: new Date().toISOString(), write: "node-b:1" }))))
+      const lost = yield* Effect.either(leases.renew(lease))
+      expect(Either.isLeft(lost) && lost.left._tag).toBe("LeaseLost")
+      void other
+    }))
+})
+
+// Real time: a publish's budget is wall-clock time (the TestClock would never let it pass).
+layer(Env, { timeout: 60_000, excludeTestServices: true })("NATS publishes through a leader election", (it) => {
+  it.effect("a publish with no stream to take it yet (a leader being elected) is retried with its id until one does", () =>
+    Effect.gen(function*() {
+      const nats = yield* Nats
+      const subject = nats.names.subject("election", "k")
+      const publishing = yield* Effect.fork(nats.publish(subject, new TextEncoder().encode("command"), { msgID: "election-1", budget: Duration.seconds(8) }))
+      // Nobody answers for a while: JetStream's "no responders", as while a stream has no leader.
+      yield* Effect.sleep(Duration.millis(700))
+      expect(publishing.unsafePoll()).toBeNull()
+      yield* nats.ensureStream({ name: nats.names.stream("election"), subjects: [nats.names.subject("election", ">")], storage: StorageType.File })
+      const ack = yield* Fiber.join(publishing)
+      expect(ack.seq).toBe(1)
+      // The same id again is the same command: dropped as a duplicate, not stored twice.
+      const again = yield* nats.publish(subject, new TextEncoder().encode("command"), { msgID: "election-1" })
+      expect(again.duplicate).toBe(true)
+    }))
+
+  it.effect("a publish that finds no stream within its budget fails as unavailable (a 503 at the edge), never silently", () =>
+    Effect.gen(function*() {
+      const nats = yield* Nats
+      const started = Date.now()
+      const outcome = yield* Effect.either(nats.publish(nats.names.subject("nowhere", "k"), new Uint8Array(), { msgID: "n-1", budget: Duration.millis(800) }))
+      expect(Either.isLeft(outcome) && outcome.left._tag).toBe("NatsUnavailable")
+      expect(Date.now() - started).toBeGreaterThanOrEqual(700)
+    }))
+})
+
+layer(ThreeReplicas, { timeout: 60_000 })("NATS with more replicas than servers", (it) => {
+  it.effect("a stream NATS cannot place is refused, and the reason names HERALD_NATS_REPLICAS", () =>
+    Effect.gen(function*() {
+      const nats = yield* Nats
+      expect(nats.replicas).toBe(3)
+      const created = yield* Effect.either(nats.ensureStream({ name: nats.names.stream("placed"), subjects: [nats.names.subject("placed", ">")] }))
+      expect(Either.isLeft(created)).toBe(true)
+      const problem = yield* nats.placementProblem
+      expect(Option.getOrThrow(problem)).toMatch(/^HERALD_NATS_REPLICAS=3: NATS cannot hold 3 replicas of stream .*PLACED/)
+      const bucket = yield* Effect.either(nats.kv("placed"))
+      expect(Either.isLeft(bucket)).toBe(true)
     }))
 })

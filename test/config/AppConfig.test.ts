@@ -11,7 +11,11 @@ describe("AppConfig", () => {
       const settings = Either.getOrThrow(yield* load({ LOG_FORMAT: "json" }))
       expect(settings.port).toBe(8080)
       expect(Redacted.value(settings.databaseUrl)).toBe("postgres://postgres@127.0.0.1:5432/herald")
-      expect(settings.natsUrl).toBe("nats://127.0.0.1:4222")
+      expect(settings.natsServers).toEqual(["nats://127.0.0.1:4222"])
+      expect(settings.natsReplicas).toBe(1)
+      expect(settings.natsAuth).toEqual({ _tag: "none" })
+      expect(settings.dbPool).toBe(16)
+      expect(settings.dbPreparedStatements).toBe(true)
       expect(settings.role).toBe("all")
       expect(settings.partitions).toBe(32)
       expect(settings.natsPrefix).toBe("herald")
@@ -46,6 +50,37 @@ describe("AppConfig", () => {
       expect(String(settings.databaseUrl)).not.toContain("p@db")
     }))
 
+  it.effect("takes NATS_URL as a comma-separated list, credentials out of the URLs (never kept in a server's address)", () =>
+    Effect.gen(function*() {
+      const settings = Either.getOrThrow(yield* load({
+        NATS_URL: " nats://herald:s3cret@n1:4222, nats://n2:4222 ,tls://n3:4443",
+        HERALD_NATS_REPLICAS: "3",
+        HERALD_DB_POOL: "8",
+        HERALD_DB_PREPARED_STATEMENTS: "false",
+        HERALD_DB_LISTEN_URL: "postgres://postgres@db:5432/herald"
+      }))
+      expect(settings.natsServers).toEqual(["nats://n1:4222", "nats://n2:4222", "tls://n3:4443"])
+      expect(settings.natsReplicas).toBe(3)
+      expect(settings.natsAuth._tag).toBe("userPassword")
+      if (settings.natsAuth._tag === "userPassword") {
+        expect(settings.natsAuth.user).toBe("herald")
+        expect(Redacted.value(settings.natsAuth.password)).toBe("s3cret")
+        expect(String(settings.natsAuth.password)).not.toContain("s3cret")
+      }
+      expect(settings).toMatchObject({ dbPool: 8, dbPreparedStatements: false })
+      expect(Option.map(settings.dbListenUrl, Redacted.value)).toEqual(Option.some("postgres://postgres@db:5432/herald"))
+    }))
+
+  it.effect("NATS credentials from the environment win over none in the URL; a token alone in the URL is a token", () =>
+    Effect.gen(function*() {
+      const fromEnv = Either.getOrThrow(yield* load({ NATS_URL: "nats://n1:4222", NATS_USER: "u", NATS_PASSWORD: "p", NATS_TLS_CA: "/etc/ca.pem" }))
+      expect(fromEnv.natsAuth._tag).toBe("userPassword")
+      expect(Option.map(fromEnv.natsTls, (t) => Option.getOrNull(t.caFile))).toEqual(Option.some("/etc/ca.pem"))
+      const token = Either.getOrThrow(yield* load({ NATS_URL: "nats://abc123@n1:4222" }))
+      expect(token.natsAuth._tag).toBe("token")
+      expect(token.natsServers).toEqual(["nats://n1:4222"])
+    }))
+
   const bad: ReadonlyArray<[Record<string, string>, string]> = [
     [{ PORT: "eighty" }, "PORT"],
     [{ PORT: "70000" }, "PORT: must be an integer from 0 to 65535"],
@@ -53,6 +88,14 @@ describe("AppConfig", () => {
     [{ HERALD_PARTITIONS: "0" }, "HERALD_PARTITIONS: must be an integer from 1 to 4096"],
     [{ DATABASE_URL: "mysql://x/y" }, "DATABASE_URL: must be a URL with scheme postgres or postgresql"],
     [{ NATS_URL: "not a url" }, "NATS_URL"],
+    [{ NATS_URL: "nats://n1:4222,http://n2:4222" }, "NATS_URL: must be a URL with scheme nats, tls, ws, wss, or a comma-separated list"],
+    [{ HERALD_NATS_REPLICAS: "0" }, "HERALD_NATS_REPLICAS: must be an integer from 1 to 5"],
+    [{ HERALD_NATS_REPLICAS: "7" }, "HERALD_NATS_REPLICAS: must be an integer from 1 to 5"],
+    [{ NATS_USER: "herald" }, "NATS_PASSWORD: NATS_USER and NATS_PASSWORD go together"],
+    [{ NATS_TOKEN: "t", NATS_CREDS: "/x.creds" }, "NATS_USER: set one of"],
+    [{ NATS_TLS_CERT: "/c.pem" }, "NATS_TLS_KEY: NATS_TLS_CERT and NATS_TLS_KEY go together"],
+    [{ HERALD_DB_POOL: "1" }, "HERALD_DB_POOL: must be an integer from 2 to 1000"],
+    [{ HERALD_DB_LISTEN_URL: "redis://x" }, "HERALD_DB_LISTEN_URL"],
     [{ HERALD_NATS_PREFIX: "a.b" }, "HERALD_NATS_PREFIX: must be 1-32 characters"],
     [{ HERALD_NODE_ID: "has space" }, "HERALD_NODE_ID"],
     [{ LOG_LEVEL: "loud" }, "LOG_LEVEL: must be one of"],

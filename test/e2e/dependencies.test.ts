@@ -86,3 +86,19 @@ describe("NATS unavailable", () => {
     await proxy.down()
   })
 })
+
+describe("NATS that cannot hold HERALD_NATS_REPLICAS", () => {
+  const nodes: Array<HeraldProcess> = []
+  afterAll(() => Promise.all(nodes.map((n) => n.kill())))
+
+  it("a node asking for 3 replicas of a single server's streams is not ready, naming the setting and what NATS answered; its sends get 503 with Retry-After", async () => {
+    // Its own prefix: the other nodes of this file created their streams with one replica.
+    const node = await startHerald(envFor(iso, { HERALD_NATS_REPLICAS: "3", HERALD_NATS_PREFIX: `${iso.natsPrefix}r3`, HERALD_ROLE: "api" }), { waitReady: false })
+    nodes.push(node)
+    const r = await readyAnswers(node, 503, (body) => body.checks?.migrations === "up" && /HERALD_NATS_REPLICAS/.test(body.message))
+    expect(r.body.checks).toMatchObject({ nats: "down", postgres: "up", migrations: "up" })
+    expect(r.body.message).toMatch(/HERALD_NATS_REPLICAS=3: NATS cannot hold 3 replicas of .* \(it answered ".+"\)/)
+    // Every 503 says when to come back.
+    expect((await fetch(`${node.url}/health/ready`)).headers.get("retry-after")).toBe("2")
+  })
+})

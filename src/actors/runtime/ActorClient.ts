@@ -93,20 +93,16 @@ export class ActorClient extends Effect.Service<ActorClient>()("herald/ActorClie
         }
         yield* ensureKind(kind)
         const encoded = yield* encoderOf(kind)(command).pipe(Effect.orDie)
-        const { js } = yield* nats.connected
         const partition = partitionOf(key, config.partitions)
         let h: MsgHdrs | undefined
         if (options.replyTo) {
           h = natsHeaders()
           h.set(Header.replyTo, options.replyTo)
         }
-        const ack = yield* Effect.tryPromise({
-          try: () =>
-            js.publish(commandSubject(nats.names, kind.name, partition, key), encodeJson(encoded), {
-              msgID: options.msgId ?? randomUUID(),
-              headers: h
-            }),
-          catch: (cause) => new NatsUnavailable({ message: `publish to ${kind.name} failed: ${String(cause)}` })
+        // One id for every try: a try stored before its answer was lost makes the next a duplicate.
+        const ack = yield* nats.publish(commandSubject(nats.names, kind.name, partition, key), encodeJson(encoded), {
+          msgID: options.msgId ?? randomUUID(),
+          headers: h
         })
         return { partition, seq: ack.seq, duplicate: ack.duplicate }
       })

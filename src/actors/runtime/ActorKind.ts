@@ -1,3 +1,4 @@
+import type { LeaseGuard } from "./leaseGuard.ts"
 import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Duration, Effect, Schema } from "effect"
@@ -63,6 +64,12 @@ export interface ActorContext<Command> {
    * found again from the committed state (a sweep). Must not fail and should return at once.
    */
   readonly afterCommit: (effect: Effect.Effect<void>) => void
+  /**
+   * The partition's lease, for work started outside the commit (afterCommit, or during a hold):
+   * checked just before the work leaves the node (`lease.current`), so a node that lost the
+   * partition while paused or cut off starts nothing for it (docs/actors.md).
+   */
+  readonly lease: LeaseGuard
   /**
    * Holds this command open until its continuation: nothing this command changed is written and
    * the command is not acknowledged; the actor's state moves on in memory only, and its later

@@ -7,6 +7,7 @@ import { ActorClient } from "./ActorClient.ts"
 import type { ActorKind } from "./ActorKind.ts"
 import { ensureStateTable, makeKindCommitter } from "./committer.ts"
 import { makeFairPermits } from "./fairPermits.ts"
+import { type LeaseKeeper, type LeaseTimes, makeLeaseKeeper } from "./leaseGuard.ts"
 import { type Lease, makeLeases } from "./leases.ts"
 import { makeMembership, nodeInfo } from "./membership.ts"
 import { labelled } from "../../observability/labelled.ts"
@@ -19,7 +20,22 @@ import { streamSpec } from "./transport.ts"
 
 /** Lease and membership lifetimes (ACTORS.md): renewed at about a third of their TTL. */
 export const LEASE_TTL = Duration.seconds(6)
+/** The lease and membership buckets: entries live one lease lifetime unless renewed. */
+export const LEASE_BUCKET = { ttl: Duration.toMillis(LEASE_TTL), history: 1 } as const
 const RENEW_EVERY = Duration.seconds(2)
+/**
+ * A lease renewed (its request sent) less than `freshFor` ago is certainly still held: the KV entry
+ * lives LEASE_TTL from when the server wrote it, which is after the request left. Older, it is
+ * renewed again before any side effect (ActorContext.lease). Two renewal periods: a healthy node
+ * never waits. One renewal waits `renewTimeout` at most: one stuck behind a cut connection must
+ * not hold the others.
+ */
+const LEASE_TIMES: LeaseTimes = {
+  ttl: LEASE_TTL,
+  freshFor: Duration.seconds(4),
+  renewTimeout: Duration.seconds(2),
+  recheckEvery: Duration.millis(200)
+}
 const HEARTBEAT_EVERY = Duration.seconds(2)
 const ASSIGN_EVERY = Duration.seconds(1)
 /** A new node first listens this long, so it sees the others before it claims partitions. */
@@ -32,7 +48,8 @@ interface Held {
   readonly lease: Lease
   readonly partition: OwnedPartition
   readonly scope: Scope.CloseableScope
-  missedRenewals: number
+  /** Its renewals and the checks made before side effects (ActorContext.lease). */
+  readonly keeper: LeaseKeeper
   /** Being handed off: still renewed (so the lease outlives the drain), no longer reassigned. */
   releasing: boolean
 }
@@ -63,6 +80,23 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
     const nodeId = config.nodeId
     const runtimeScope = yield* Effect.scope
 
+    /**
+     * Streams and buckets every node (api included) brings to HERALD_NATS_REPLICAS at start: the
+     * node is not ready until each has been created or updated once (retried until NATS takes it;
+     * one NATS cannot place keeps the node unready, naming the setting).
+     */
+    let startChecks = 0
+    const checkAtStart = (what: Effect.Effect<unknown, unknown>) => {
+      startChecks++
+      return what.pipe(
+        Effect.retry(startupSchedule),
+        Effect.ensuring(Effect.sync(() => startChecks--)),
+        Effect.forkIn(runtimeScope),
+        Effect.asVoid
+      )
+    }
+    yield* checkAtStart(Effect.all([nats.kv("leases", LEASE_BUCKET), nats.kv("nodes", LEASE_BUCKET)]))
+
     const register = <K extends ActorKind.Any>(
       kind: K,
       options: { readonly maxAttempts?: number; readonly passivateAfter?: Duration.DurationInput } = {}
@@ -75,6 +109,7 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
           maxAttempts: options.maxAttempts ?? kind.maxAttempts ?? config.actorMaxAttempts,
           passivateAfter: Duration.decode(options.passivateAfter ?? kind.passivateAfter ?? Duration.minutes(2))
         })
+        yield* checkAtStart(client.ensureKind(kind))
       })
 
     /** The kind's stream and state table, once per process. */
@@ -109,8 +144,8 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
       yield* Effect.gen(function*() {
         yield* storage.awaitReady
         const bus = yield* nats.connected.pipe(Effect.retry(startupSchedule))
-        const leaseKv = yield* nats.kv("leases", { ttl: Duration.toMillis(LEASE_TTL), history: 1 }).pipe(Effect.retry(startupSchedule))
-        const nodeKv = yield* nats.kv("nodes", { ttl: Duration.toMillis(LEASE_TTL), history: 1 }).pipe(Effect.retry(startupSchedule))
+        const leaseKv = yield* nats.kv("leases", LEASE_BUCKET).pipe(Effect.retry(startupSchedule))
+        const nodeKv = yield* nats.kv("nodes", LEASE_BUCKET).pipe(Effect.retry(startupSchedule))
         const leases = makeLeases(leaseKv, nodeId)
         const membership = makeMembership(nodeKv, nodeInfo(nodeId, config.role))
 
@@ -129,6 +164,7 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
         const env: PartitionEnv = {
           sql,
           bus,
+          publish: nats.publish,
           names: nats.names,
           partitions: config.partitions,
           permits,
@@ -147,6 +183,7 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
             h.releasing = true
             // A hand-off keeps renewing the lease while it drains; a lost partition stops at once.
             if (how === "handoff") yield* h.partition.drain(HANDOFF_DRAIN)
+            h.keeper.drop()
             held.delete(id)
             yield* Scope.close(h.scope, Exit.void)
             if (how === "handoff") yield* leases.release(h.lease)
@@ -161,8 +198,21 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
 
         const acquire = (registered: RegisteredKind, partition: number) =>
           Effect.gen(function*() {
+            const clock = yield* Effect.clock
             const lease = yield* leases.acquire(registered.kind.name, partition)
             if (lease === undefined) return
+            const id = `${registered.kind.name}/${partition}`
+            // Counted from now, after the create was answered: later than it left, so a little
+            // conservative, never optimistic.
+            const keeper = makeLeaseKeeper({
+              kind: registered.kind.name,
+              partition,
+              renew: Effect.asVoid(leases.renew(lease)),
+              giveUp: (reason) => drop(id, "lost", reason),
+              times: LEASE_TIMES,
+              scope: runtimeScope,
+              clock
+            })
             const fenced = yield* Effect.gen(function*() {
               // Raise the fence before touching anything: from this commit on, writes of any
               // previous owner are rejected. GREATEST keeps epochs rising even if the KV bucket
@@ -175,7 +225,7 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
                 RETURNING epoch`
               const epoch = Number(row!.epoch)
               const scope = yield* Scope.make()
-              const partitionHandle = yield* startPartition(env, registered, partition, epoch).pipe(
+              const partitionHandle = yield* startPartition(env, registered, partition, epoch, keeper.guard).pipe(
                 Scope.extend(scope),
                 Effect.onError(() => Scope.close(scope, Exit.void))
               )
@@ -185,8 +235,7 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
               yield* leases.release(lease)
               return yield* Effect.fail(fenced.left)
             }
-            const id = `${registered.kind.name}/${partition}`
-            held.set(id, { lease, partition: fenced.right.partitionHandle, scope: fenced.right.scope, missedRenewals: 0, releasing: false })
+            held.set(id, { lease, keeper, partition: fenced.right.partitionHandle, scope: fenced.right.scope, releasing: false })
             yield* leaseEvent(registered.kind.name, "acquired")
             yield* setOwnedGauge
             yield* Effect.logInfo("partition acquired", { kind: registered.kind.name, partition, epoch: fenced.right.partitionHandle.epoch })
@@ -228,15 +277,16 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
           Effect.forEach(
             [...held.entries()],
             ([id, h]) =>
-              leases.renew(h.lease).pipe(
-                Effect.tap(() => Effect.sync(() => (h.missedRenewals = 0))),
+              h.keeper.renew.pipe(
                 Effect.catchTags({
                   LeaseLost: (e) => drop(id, "lost", e.message),
-                  // Two renewals missed: the lease may have lapsed; stop before someone else starts.
-                  NatsUnavailable: (e) => ++h.missedRenewals >= 2 ? drop(id, "lost", `renewal failed twice: ${e.message}`) : Effect.void
+                  // Not renewed for a lease's lifetime: it may have lapsed and another node may
+                  // start the partition now; stop before it does anything (a cut-off node fences itself).
+                  NatsUnavailable: (e) =>
+                    h.keeper.expired() ? drop(id, "lost", `lease not renewed for ${Duration.format(LEASE_TTL)}: ${e.message}`) : Effect.void
                 })
               ),
-            { concurrency: 16, discard: true }
+            { concurrency: "unbounded", discard: true }
           )
         )
 
@@ -267,14 +317,17 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
       )
     }
 
-    return { register, snapshot, kinds: () => [...kinds.keys()] } as const
+    /** Whether every stream and bucket of the start-up checks has been created or brought to the replica count. */
+    const busPrepared = Effect.sync(() => startChecks === 0)
+
+    return { register, snapshot, busPrepared, kinds: () => [...kinds.keys()] } as const
   })
 }) {}
 
 /** /health/ready reports what this node owns. */
 export const OwnedPartitionsLive = Layer.effect(
   OwnedPartitions,
-  Effect.map(ActorRuntime, (runtime) => ({ snapshot: runtime.snapshot }))
+  Effect.map(ActorRuntime, (runtime) => ({ snapshot: runtime.snapshot, busPrepared: runtime.busPrepared }))
 )
 
 /** Registers a kind with the node's runtime (a worker then owns its share of the partitions). */

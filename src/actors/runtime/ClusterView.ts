@@ -1,8 +1,8 @@
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect } from "effect"
+import { Effect } from "effect"
 import { Nats } from "../../bus/Nats.ts"
 import { AppConfig } from "../../config/AppConfig.ts"
-import { LEASE_TTL } from "./ActorRuntime.ts"
+import { LEASE_BUCKET } from "./ActorRuntime.ts"
 import { makeLeases } from "./leases.ts"
 import { makeMembership, nodeInfo } from "./membership.ts"
 import { consumerName } from "./transport.ts"
@@ -35,11 +35,10 @@ export class ClusterView extends Effect.Service<ClusterView>()("herald/actors/Cl
     const nats = yield* Nats
     const sql = yield* SqlClient.SqlClient
     const config = yield* AppConfig
-    const ttl = Duration.toMillis(LEASE_TTL)
 
     const partitions = Effect.gen(function*() {
-      const leases = makeLeases(yield* nats.kv("leases", { ttl, history: 1 }), config.nodeId)
-      const membership = makeMembership(yield* nats.kv("nodes", { ttl, history: 1 }), nodeInfo(config.nodeId, "viewer"))
+      const leases = makeLeases(yield* nats.kv("leases", LEASE_BUCKET), config.nodeId)
+      const membership = makeMembership(yield* nats.kv("nodes", LEASE_BUCKET), nodeInfo(config.nodeId, "viewer"))
       const [held, nodes, epochs] = yield* Effect.all([
         leases.list,
         membership.list,

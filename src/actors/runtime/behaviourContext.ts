@@ -83,6 +83,7 @@ export const recordEffects = (p: PartitionState, key: string, seq: number, tag: 
     notify: (subject, payload) => {
       recorded.notices.push({ subject, payload })
     },
+    lease: p.lease,
     afterCommit: (effect) => {
       recorded.afterwards.push(effect)
     },

@@ -11,6 +11,8 @@ export interface Lease {
   /** Revision of the entry when it was created: the fencing token (ACTORS.md, Ownership). */
   readonly acquiredRevision: number
   revision: number
+  /** Tokens of this lease's latest writes, to recognise one whose answer was lost. */
+  recentWrites?: Array<string>
 }
 
 export class LeaseLost extends Schema.TaggedError<LeaseLost>()("LeaseLost", {
@@ -23,6 +25,8 @@ export const leaseKey = (kind: string, partition: number) => `${kind}.${partitio
 export interface LeaseValue {
   readonly node: string
   readonly acquired_at: string
+  /** Changes at every write: a write whose answer was lost is recognised as this node's own. */
+  readonly write?: string
 }
 
 const unavailable = (what: string) => (cause: unknown) => new NatsUnavailable({ message: `lease ${what}: ${String(cause)}` })
@@ -35,25 +39,51 @@ const isConflict = (cause: unknown) => /wrong last sequence|key exists|10071/i.t
  * renewing simply loses it when the entry ages out.
  */
 export const makeLeases = (kv: KV, nodeId: string) => {
-  const value = () => encodeJson({ node: nodeId, acquired_at: new Date().toISOString() } satisfies LeaseValue)
+  let writes = 0
+  const value = (write: string) => encodeJson({ node: nodeId, acquired_at: new Date().toISOString(), write } satisfies LeaseValue)
+  /** The entry's revision when its last write is one of `ours` (its answer was lost): the lease is still held. */
+  const ownWrite = (key: string, ours: ReadonlyArray<string>) =>
+    Effect.tryPromise({ try: () => kv.get(key), catch: (cause) => cause }).pipe(
+      Effect.map((entry) => {
+        if (entry === null || entry.operation !== "PUT") return undefined
+        const v = decodeJson(entry.value) as LeaseValue
+        return v.node === nodeId && v.write !== undefined && ours.includes(v.write) ? entry.revision : undefined
+      }),
+      Effect.orElseSucceed(() => undefined)
+    )
 
   /** Some(lease) when acquired, None when someone holds it. */
   const acquire = (kind: string, partition: number) =>
-    Effect.tryPromise({ try: () => kv.create(leaseKey(kind, partition), value()), catch: (cause) => cause }).pipe(
+    Effect.tryPromise({ try: () => kv.create(leaseKey(kind, partition), value(`${nodeId}:${++writes}`)), catch: (cause) => cause }).pipe(
       Effect.map((revision): Lease | undefined => ({ kind, partition, key: leaseKey(kind, partition), acquiredRevision: revision, revision })),
       Effect.catchAll((cause) => (isConflict(cause) ? Effect.succeed(undefined) : Effect.fail(unavailable("create")(cause))))
     )
 
-  /** Renews at the last revision; a conflict means someone else holds it now. */
-  const renew = (lease: Lease) =>
-    Effect.tryPromise({ try: () => kv.update(lease.key, value(), lease.revision), catch: (cause) => cause }).pipe(
-      Effect.tap((revision) => Effect.sync(() => (lease.revision = revision))),
-      Effect.catchAll((cause): Effect.Effect<never, LeaseLost | NatsUnavailable> =>
-        isConflict(cause)
-          ? Effect.fail(new LeaseLost({ key: lease.key, message: `lease ${lease.key} was taken or expired` }))
-          : Effect.fail(unavailable("renew")(cause))
+  /**
+   * Renews at the last revision; a conflict means someone else holds it now, unless the entry's
+   * last write is one of this lease's own whose answer was lost (a timeout during a leader
+   * election, a renewal given up on locally): then it is still held, and renewed at that revision
+   * (the lost write is older than this renewal, so it cannot stand for it).
+   */
+  const renew = (lease: Lease, adopted = false): Effect.Effect<number, LeaseLost | NatsUnavailable> =>
+    Effect.suspend(() => {
+      const write = `${nodeId}:${++writes}`
+      const recent = (lease.recentWrites ??= [])
+      recent.push(write)
+      if (recent.length > 4) recent.shift()
+      return Effect.tryPromise({ try: () => kv.update(lease.key, value(write), lease.revision), catch: (cause) => cause }).pipe(
+        Effect.tap((revision) => Effect.sync(() => (lease.revision = revision))),
+        Effect.catchAll((cause): Effect.Effect<number, LeaseLost | NatsUnavailable> =>
+          !isConflict(cause)
+            ? Effect.fail(unavailable("renew")(cause))
+            : Effect.flatMap(adopted ? Effect.succeed(undefined) : ownWrite(lease.key, recent), (revision) => {
+              if (revision === undefined) return Effect.fail(new LeaseLost({ key: lease.key, message: `lease ${lease.key} was taken or expired` }))
+              lease.revision = revision
+              return renew(lease, true)
+            })
+        )
       )
-    )
+    })
 
   /** Gives the lease up, only if it is still ours (at our last revision). */
   const release = (lease: Lease) =>

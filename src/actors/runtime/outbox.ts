@@ -83,7 +83,7 @@ export class Outbox extends Effect.Service<Outbox>()("herald/actors/Outbox", {
      * assigned, or undefined when another node's relay holds the lock.
      */
     const relayOnce = Effect.gen(function*() {
-      const { js, nc } = yield* nats.connected
+      const { nc } = yield* nats.connected
       const maxBytes = Math.min(MESSAGE_BYTES, Math.floor((nc.info?.max_payload ?? 1_048_576) / 2))
       return yield* Effect.gen(function*() {
         const [lock] = yield* sql<{ locked: boolean }>`SELECT pg_try_advisory_xact_lock(hashtext('herald.actor_outbox')) AS locked`
@@ -101,20 +101,20 @@ export class Outbox extends Effect.Service<Outbox>()("herald/actors/Outbox", {
             else batch.push(row)
           }
           // In order of their first rows: a key's commands are in one lane, in order.
-          yield* Effect.tryPromise(() =>
-            Promise.all(
-              [...batches].map(([leader, batch]) => {
-                const h = natsHeaders()
-                if (batch.length === 1) {
-                  const [row] = batch
-                  for (const [k, v] of Object.entries(row!.headers ?? {})) h.set(k, v)
-                  return js.publish(row!.subject, encodeJson(row!.payload), { msgID: row!.msgId, headers: h })
-                }
-                h.set(Header.batch, String(batch.length))
-                const body = encodeBatch(batch.map((row) => ({ key: keyOfSubject(row.subject), payload: row.payload, headers: row.headers })))
-                return js.publish(batch[0]!.subject, body, { msgID: `herald-outbox-batch:${leader}`, headers: h })
-              })
-            )
+          yield* Effect.forEach(
+            batches,
+            ([leader, batch]) => {
+              const h = natsHeaders()
+              if (batch.length === 1) {
+                const [row] = batch
+                for (const [k, v] of Object.entries(row!.headers ?? {})) h.set(k, v)
+                return nats.publish(row!.subject, encodeJson(row!.payload), { msgID: row!.msgId, headers: h })
+              }
+              h.set(Header.batch, String(batch.length))
+              const body = encodeBatch(batch.map((row) => ({ key: keyOfSubject(row.subject), payload: row.payload, headers: row.headers })))
+              return nats.publish(batch[0]!.subject, body, { msgID: `herald-outbox-batch:${leader}`, headers: h })
+            },
+            { concurrency: "unbounded", discard: true }
           )
           yield* sql`UPDATE actor_outbox SET published_at = now() WHERE outbox_id = ANY(${rows.map((r) => r.outboxId)}::bigint[])`
         }

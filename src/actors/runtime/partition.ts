@@ -1,5 +1,6 @@
 import { type Deferred, type Duration, Effect } from "effect"
 import { processBatch } from "./batchLoop.ts"
+import type { LeaseGuard } from "./leaseGuard.ts"
 import { serveEphemeral } from "./ephemeralServer.ts"
 import { consumeCommands, durableConsumer } from "./partitionConsumer.ts"
 import type { PartitionEnv, RegisteredKind } from "./partitionEnv.ts"
@@ -26,10 +27,10 @@ export interface OwnedPartition {
  * The order matters: the scope closes in reverse, so the ephemeral server and the consumer stop
  * before the fibers that apply and commit what they received.
  */
-export const startPartition = (env: PartitionEnv, registered: RegisteredKind, partition: number, epoch: number) =>
+export const startPartition = (env: PartitionEnv, registered: RegisteredKind, partition: number, epoch: number, lease: LeaseGuard) =>
   Effect.gen(function*() {
     const { kind } = registered
-    const p = yield* makePartitionState(env, registered, partition, epoch)
+    const p = yield* makePartitionState(env, registered, partition, epoch, lease)
     yield* processBatch(p).pipe(
       Effect.forever,
       Effect.provide(registered.services),

@@ -1,7 +1,7 @@
 import type { SqlClient } from "@effect/sql"
 import type { Context, Duration, Effect } from "effect"
 import type { BusNamesShape } from "../../bus/BusNames.ts"
-import type { Connected } from "../../bus/Nats.ts"
+import type { Connected, Nats } from "../../bus/Nats.ts"
 import type { ActorKind } from "./ActorKind.ts"
 import type { KindCommitter } from "./committer.ts"
 import type { FairPermits } from "./fairPermits.ts"
@@ -18,6 +18,8 @@ export interface RegisteredKind {
 export interface PartitionEnv {
   readonly sql: SqlClient.SqlClient
   readonly bus: Connected
+  /** Publishes to a stream, retried with its message id through a leader election (Nats.publish). */
+  readonly publish: Nats["publish"]
   readonly names: BusNamesShape
   readonly partitions: number
   /** Bounds how many partitions of this node apply a batch at once. */

@@ -2,6 +2,7 @@ import { Cause, Deferred, Effect, FiberMap, Queue, Schema } from "effect"
 import { labelled } from "../../observability/labelled.ts"
 import type { Applied, Entry, Resident } from "./applied.ts"
 import * as M from "./metrics.ts"
+import type { LeaseGuard } from "./leaseGuard.ts"
 import type { PartitionEnv, RegisteredKind } from "./partitionEnv.ts"
 import type { StreamCommand } from "./streamCommand.ts"
 import { makePartitionTimers } from "./partitionTimers.ts"
@@ -20,7 +21,7 @@ export type PartitionState = Effect.Effect.Success<ReturnType<typeof makePartiti
  * its retrying actors, its passivation sweep and its consumer's callback. All of them run on one
  * thread and touch it only between effects, so plain maps are enough.
  */
-export const makePartitionState = (env: PartitionEnv, registered: RegisteredKind, partition: number, epoch: number) =>
+export const makePartitionState = (env: PartitionEnv, registered: RegisteredKind, partition: number, epoch: number, lease: LeaseGuard) =>
   Effect.gen(function*() {
     const { kind } = registered
     const lost = yield* Deferred.make<string>()
@@ -40,6 +41,8 @@ export const makePartitionState = (env: PartitionEnv, registered: RegisteredKind
       lost,
       committer,
       fence: { partition, epoch },
+      /** Checked before work leaves the node for this partition (ActorContext.lease). */
+      lease,
       runRetrying,
       timers,
       metrics: {

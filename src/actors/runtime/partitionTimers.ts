@@ -25,7 +25,7 @@ export type PartitionTimers = Effect.Effect.Success<ReturnType<typeof makePartit
  */
 export const makePartitionTimers = (env: PartitionEnv, kind: ActorKind.Any, partition: number) =>
   Effect.gen(function*() {
-    const { sql, bus, names } = env
+    const { sql, names } = env
     const timers = new Map<string, TimerEntry>()
     const timerHeap = makeTimerHeap()
     const timerWake = yield* Queue.sliding<void>(1)
@@ -34,12 +34,10 @@ export const makePartitionTimers = (env: PartitionEnv, kind: ActorKind.Any, part
       Effect.suspend(() => {
         const h = natsHeaders()
         h.set(Header.timer, timerId)
-        return Effect.tryPromise(() =>
-          bus.js.publish(commandSubject(names, kind.name, partition, entry.key), encodeJson(entry.command), {
-            msgID: `${timerId}@${entry.fireAt.getTime()}`,
-            headers: h
-          })
-        ).pipe(Effect.retry(Schedule.spaced(Duration.millis(200))))
+        return env.publish(commandSubject(names, kind.name, partition, entry.key), encodeJson(entry.command), {
+          msgID: `${timerId}@${entry.fireAt.getTime()}`,
+          headers: h
+        }).pipe(Effect.retry(Schedule.spaced(Duration.millis(200))))
       })
 
     // A heap entry is live while its timer is still scheduled for that time and not yet fired.

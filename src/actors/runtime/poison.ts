@@ -61,13 +61,10 @@ export class PoisonQueue extends Effect.Service<PoisonQueue>()("herald/actors/Po
         const parked = Option.fromNullable(rows[0])
         if (Option.isNone(parked)) return yield* new NotFound({ message: `no parked command ${poisonId} waiting for a re-drive` })
         const p = parked.value
-        const { js } = yield* nats.connected
-        yield* Effect.tryPromise(() =>
-          js.publish(nats.names.subject(p.kind, p.partition, p.actorKey), payloadOf(p), {
-            msgID: `redrive-${p.poisonId}`,
-            headers: natsHeaders()
-          })
-        ).pipe(Effect.orDie)
+        yield* nats.publish(nats.names.subject(p.kind, p.partition, p.actorKey), payloadOf(p), {
+          msgID: `redrive-${p.poisonId}`,
+          headers: natsHeaders()
+        })
         yield* sql`UPDATE actor_poison SET redriven_at = now() WHERE poison_id = ${poisonId}`.pipe(Effect.orDie)
         return { poison_id: p.poisonId, kind: p.kind, key: p.actorKey }
       }).pipe(Effect.withSpan("PoisonQueue.redrive"))

@@ -29,6 +29,9 @@ import { type Route, type RouteMatch, RouteTable, RouteTableLive } from "./Route
 import { writeResponse } from "./writeResponse.ts"
 
 /** How long a request body may take (requestBody.ts): idle, and in all. */
+/** Seconds a 503 asks its client to wait: about one NATS leader election, or a database reconnect. */
+export const SERVICE_UNAVAILABLE_RETRY_AFTER = 2
+
 export interface BodyTimeouts {
   readonly idleMs: number
   readonly deadlineMs: number
@@ -108,6 +111,9 @@ export const makeRequestListener = (
   ) => {
     const extra: Record<string, string> = { "x-request-id": requestId }
     if (state.retryAfter !== undefined) extra["retry-after"] = String(state.retryAfter)
+    // A 503 is a dependency away (Postgres restarting, a NATS leader election) or a node not ready:
+    // every one says when to come back, as RFC 9110 suggests, so clients retry instead of failing.
+    else if (response.status === 503 && response.headers["retry-after"] === undefined) extra["retry-after"] = String(SERVICE_UNAVAILABLE_RETRY_AFTER)
     const answered = response.status >= 400 && req.url!.startsWith(PUBLIC_PREFIX) ? withResultField(response) : response
     writeResponse(req, res, answered, extra, runLog)
     const seconds = (performance.now() - started) / 1000

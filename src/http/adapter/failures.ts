@@ -80,7 +80,11 @@ const SOCKET_ERRORS = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE
 export const dependencyDown = (cause: Cause.Cause<unknown>): string | undefined => {
   for (const error of [...Cause.failures(cause), ...Cause.defects(cause)]) {
     if (error instanceof ServiceUnavailable) return error.message
-    if (error instanceof NatsUnavailable) return "message bus unavailable"
+    if (error instanceof NatsUnavailable) {
+      return error.mayHaveStored === true
+        ? "message bus unavailable: the request may still complete (its command went unanswered); retry with the same Idempotency-Key"
+        : "message bus unavailable"
+    }
     if (error instanceof SqlError && isConnectionProblem(error.cause)) return "database unavailable"
   }
   return undefined

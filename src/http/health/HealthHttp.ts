@@ -26,14 +26,26 @@ export const HealthHttpLive = apiGroup(HeraldApi, "health", (handlers) =>
       .handle("live", () => Effect.succeed({ status: "live" as const }))
       .handle("ready", () =>
         Effect.gen(function*() {
-          const [postgres, nats_, migrated] = yield* Effect.all(
+          const [postgres, reachable, migrated] = yield* Effect.all(
             [up(sql`SELECT 1`), up(nats.ping), Effect.map(storage.isReady, (ok) => (ok ? "up" as const : "down" as const))],
             { concurrency: "unbounded" }
           )
-          const checks = { postgres, migrations: migrated, nats: nats_ }
+          // NATS counts as up once its streams and buckets hold HERALD_NATS_REPLICAS replicas: a
+          // node whose commands would live on fewer servers than the operator asked for is not ready.
+          const placement = yield* nats.placementProblem
+          const prepared = Option.isSome(owned) ? yield* owned.value.busPrepared : true
+          const natsState = reachable === "up" && Option.isNone(placement) && prepared ? "up" as const : "down" as const
+          const checks = { postgres, migrations: migrated, nats: natsState }
           const down = Object.entries(checks).filter(([, v]) => v === "down").map(([k]) => k)
           if (down.length > 0) {
-            return yield* new NotReady({ message: `not ready: ${down.join(", ")} down`, checks })
+            const why = reachable === "down"
+              ? ""
+              : Option.isSome(placement)
+              ? ` (${placement.value})`
+              : !prepared
+              ? ` (creating its streams and KV buckets with ${nats.replicas} replica${nats.replicas === 1 ? "" : "s"})`
+              : ""
+            return yield* new NotReady({ message: `not ready: ${down.join(", ")} down${why}`, checks })
           }
           const partitions = Option.isSome(owned) ? yield* owned.value.snapshot : {}
           return { status: "ready" as const, node_id: config.nodeId, role: config.role, checks, partitions_owned: partitions }

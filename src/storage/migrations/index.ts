@@ -28,6 +28,7 @@ import idempotencyKeys from "./0025_idempotency_keys.ts"
 import broadcastMessageEvents from "./0026_broadcast_message_events.ts"
 import ledgerBalanceAfter from "./0027_ledger_balance_after.ts"
 import consoleSessions from "./0028_console_sessions.ts"
+import chunkClaimOwner from "./0029_chunk_claim_owner.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
@@ -61,5 +62,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0025_idempotency_keys": idempotencyKeys,
   "0026_broadcast_message_events": broadcastMessageEvents,
   "0027_ledger_balance_after": ledgerBalanceAfter,
-  "0028_console_sessions": consoleSessions
+  "0028_console_sessions": consoleSessions,
+  "0029_chunk_claim_owner": chunkClaimOwner
 }

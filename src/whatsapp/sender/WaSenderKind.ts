@@ -155,7 +155,7 @@ export const WaSenderKind = ActorKind.make("wa_sender", {
         })
 
       const dispatch = (messageId: string, attempt: number, payload: WaPayload) =>
-        ctx.afterCommit(dispatcher.submit({ phoneNumberId, messageId, payload, report: report(messageId, attempt) }))
+        ctx.afterCommit(dispatcher.submit({ phoneNumberId, messageId, payload, lease: ctx.lease, report: report(messageId, attempt) }))
 
       const withSweep = (next: WaSenderState): WaSenderState => {
         if (next.sweepAt !== null || Object.keys(next.inFlight).length === 0) return next
