@@ -9,6 +9,8 @@ import { type Nats, NatsLive } from "./bus/Nats.ts"
 import { AppConfig, type AppSettings } from "./config/AppConfig.ts"
 import { HttpServerLive } from "./http/server.ts"
 import { loggingLayer } from "./observability/Logging.ts"
+import { tracingLayer } from "./observability/Tracing.ts"
+import { HERALD_VERSION } from "./cli/client/version.ts"
 import { SqlLive } from "./storage/Database.ts"
 import { Storage } from "./storage/Migrations.ts"
 import { GatewayCallbackUrl } from "./gateway/GatewayCallbackUrl.ts"
@@ -105,8 +107,8 @@ export const NodeLive = <E = never, R = never>(settings: AppSettings, kinds: Lay
     Layer.provide(Infrastructure),
     Layer.provide(AppConfig.make(settings)),
     Layer.provide(loggingLayer({ format: settings.logFormat, level: settings.logLevel })),
-    // No tracer is configured (Herald exports no traces): every span (@effect/sql makes one per
-    // statement, the HTTP server one per request) would be built and dropped, at a real cost.
-    Layer.provide(Layer.setTracerEnabled(false))
+    // Without an OTLP endpoint the tracer is disabled: every span (@effect/sql makes one per
+    // statement) would otherwise be built and dropped, at a real cost.
+    Layer.provide(tracingLayer(settings.tracing, { nodeId: settings.nodeId, role: settings.role, version: HERALD_VERSION }))
   )
 }

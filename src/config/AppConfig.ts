@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import { Config, ConfigError, Context, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
+import { tracingConfig, type TracingSettings } from "../observability/tracingSettings.ts"
 
 export type Role = "all" | "api" | "worker"
 
@@ -123,6 +124,8 @@ export interface AppSettings {
   readonly consoleSessionHours: number
   /** The operator view's token (/console/ops); none: the view is off. */
   readonly opsToken: Option.Option<Redacted.Redacted<string>>
+  /** OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT and OpenTelemetry's other variables); off unless an endpoint is set. */
+  readonly tracing: TracingSettings
 }
 
 const url = (name: string, protocols: ReadonlyArray<string>) =>
@@ -353,6 +356,7 @@ const allSettings: Config.Config<AppSettings> = Config.all({
     Config.validate({ message: "must be at least 32 characters (e.g. openssl rand -base64 32), or empty", validation: (token) => token === "" || token.length >= 32 }),
     Config.map((token) => (token === "" ? Option.none() : Option.some(Redacted.make(token))))
   ),
+  tracing: tracingConfig,
   logFormat: Config.literal("json", "pretty")("LOG_FORMAT").pipe(
     Config.option,
     Config.map(Option.getOrElse((): LogFormat => (process.stdout.isTTY ? "pretty" : "json")))

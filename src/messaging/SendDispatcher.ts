@@ -1,4 +1,5 @@
-import { Deferred, Duration, Effect, Exit, FiberSet, Queue } from "effect"
+import { Deferred, Duration, Effect, Exit, FiberSet, Queue, type Tracer } from "effect"
+import { tracedSpan } from "../observability/Tracing.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { MessageContent } from "../domain/content.ts"
 import { RcsGateway, type SendOutcome } from "../gateway/RcsGateway.ts"
@@ -22,6 +23,8 @@ export interface SendJob {
    * partition's next owner sends it (a sweep finds it in flight).
    */
   readonly abandon?: () => Effect.Effect<void>
+  /** The span the send continues (the command that decided it), when tracing is on. */
+  readonly trace?: Tracer.AnySpan | undefined
 }
 
 /** Gateway requests in flight for one bot on this node: in-order admission, bounded overlap. */
@@ -81,8 +84,10 @@ export class SendDispatcher extends Effect.Service<SendDispatcher>()("herald/mes
       return Math.ceil(((1 - lane.tokens) / rate) * 1000)
     }
 
-    const send = (job: SendJob) =>
-      gateway.send({ messageId: job.messageId, agentId: job.botId, to: job.to, content: job.content }).pipe(Effect.flatMap(job.report))
+    const send = (job: SendJob) => {
+      const sent = gateway.send({ messageId: job.messageId, agentId: job.botId, to: job.to, content: job.content }).pipe(Effect.flatMap(job.report))
+      return job.trace === undefined ? sent : Effect.withParentSpan(sent, job.trace)
+    }
 
     // The lease is checked here, as the request is about to leave: a node that woke from a pause
     // with sends still queued for a bot it no longer owns sends none of them.
@@ -163,7 +168,8 @@ export class SendDispatcher extends Effect.Service<SendDispatcher>()("herald/mes
       })
 
     /** Queues a send; returns at once. */
-    const submit = (job: SendJob) => withLane(job.botId, job.accountId, (lane) => enqueue(lane, [job]))
+    const submit = (job: SendJob) =>
+      Effect.flatMap(tracedSpan, (trace) => withLane(job.botId, job.accountId, (lane) => enqueue(lane, [trace === undefined ? job : { ...job, trace }])))
 
     /**
      * Sends many messages of one bot through its lane (paced like any other send) and answers
@@ -181,6 +187,7 @@ export class SendDispatcher extends Effect.Service<SendDispatcher>()("herald/mes
         if (sends.length === 0) return outcomes
         let left = sends.length
         const all = yield* Deferred.make<void>()
+        const trace = yield* tracedSpan
         const settled = (i: number, outcome: SendOutcome | undefined) =>
           Effect.suspend(() => {
             outcomes[i] = outcome
@@ -191,6 +198,7 @@ export class SendDispatcher extends Effect.Service<SendDispatcher>()("herald/mes
           botId,
           accountId,
           lease,
+          trace,
           report: (outcome) => settled(i, outcome),
           abandon: () => settled(i, undefined)
         }))

@@ -1,3 +1,4 @@
+import { tracedSpan } from "../observability/Tracing.ts"
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Schema } from "effect"
 import { ActorKind } from "../actors/runtime/index.ts"
@@ -117,7 +118,8 @@ export const DeliveryKind = ActorKind.make("delivery", {
               : undefined,
             body,
             attempt,
-            lease: ctx.lease
+            lease: ctx.lease,
+            trace: yield* tracedSpan
           }
           if (!dispatcher.hasRoom(job.webhookId)) {
             ctx.schedule(new Attempt({ attempt }), { after: deferral(state.deferrals) }, `attempt-${attempt}`)

@@ -1,4 +1,4 @@
-import { Duration, Effect, MetricBoundaries, MetricKey } from "effect"
+import { Context, Duration, Effect, Exit, MetricBoundaries, MetricKey, Option, type Tracer } from "effect"
 import { Webhook } from "standardwebhooks"
 import { Agent, request } from "undici"
 import { type LeaseGuard, leaseIsCurrent } from "../actors/runtime/leaseGuard.ts"
@@ -18,6 +18,8 @@ export interface AttemptJob {
   readonly attempt: number
   /** The delivery partition's lease: checked just before the request leaves (ActorContext.lease). */
   readonly lease?: LeaseGuard
+  /** The span the attempt continues (its delivery's command), when tracing is on. */
+  readonly trace?: Tracer.AnySpan | undefined
 }
 
 /**
@@ -77,6 +79,29 @@ const NODE_BACKLOG = 8_192
 export class Dispatcher extends Effect.Service<Dispatcher>()("herald/webhooks/Dispatcher", {
   scoped: Effect.gen(function*() {
     const config = yield* AppConfig
+    const tracer = yield* Effect.tracer
+    /**
+     * An attempt's span (OpenTelemetry's HTTP client span) when its delivery is traced, made by
+     * hand: attempts run as plain promises, outside any fiber.
+     */
+    const attemptSpan = (job: AttemptJob) => {
+      if (job.trace === undefined) return undefined
+      const span = tracer.span("POST", Option.some(job.trace), Context.empty(), [], BigInt(Date.now()) * 1_000_000n, "client", {})
+      const url = new URL(job.url)
+      span.attribute("http.request.method", "POST")
+      span.attribute("server.address", url.hostname)
+      span.attribute("url.full", `${url.origin}${url.pathname}`)
+      span.attribute("herald.webhook.delivery_id", job.deliveryId)
+      span.attribute("herald.webhook.attempt", job.attempt)
+      return span
+    }
+    const endSpan = (span: Tracer.Span | undefined, outcome: AttemptOutcome) => {
+      if (span === undefined) return
+      if (outcome.statusCode > 0) span.attribute("http.response.status_code", outcome.statusCode)
+      const ok = outcome.statusCode >= 200 && outcome.statusCode < 300
+      if (!ok) span.attribute("error.type", outcome.statusCode > 0 ? String(outcome.statusCode) : outcome.snippet.split(":")[0])
+      span.end(BigInt(outcome.finishedAt) * 1_000_000n, ok ? Exit.void : Exit.fail(outcome.snippet))
+    }
     const agent = new Agent({
       connect: { lookup: guardedLookup(config.webhookAllowPrivate) as never, timeout: config.webhookTimeoutMs },
       keepAliveTimeout: 4_000,
@@ -179,12 +204,18 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("herald/webhooks/Di
         let lane = lanes.get(job.webhookId)
         if (lane === undefined) lanes.set(job.webhookId, lane = { active: 0, waiting: [] })
         const admitted = lane
+        let span: Tracer.Span | undefined
         void admit(admitted)
           .then(() => leaseIsCurrent(job.lease))
-          .then((current) => (current ? send(job) : undefined))
+          .then((current) => {
+            if (!current) return undefined
+            span = attemptSpan(job)
+            return send(job)
+          })
           .then((outcome) => {
             release(job.webhookId, admitted)
             if (outcome === undefined) return
+            endSpan(span, outcome)
             const m = metricsOf(job.webhookId)
             m.attempts.unsafeUpdate(1, [])
             if (outcome.statusCode < 200 || outcome.statusCode >= 300) m.failures.unsafeUpdate(1, [])

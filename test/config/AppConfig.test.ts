@@ -81,6 +81,33 @@ describe("AppConfig", () => {
       expect(token.natsServers).toEqual(["nats://n1:4222"])
     }))
 
+  it.effect("tracing is off unless an OTLP endpoint is set; OpenTelemetry's own variables configure it", () =>
+    Effect.gen(function*() {
+      const off = Either.getOrThrow(yield* load({}))
+      expect(Option.isNone(off.tracing.url)).toBe(true)
+      const on = Either.getOrThrow(yield* load({
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/",
+        OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=abc%3D%3D,tenant=ops",
+        OTEL_SERVICE_NAME: "herald-eu",
+        OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=prod",
+        OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+        OTEL_TRACES_SAMPLER_ARG: "0.05"
+      }))
+      expect(on.tracing).toMatchObject({
+        url: Option.some("http://collector:4318/v1/traces"),
+        protocol: "http/protobuf",
+        headers: { "x-api-key": "abc==", tenant: "ops" },
+        serviceName: "herald-eu",
+        resourceAttributes: { "deployment.environment": "prod" },
+        sampleRatio: 0.05
+      })
+      // The signal's own endpoint is taken as it is; OTEL_SDK_DISABLED turns everything off.
+      const own = Either.getOrThrow(yield* load({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://c/x", OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }))
+      expect(own.tracing).toMatchObject({ url: Option.some("https://c/x"), protocol: "http/json" })
+      const disabled = Either.getOrThrow(yield* load({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_SDK_DISABLED: "true" }))
+      expect(Option.isNone(disabled.tracing.url)).toBe(true)
+    }))
+
   const bad: ReadonlyArray<[Record<string, string>, string]> = [
     [{ PORT: "eighty" }, "PORT"],
     [{ PORT: "70000" }, "PORT: must be an integer from 0 to 65535"],
@@ -95,6 +122,10 @@ describe("AppConfig", () => {
     [{ NATS_TOKEN: "t", NATS_CREDS: "/x.creds" }, "NATS_USER: set one of"],
     [{ NATS_TLS_CERT: "/c.pem" }, "NATS_TLS_KEY: NATS_TLS_CERT and NATS_TLS_KEY go together"],
     [{ HERALD_DB_POOL: "1" }, "HERALD_DB_POOL: must be an integer from 2 to 1000"],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }, "OTEL_EXPORTER_OTLP_ENDPOINT: must be an http or https URL"],
+    [{ OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }, "OTEL_EXPORTER_OTLP_PROTOCOL"],
+    [{ OTEL_TRACES_SAMPLER_ARG: "2" }, "OTEL_TRACES_SAMPLER_ARG: must be a number from 0 to 1"],
+    [{ OTEL_EXPORTER_OTLP_HEADERS: "novalue" }, "OTEL_EXPORTER_OTLP_HEADERS: must be key=value pairs"],
     [{ HERALD_DB_LISTEN_URL: "redis://x" }, "HERALD_DB_LISTEN_URL"],
     [{ HERALD_NATS_PREFIX: "a.b" }, "HERALD_NATS_PREFIX: must be 1-32 characters"],
     [{ HERALD_NODE_ID: "has space" }, "HERALD_NODE_ID"],

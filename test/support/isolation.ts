@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto"
 import { connect } from "nats"
 import Pg from "pg"
 import { AppConfig, type AppSettings } from "../../src/config/AppConfig.ts"
+import { tracingOff } from "../../src/observability/tracingSettings.ts"
 
 /** Where the test suite finds Postgres and NATS (the machine's services by default). */
 export const PG_ADMIN_URL = process.env.TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
@@ -119,6 +120,7 @@ export const settingsFor = (iso: Isolation, overrides: Partial<AppSettings> = {}
   emailRetryBaseMs: 200,
   consoleSessionHours: 12,
   opsToken: Option.none(),
+  tracing: tracingOff,
   ...overrides
 })
 

@@ -1,4 +1,4 @@
-import type { Effect } from "effect"
+import type { Effect, Tracer } from "effect"
 import { emptyWrite, type StateWrite } from "./committer.ts"
 import type { StreamCommand } from "./streamCommand.ts"
 
@@ -33,6 +33,8 @@ export interface Applied {
   hold: { readonly id: number; readonly deadline: number } | undefined
   /** Continuations applied on top of the last stream command, naming their effects apart. */
   continuations: number
+  /** Spans of traced commands applied here, ended (with a child for the commit) once they are committed. */
+  readonly traced: Array<Tracer.Span>
 }
 
 export const startApplied = (key: string, from: Resident): Applied => ({
@@ -43,7 +45,8 @@ export const startApplied = (key: string, from: Resident): Applied => ({
   acks: [],
   replies: [],
   hold: undefined,
-  continuations: 0
+  continuations: 0,
+  traced: []
 })
 
 /**
@@ -63,5 +66,6 @@ export const copyOf = (held: Applied): Applied => ({
     persist: [...held.write.persist]
   },
   acks: [...held.acks],
-  replies: [...held.replies]
+  replies: [...held.replies],
+  traced: [...held.traced]
 })

@@ -1,4 +1,5 @@
-import { type Cause, Effect, Either, Exit, Metric } from "effect"
+import { type Cause, Effect, Either, Exit, Metric, Option } from "effect"
+import { parentFrom, TRACEPARENT } from "../../observability/Tracing.ts"
 import type { Applied, Entry } from "./applied.ts"
 import { recordEffects, type RecordedEffects } from "./behaviourContext.ts"
 import type { PartitionState } from "./partitionState.ts"
@@ -48,11 +49,21 @@ const applyStreamed = (p: PartitionState, into: Applied, message: StreamCommand,
     const decoded = Either.flatMap(raw, (json) => Either.mapLeft(p.decodeCommand(json), (error) => error.message))
     if (decoded._tag === "Left") return yield* parkUndecodable(p, into, message, Either.getOrUndefined(raw), decoded.left, replyTo)
     const effects = recordEffects(p, key, seq, `${seq}`, attempt, timerId)
-    const failure = yield* runBehaviour(p, into, decoded.right, effects)
-    if (failure !== undefined) return failure
+    // A command carrying a trace is applied in a span of its own (OpenTelemetry's "process"),
+    // ended once it is committed; what it records (commands it sends, work after its commit)
+    // continues that trace.
+    const traceparent = message.header(TRACEPARENT)
+    const span = traceparent === undefined ? undefined : yield* processSpan(p, key, message, traceparent)
+    const traced = <A, E, R>(effect: Effect.Effect<A, E, R>) => (span === undefined ? effect : Effect.withParentSpan(effect, span))
+    const failure = yield* traced(runBehaviour(p, into, decoded.right, effects))
+    if (failure !== undefined) {
+      span?.end(BigInt(Date.now()) * 1_000_000n, Exit.failCause(failure))
+      return failure
+    }
     into.write.lastSeq = into.applied = seq
     into.continuations = 0
-    yield* effects.applyTo(into.write)
+    yield* traced(effects.applyTo(into.write))
+    if (span !== undefined) into.traced.push(span)
     if (timerId !== undefined) {
       into.write.timersRemove.push(timerId)
       const due = p.timers.get(timerId)
@@ -65,6 +76,21 @@ const applyStreamed = (p: PartitionState, into: Applied, message: StreamCommand,
     }
     effects.queueNotices(into)
     return undefined
+  })
+
+const processSpan = (p: PartitionState, key: string, message: StreamCommand, traceparent: string) =>
+  Effect.makeSpan(`process ${p.kind.name}`, {
+    kind: "consumer",
+    parent: Option.getOrUndefined(parentFrom(traceparent)),
+    attributes: {
+      "messaging.system": "nats",
+      "messaging.operation.type": "process",
+      "messaging.destination.name": p.env.names.stream(p.kind.name),
+      "messaging.destination.partition.id": String(p.partition),
+      "herald.actor.kind": p.kind.name,
+      "herald.actor.key": key,
+      "herald.command.position": message.seq
+    }
   })
 
 /** A command no try can apply: parked at once, its sequence counted as applied. */
@@ -84,10 +110,13 @@ const applyContinuation = (p: PartitionState, into: Applied, entry: Extract<Entr
   Effect.gen(function*() {
     const seq = into.applied
     const effects = recordEffects(p, into.key, seq, `${seq}.c${into.continuations + 1}`, attempt, undefined)
-    const failure = yield* runBehaviour(p, into, entry.command, effects)
+    // It finishes the held command's work: in that command's trace (a webhook's retry timer, say).
+    const span = into.traced[into.traced.length - 1]
+    const traced = <A, E, R>(effect: Effect.Effect<A, E, R>) => (span === undefined ? effect : Effect.withParentSpan(effect, span))
+    const failure = yield* traced(runBehaviour(p, into, entry.command, effects))
     if (failure !== undefined) return failure
     into.continuations++
-    yield* effects.applyTo(into.write)
+    yield* traced(effects.applyTo(into.write))
     effects.queueNotices(into)
     return undefined
   })

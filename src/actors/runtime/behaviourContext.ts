@@ -7,6 +7,7 @@ import { partitionOf } from "./partitioning.ts"
 import type { PartitionState } from "./partitionState.ts"
 import { encodeExit } from "./replies.ts"
 import { commandSubject, encodeJson } from "./transport.ts"
+import { currentTraceparent, TRACEPARENT, tracedSpan } from "../../observability/Tracing.ts"
 
 /** What a behaviour asked for while one command was applied, kept apart until it succeeds. */
 interface Recorded {
@@ -49,13 +50,14 @@ export const recordEffects = (p: PartitionState, key: string, seq: number, tag: 
       const n = counter++
       recorded.targets.set(target.name, target)
       recorded.outbox.push(
-        Effect.map(Effect.orDie(encoderOf(target)(command)), (payload) => ({
+        Effect.map(Effect.all([Effect.orDie(encoderOf(target)(command)), currentTraceparent]), ([payload, traceparent]) => ({
           subject: commandSubject(env.names, target.name, partitionOf(targetKey, env.partitions), targetKey),
           // Deterministic: a command re-applied after a crash sends the same id, which
           // JetStream's duplicate window drops.
           msgId: options?.msgId ?? `${kind.name}:${key}:${tag}:${n}`,
           payload,
-          headers: null
+          // The trace goes on in the command this one sends (evaluated inside the command's span).
+          headers: traceparent === undefined ? null : { [TRACEPARENT]: traceparent }
         }))
       )
     },
@@ -63,7 +65,9 @@ export const recordEffects = (p: PartitionState, key: string, seq: number, tag: 
     schedule: (command, when, id) => {
       const timer = id !== undefined ? `${kind.name}:${key}:${id}` : `${kind.name}:${key}:${tag}:t${counter++}`
       const fireAt = "at" in when ? when.at : new Date(Date.now() + Duration.toMillis(when.after))
-      recorded.timersAdd.push(Effect.map(Effect.orDie(p.encodeCommand(command)), (encoded) => ({ timerId: timer, key, fireAt, command: encoded })))
+      recorded.timersAdd.push(
+        Effect.map(Effect.all([Effect.orDie(p.encodeCommand(command)), currentTraceparent]), ([encoded, traceparent]) => ({ timerId: timer, key, fireAt, command: encoded, traceparent }))
+      )
       return timer
     },
     cancelTimer: (id) => {
@@ -116,6 +120,13 @@ const plainTable = (table: string) => {
 /** Adds what a successful application recorded to the actor's pending write. */
 const applyRecorded = (p: PartitionState, recorded: Recorded, write: StateWrite) =>
   Effect.gen(function*() {
+    // Work the command started after its commit, and its statements in the commit, continue its
+    // trace (they run later, in other fibers, outside the command's span).
+    const span = yield* tracedSpan
+    if (span !== undefined) {
+      recorded.afterwards.splice(0, recorded.afterwards.length, ...recorded.afterwards.map((effect) => Effect.withParentSpan(effect, span)))
+      recorded.persist.splice(0, recorded.persist.length, ...recorded.persist.map((effect) => Effect.withParentSpan(effect, span)))
+    }
     for (const target of recorded.targets.values()) yield* Effect.orDie(p.env.ensureKind(target))
     for (const o of recorded.outbox) write.outbox.push(yield* o)
     // Timer operations of the commands of one write are applied in order, the last one on an

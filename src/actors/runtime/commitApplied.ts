@@ -1,5 +1,5 @@
 import type { SqlError } from "@effect/sql/SqlError"
-import { Deferred, Duration, Effect, Metric, Schedule } from "effect"
+import { Context, Deferred, Duration, Effect, Exit, Metric, Option, Schedule } from "effect"
 import type { Applied } from "./applied.ts"
 import type { FencedOut, StateWrite } from "./committer.ts"
 import type { PartitionState } from "./partitionState.ts"
@@ -20,8 +20,12 @@ const commitRetry = Schedule.exponential(Duration.millis(100), 2).pipe(
 export const commitApplied = (p: PartitionState, batch: ReadonlyArray<Applied>, arrivedAt: number) =>
   Effect.gen(function*() {
     const writeOf = writesOf(p, batch)
+    const tracing = batch.some((a) => a.traced.length > 0)
+    const clock = yield* Effect.clock
+    const commitStart = tracing ? clock.unsafeCurrentTimeNanos() : 0n
     const rejected = yield* commitOrSingleOut(p, writeOf, batch)
     const committed = batch.filter((a) => !rejected.has(a))
+    if (tracing) yield* endTraced(p, batch, rejected, commitStart, clock.unsafeCurrentTimeNanos())
     yield* scheduleCommitted(p, writeOf, committed)
     const acks = committed.flatMap((a) => a.acks)
     // One observation per batch, for its oldest command: per-command updates cost more than
@@ -31,6 +35,25 @@ export const commitApplied = (p: PartitionState, batch: ReadonlyArray<Applied>, 
     yield* Metric.incrementBy(p.metrics.processed, acks.length)
     for (const a of committed) for (const reply of a.replies) yield* reply()
     return rejected
+  })
+
+/**
+ * The spans of traced commands end with their commit, each with a child for the transaction (the
+ * batch's one, shared: its span in every trace it carried a command of).
+ */
+const endTraced = (p: PartitionState, batch: ReadonlyArray<Applied>, rejected: Map<Applied, SqlError>, start: bigint, end: bigint) =>
+  Effect.map(Effect.tracer, (tracer) => {
+    for (const a of batch) {
+      const exit = rejected.has(a) ? Exit.fail(rejected.get(a)) : Exit.void
+      for (const span of a.traced.splice(0)) {
+        const commit = tracer.span(`commit ${p.kind.name}`, Option.some(span), Context.empty(), [], start, "internal", {})
+        commit.attribute("db.system.name", "postgresql")
+        commit.attribute("db.operation.name", "COMMIT")
+        commit.attribute("herald.commit.actors", batch.length)
+        commit.end(end, exit)
+        span.end(end, exit)
+      }
+    }
   })
 
 /** The writes that change anything, each with its state encoded once, at commit. */
@@ -76,7 +99,7 @@ const scheduleCommitted = (p: PartitionState, writeOf: Map<Applied, StateWrite>,
       const w = writeOf.get(a)
       if (w === undefined) continue
       for (const t of w.timersRemove) yield* p.timers.cancel(t)
-      for (const t of w.timersAdd) yield* p.timers.schedule(t.timerId, { key: w.key, fireAt: t.fireAt, command: t.command, fired: false })
+      for (const t of w.timersAdd) yield* p.timers.schedule(t.timerId, { key: w.key, fireAt: t.fireAt, command: t.command, traceparent: t.traceparent, fired: false })
       // A `persist` write may enqueue outbox rows of its own (events fanned out to webhooks).
       outbox ||= w.outbox.length > 0 || w.persist.length > 0
     }

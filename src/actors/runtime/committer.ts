@@ -28,6 +28,8 @@ export interface TimerRow {
   readonly key: string
   readonly fireAt: Date
   readonly command: unknown
+  /** The trace the fired command continues (W3C traceparent), when tracing is on. */
+  readonly traceparent?: string | undefined
 }
 
 /** A row for one of an actor kind's own tables (ActorContext.insert). */
@@ -149,10 +151,10 @@ export const makeKindCommitter = (options: { readonly kind: string; readonly tab
             SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[])`)
     const timersDelete = prepared.prepare("DELETE FROM actor_timers WHERE timer_id = ANY($1::text[])")
     const timersInsert = prepared.prepare(`
-            INSERT INTO actor_timers (timer_id, kind, partition, actor_key, fire_at, command)
-            SELECT id, $1, p, k, f, c
-            FROM unnest($2::text[], $3::int[], $4::text[], $5::timestamptz[], $6::jsonb[]) AS t(id, p, k, f, c)
-            ON CONFLICT (timer_id) DO UPDATE SET fire_at = excluded.fire_at, command = excluded.command`)
+            INSERT INTO actor_timers (timer_id, kind, partition, actor_key, fire_at, command, traceparent)
+            SELECT id, $1, p, k, f, c, tp
+            FROM unnest($2::text[], $3::int[], $4::text[], $5::timestamptz[], $6::jsonb[], $7::text[]) AS t(id, p, k, f, c, tp)
+            ON CONFLICT (timer_id) DO UPDATE SET fire_at = excluded.fire_at, command = excluded.command, traceparent = excluded.traceparent`)
 
     /** The partitions of the batch whose epoch is not the one they write with. */
     const fencedOut = (fences: ReadonlyArray<Fence>) =>
@@ -302,7 +304,8 @@ export const makeKindCommitter = (options: { readonly kind: string; readonly tab
             timers.map(({ partition }) => partition),
             timers.map(({ t }) => t.key),
             timers.map(({ t }) => t.fireAt.toISOString()),
-            timers.map(({ t }) => JSON.stringify(t.command))
+            timers.map(({ t }) => JSON.stringify(t.command)),
+            timers.map(({ t }) => t.traceparent ?? null)
           ])
         }
         for (const { partition, w } of tagged) {

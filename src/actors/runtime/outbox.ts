@@ -4,12 +4,16 @@ import { headers as natsHeaders } from "nats"
 import { randomUUID } from "node:crypto"
 import { Nats } from "../../bus/Nats.ts"
 import { AppConfig } from "../../config/AppConfig.ts"
+import { currentTraceparent, TRACEPARENT } from "../../observability/Tracing.ts"
 import { Storage } from "../../storage/Migrations.ts"
 import { ActorClient, encoderOf } from "./ActorClient.ts"
 import type { ActorKind } from "./ActorKind.ts"
 import { partitionOf } from "./partitioning.ts"
 import { encodeBatch } from "./streamCommand.ts"
 import { commandSubject, encodeJson, Header, keyOfSubject } from "./transport.ts"
+
+/** The trace the rows' commands continue (headers of the message they travel in), when tracing is on. */
+const traceHeaders = Effect.map(currentTraceparent, (traceparent) => (traceparent === undefined ? null : JSON.stringify({ [TRACEPARENT]: traceparent })))
 
 /** Rows per relay round: at 500 the relay fell seconds behind a burst of fanned-out events. */
 const BATCH = 2_000
@@ -51,9 +55,10 @@ export class Outbox extends Effect.Service<Outbox>()("herald/actors/Outbox", {
         yield* client.ensureKind(kind)
         const payload = yield* Effect.orDie(encoderOf(kind)(command))
         const subject = commandSubject(nats.names, kind.name, partitionOf(key, config.partitions), key)
+        const headers = yield* traceHeaders
         yield* sql`
-          INSERT INTO actor_outbox (subject, msg_id, payload)
-          VALUES (${subject}, ${options.msgId ?? randomUUID()}, ${JSON.stringify(payload)}::jsonb)`
+          INSERT INTO actor_outbox (subject, msg_id, payload, headers)
+          VALUES (${subject}, ${options.msgId ?? randomUUID()}, ${JSON.stringify(payload)}::jsonb, ${headers}::jsonb)`
       })
 
     /** Many commands of one kind in one INSERT (same transaction rule as `enqueue`). */
@@ -68,9 +73,10 @@ export class Outbox extends Effect.Service<Outbox>()("herald/actors/Outbox", {
             msgId: c.msgId ?? randomUUID(),
             payload: JSON.stringify(payload)
           })))
+        const headers = yield* traceHeaders
         yield* sql`
-          INSERT INTO actor_outbox (subject, msg_id, payload)
-          SELECT subject, msg_id, payload::jsonb
+          INSERT INTO actor_outbox (subject, msg_id, payload, headers)
+          SELECT subject, msg_id, payload::jsonb, ${headers}::jsonb
           FROM unnest(${rows.map((r) => r.subject)}::text[], ${rows.map((r) => r.msgId)}::text[], ${rows.map((r) => r.payload)}::text[])
             AS t(subject, msg_id, payload)`
       })

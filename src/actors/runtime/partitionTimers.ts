@@ -3,6 +3,7 @@ import { headers as natsHeaders } from "nats"
 import type { ActorKind } from "./ActorKind.ts"
 import type { PartitionEnv } from "./partitionEnv.ts"
 import { makeTimerHeap } from "./timerHeap.ts"
+import { TRACEPARENT } from "../../observability/Tracing.ts"
 import { commandSubject, encodeJson, Header } from "./transport.ts"
 
 /** How far ahead timers are loaded into memory; later ones are picked up by the periodic reload. */
@@ -13,6 +14,7 @@ export interface TimerEntry {
   readonly key: string
   readonly fireAt: Date
   readonly command: unknown
+  readonly traceparent?: string | undefined
   /** Its command was published; the entry stays until the command is applied. */
   fired: boolean
 }
@@ -34,6 +36,7 @@ export const makePartitionTimers = (env: PartitionEnv, kind: ActorKind.Any, part
       Effect.suspend(() => {
         const h = natsHeaders()
         h.set(Header.timer, timerId)
+        if (entry.traceparent) h.set(TRACEPARENT, entry.traceparent)
         return env.publish(commandSubject(names, kind.name, partition, entry.key), encodeJson(entry.command), {
           msgID: `${timerId}@${entry.fireAt.getTime()}`,
           headers: h
@@ -77,12 +80,12 @@ export const makePartitionTimers = (env: PartitionEnv, kind: ActorKind.Any, part
     const cancel = (timerId: string) => Effect.sync(() => timers.delete(timerId))
 
     const loadTimers = Effect.gen(function*() {
-      const rows = yield* sql<{ timerId: string; actorKey: string; fireAt: Date; command: unknown }>`
-        SELECT timer_id, actor_key, fire_at, command FROM actor_timers
+      const rows = yield* sql<{ timerId: string; actorKey: string; fireAt: Date; command: unknown; traceparent: string | null }>`
+        SELECT timer_id, actor_key, fire_at, command, traceparent FROM actor_timers
         WHERE kind = ${kind.name} AND partition = ${partition} AND fire_at < now() + ${`${Duration.toSeconds(TIMER_HORIZON)} seconds`}::interval`
       for (const row of rows) {
         if (!timers.has(row.timerId)) {
-          yield* schedule(row.timerId, { key: row.actorKey, fireAt: new Date(row.fireAt), command: row.command, fired: false })
+          yield* schedule(row.timerId, { key: row.actorKey, fireAt: new Date(row.fireAt), command: row.command, traceparent: row.traceparent ?? undefined, fired: false })
         }
       }
     })

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto"
 import { type Context, Effect, Layer, type Scope } from "effect"
 import { type Capability, GatewayUnavailable, RcsGateway, type RcsSendRequest, type SendOutcome } from "../RcsGateway.ts"
+import { currentTraceparent, TRACEPARENT } from "../../observability/Tracing.ts"
 import { toContentMessage } from "./content.ts"
 import { notSent, rejectionRecord, unconfirmedCut, unconfirmedTimeout } from "./errors.ts"
 import { type Exchange, exchange, gatewayPool } from "./exchange.ts"
@@ -48,20 +49,40 @@ export const makeRbmGateway = (options: RbmGatewayOptions): Effect.Effect<Contex
       }
     }
 
-    const call = (method: "GET" | "POST", path: string, body?: Buffer): Effect.Effect<Exchange> =>
+    const call = (method: "GET" | "POST", path: string, body?: Buffer, traceparent?: string): Effect.Effect<Exchange> =>
       pool === undefined ? options.transport!(method, prefix + path, body) : Effect.async<Exchange>((resume) => {
-        const cancel = exchange(pool, { method, path: prefix + path, headers: headersFor(body !== undefined), ...(body ? { body } : {}) }, timeoutMs, (result) =>
+        const headers = headersFor(body !== undefined)
+        // The upstream may continue the trace (W3C Trace Context); the simulator ignores it.
+        if (traceparent !== undefined) headers[TRACEPARENT] = traceparent
+        const cancel = exchange(pool, { method, path: prefix + path, headers, ...(body ? { body } : {}) }, timeoutMs, (result) =>
           resume(Effect.succeed(result)))
         return Effect.sync(cancel)
       })
 
-    const send = (request: RcsSendRequest) => Effect.gen(function*() {
-      const path = `/v1/phones/${phoneSegment(request.to)}/agentMessages?messageId=${encodeURIComponent(request.messageId)}&agentId=${
-        encodeURIComponent(request.agentId)
-      }`
-      const body = Buffer.from(JSON.stringify({ contentMessage: toContentMessage(request.content) }))
-      return sendOutcome(yield* call("POST", path, body), request.messageId, timeoutMs)
-    })
+    const send = (request: RcsSendRequest) =>
+      Effect.gen(function*() {
+        const path = `/v1/phones/${phoneSegment(request.to)}/agentMessages?messageId=${encodeURIComponent(request.messageId)}&agentId=${
+          encodeURIComponent(request.agentId)
+        }`
+        const body = Buffer.from(JSON.stringify({ contentMessage: toContentMessage(request.content) }))
+        const exchanged = yield* call("POST", path, body, yield* currentTraceparent)
+        if (exchanged._tag === "Answered") yield* Effect.annotateCurrentSpan("http.response.status_code", exchanged.status)
+        else yield* Effect.annotateCurrentSpan("error.type", exchanged._tag === "NotSent" ? "not_sent" : exchanged.cause)
+        return sendOutcome(exchanged, request.messageId, timeoutMs)
+      }).pipe(
+        // OpenTelemetry's HTTP client span: named by the method, the route in an attribute.
+        Effect.withSpan("POST", {
+          kind: "client",
+          attributes: {
+            "http.request.method": "POST",
+            "server.address": base.hostname,
+            "server.port": Number(base.port || (base.protocol === "https:" ? 443 : 80)),
+            "url.template": `${prefix}/v1/phones/{phone}/agentMessages`,
+            "herald.message.id": request.messageId,
+            "herald.gateway": "rbm"
+          }
+        })
+      )
 
     const capability = Effect.fn("RcsGateway.capability")(function*(agentId: string, phone: string) {
       const path = `/v1/phones/${phoneSegment(phone)}/capabilities?requestId=${randomUUID()}&agentId=${encodeURIComponent(agentId)}`

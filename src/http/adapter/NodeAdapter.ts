@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { unstorableText } from "../../domain/storable.ts"
 import { ContextLogAnnotations } from "../../observability/Logging.ts"
+import { parentFrom } from "../../observability/Tracing.ts"
 import { envelope } from "../errors.ts"
 import { recordRequest } from "../HttpMetrics.ts"
 import { NodeServer } from "../NodeServer.ts"
@@ -28,10 +29,10 @@ import { type RequestRewrite, RequestRewrites } from "./RequestRewrites.ts"
 import { type Route, type RouteMatch, RouteTable, RouteTableLive } from "./RouteTable.ts"
 import { writeResponse } from "./writeResponse.ts"
 
-/** How long a request body may take (requestBody.ts): idle, and in all. */
 /** Seconds a 503 asks its client to wait: about one NATS leader election, or a database reconnect. */
 export const SERVICE_UNAVAILABLE_RETRY_AFTER = 2
 
+/** How long a request body may take (requestBody.ts): idle, and in all. */
 export interface BodyTimeouts {
   readonly idleMs: number
   readonly deadlineMs: number
@@ -53,6 +54,28 @@ const programOf = (route: Route) => {
   }
   return program
 }
+
+/**
+ * The request's span, as OpenTelemetry's HTTP semantic conventions name it (`POST /api/v1/…`, the
+ * route's pattern, never the raw path), continuing the caller's trace when it sent `traceparent`.
+ */
+const serverSpan = (req: IncomingMessage, route: string, program: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>) =>
+  program.pipe(
+    Effect.tap((response) => Effect.annotateCurrentSpan("http.response.status_code", response.status)),
+    Effect.withSpan(`${req.method} ${route}`, {
+      kind: "server",
+      parent: Option.getOrUndefined(parentFrom(typeof req.headers.traceparent === "string" ? req.headers.traceparent : undefined)),
+      attributes: {
+        "http.request.method": req.method,
+        "http.route": route,
+        "url.path": req.url!.split("?")[0],
+        "url.scheme": "http",
+        "server.port": req.socket.localPort,
+        "user_agent.original": req.headers["user-agent"],
+        "network.peer.address": req.socket.remoteAddress
+      }
+    })
+  )
 
 /** The first path parameter or query value that cannot be stored (a NUL, an unpaired surrogate). */
 const unstorableInput = (match: RouteMatch): HttpServerResponse.HttpServerResponse | undefined => {
@@ -99,6 +122,8 @@ export const makeRequestListener = (
     return merged
   }
   const debug = LogLevel.greaterThanEqual(LogLevel.Debug, FiberRefs.getOrDefault(runtime.fiberRefs, FiberRef.currentMinimumLogLevel))
+  // Decided once: with tracing off a request costs no span at all.
+  const tracing = FiberRefs.getOrDefault(runtime.fiberRefs, FiberRef.currentTracerEnabled)
   const runLog = Runtime.runFork(runtime)
 
   const respond = (
@@ -139,7 +164,8 @@ export const makeRequestListener = (
     context.set(HttpServerRequest.ParsedSearchParams.key, match.searchParams)
     context.set(HttpLayerRouter.RouteContext.key, { [HttpRouter.RouteContextTypeId]: HttpRouter.RouteContextTypeId, route: match.route, params: match.params })
     context.set(RequestState.key, state)
-    const fiber = Runtime.runFork(Runtime.make({ context: Context.unsafeMake<never>(context as Map<string, unknown>), fiberRefs: runtime.fiberRefs, runtimeFlags: runtime.runtimeFlags }))(programOf(match.route))
+    const program = tracing ? serverSpan(req, match.route.path, programOf(match.route)) : programOf(match.route)
+    const fiber = Runtime.runFork(Runtime.make({ context: Context.unsafeMake<never>(context as Map<string, unknown>), fiberRefs: runtime.fiberRefs, runtimeFlags: runtime.runtimeFlags }))(program)
     const settle = (exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>) => {
       if (Exit.isSuccess(exit)) return respond(req, res, requestId, state, started, exit.value)
       // Interrupted: the client went away, or the node is stopping; nothing is left to answer.
