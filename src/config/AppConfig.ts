@@ -38,6 +38,12 @@ export interface AppSettings {
   readonly dbPreparedStatements: boolean
   /** Where the change feed LISTENs: DATABASE_URL unless set (behind PgBouncer's transaction mode, Postgres itself). */
   readonly dbListenUrl: Option.Option<Redacted.Redacted<string>>
+  /**
+   * Postgres ends a session of this node idle inside a transaction for this long (0: the server's
+   * own setting): a node frozen mid-transaction (paused, cut off) must not hold the locks that the
+   * partitions' next owners wait on.
+   */
+  readonly dbIdleInTransactionMs: number
   readonly role: Role
   readonly partitions: number
   readonly nodeId: string
@@ -288,6 +294,7 @@ const allSettings: Config.Config<AppSettings> = Config.all({
   dbPool: integerIn("HERALD_DB_POOL", 2, 1_000).pipe(Config.withDefault(16)),
   dbPreparedStatements: Config.boolean("HERALD_DB_PREPARED_STATEMENTS").pipe(Config.withDefault(true)),
   dbListenUrl: url("HERALD_DB_LISTEN_URL", ["postgres", "postgresql"]).pipe(Config.map(Redacted.make), Config.option),
+  dbIdleInTransactionMs: integerIn("HERALD_DB_IDLE_IN_TRANSACTION_MS", 0, 3_600_000).pipe(Config.withDefault(10_000)),
   role: Config.literal("all", "api", "worker")("HERALD_ROLE").pipe(Config.withDefault("all" as const)),
   partitions: integerIn("HERALD_PARTITIONS", 1, 4096).pipe(Config.withDefault(32)),
   nodeId,

@@ -31,6 +31,8 @@ export interface RcsSendRequest {
   /** E.164, with the leading '+'. */
   readonly to: string
   readonly content: MessageContent
+  /** Asked just before the request is written (exchange.ts): false, and it is not sent. */
+  readonly proceed?: () => boolean
 }
 
 export type SendOutcome =

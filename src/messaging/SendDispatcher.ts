@@ -85,9 +85,17 @@ export class SendDispatcher extends Effect.Service<SendDispatcher>()("herald/mes
     }
 
     const send = (job: SendJob) => {
-      const sent = gateway.send({ messageId: job.messageId, agentId: job.botId, to: job.to, content: job.content }).pipe(Effect.flatMap(job.report))
+      // Checked again as the request gets its socket: a node frozen while it waited for one must
+      // not write it on waking if it lost the bot meanwhile (the gateway then says NotSent).
+      let withheld = false
+      const proceed = () => job.lease.fresh() || !(withheld = true)
+      const sent = gateway.send({ messageId: job.messageId, agentId: job.botId, to: job.to, content: job.content, proceed }).pipe(
+        Effect.flatMap((outcome) => (withheld ? abandoned(job) : job.report(outcome)))
+      )
       return job.trace === undefined ? sent : Effect.withParentSpan(sent, job.trace)
     }
+
+    const abandoned = (job: SendJob) => job.abandon?.() ?? Effect.logDebug("send not made: this node gave up the bot's partition", { message_id: job.messageId })
 
     // The lease is checked here, as the request is about to leave: a node that woke from a pause
     // with sends still queued for a bot it no longer owns sends none of them.
@@ -97,7 +105,7 @@ export class SendDispatcher extends Effect.Service<SendDispatcher>()("herald/mes
         : job.lease.current.pipe(
           Effect.matchEffect({
             onSuccess: () => send(job),
-            onFailure: () => job.abandon?.() ?? Effect.logDebug("send not made: this node gave up the bot's partition", { message_id: job.messageId })
+            onFailure: () => abandoned(job)
           })
         )).pipe(
           Effect.ensuring(Effect.zipRight(Effect.sync(() => handling.delete(job.messageId)), Queue.offer(lane.slots, undefined)))

@@ -10,7 +10,14 @@ import { AppConfig } from "../config/AppConfig.ts"
  * node starts, serves /health/ready with 503 and recovers on its own when Postgres comes up later.
  * Queries made while Postgres is down fail with SqlError, which the HTTP edge answers with 503.
  */
-export const makePool = (url: Redacted.Redacted<string>, options: { readonly max?: number; readonly applicationName?: string } = {}) =>
+export interface PoolOptions {
+  readonly max?: number
+  readonly applicationName?: string
+  /** idle_in_transaction_session_timeout of every connection, in ms (0 or none: the server's). */
+  readonly idleInTransactionMs?: number
+}
+
+export const makePool = (url: Redacted.Redacted<string>, options: PoolOptions = {}) =>
   Effect.acquireRelease(
     Effect.sync(() => {
       const pool = new Pg.Pool({
@@ -18,7 +25,11 @@ export const makePool = (url: Redacted.Redacted<string>, options: { readonly max
         max: options.max ?? 16,
         idleTimeoutMillis: 30_000,
         connectionTimeoutMillis: 5_000,
-        application_name: options.applicationName ?? "herald"
+        application_name: options.applicationName ?? "herald",
+        // Sent at connect (a startup parameter): a frozen node's open transaction, and the locks
+        // it holds (a fence row FOR SHARE), end after this, so the partitions' next owner is not
+        // stuck behind it.
+        ...(options.idleInTransactionMs ? { idle_in_transaction_session_timeout: options.idleInTransactionMs } : {})
       })
       // An idle client losing its server emits on the pool; without a listener node would crash.
       pool.on("error", () => {})
@@ -41,7 +52,7 @@ export const resultNames = Str.snakeToCamel
 
 export const clientLayer = (
   url: Redacted.Redacted<string>,
-  options?: { readonly max?: number; readonly applicationName?: string }
+  options?: PoolOptions
 ): Layer.Layer<SqlClient.SqlClient | PgClient.PgClient | PgPool, SqlError> =>
   Layer.unwrapEffect(Effect.map(PgPool, (pool) =>
     PgClient.layerFromPool({
@@ -57,7 +68,11 @@ export const clientLayer = (
 
 /** SqlClient for the database named in DATABASE_URL (and the pool under it). */
 export const SqlLive: Layer.Layer<SqlClient.SqlClient | PgClient.PgClient | PgPool, never, AppConfig> = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) => clientLayer(config.databaseUrl, { max: config.dbPool, applicationName: `herald-${config.nodeId}` }))
+  Effect.map(AppConfig, (config) => clientLayer(config.databaseUrl, {
+    max: config.dbPool,
+    applicationName: `herald-${config.nodeId}`,
+    idleInTransactionMs: config.dbIdleInTransactionMs
+  }))
 ).pipe(Layer.orDie)
 
 const databaseName = (url: Redacted.Redacted<string>): string => decodeURIComponent(new URL(Redacted.value(url)).pathname.replace(/^\//, "")) || "postgres"

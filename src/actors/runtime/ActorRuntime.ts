@@ -147,7 +147,7 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
         const leaseKv = yield* nats.kv("leases", LEASE_BUCKET).pipe(Effect.retry(startupSchedule))
         const nodeKv = yield* nats.kv("nodes", LEASE_BUCKET).pipe(Effect.retry(startupSchedule))
         const leases = makeLeases(leaseKv, nodeId)
-        const membership = makeMembership(nodeKv, nodeInfo(nodeId, config.role))
+        const membership = makeMembership(nodeKv, bus.jsm, nats.names.bucket("nodes"), nodeInfo(nodeId, config.role))
 
         // One group committer per kind for all its partitions on this node, for the node's life.
         // Their scope is made before the shutdown hand-off is registered, so it closes after it:
@@ -246,10 +246,7 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
               Effect.forkIn(fenced.right.scope),
               Effect.asVoid
             )
-          }).pipe(
-            Effect.catchAllCause((cause) => Effect.logWarning("partition acquisition failed", { kind: registered.kind.name, partition }, cause)),
-            Effect.ensuring(Effect.sync(() => acquiring.delete(`${registered.kind.name}/${partition}`)))
-          )
+          }).pipe(Effect.ensuring(Effect.sync(() => acquiring.delete(`${registered.kind.name}/${partition}`))))
 
         const assign = Effect.gen(function*() {
           const live = yield* membership.live
@@ -270,7 +267,17 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
             }
           }
           yield* Effect.forEach(toHandOff, (id) => drop(id, "handoff", "assignment moved"), { concurrency: "unbounded", discard: true })
-          yield* Effect.forEach(toAcquire, ([registered, p]) => acquire(registered, p), { concurrency: 8, discard: true })
+          const failed = yield* Effect.forEach(toAcquire, ([registered, p]) => Effect.either(acquire(registered, p)), { concurrency: 8 })
+          // One line per round, not one per partition: while NATS elects a leader every partition
+          // of the round fails alike (they are tried again next round, a second later).
+          const failures = failed.flatMap((r, i) => (r._tag === "Left" ? [{ at: toAcquire[i]!, error: r.left }] : []))
+          if (failures.length > 0) {
+            yield* Effect.logWarning("partition acquisition failed; trying again", {
+              partitions: failures.map(({ at: [registered, p] }) => `${registered.kind.name}/${p}`).slice(0, 20),
+              count: failures.length,
+              reason: String((failures[0]!.error as { message?: unknown })?.message ?? failures[0]!.error)
+            })
+          }
         })
 
         const renewAll = Effect.suspend(() =>

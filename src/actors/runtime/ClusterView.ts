@@ -38,7 +38,8 @@ export class ClusterView extends Effect.Service<ClusterView>()("herald/actors/Cl
 
     const partitions = Effect.gen(function*() {
       const leases = makeLeases(yield* nats.kv("leases", LEASE_BUCKET), config.nodeId)
-      const membership = makeMembership(yield* nats.kv("nodes", LEASE_BUCKET), nodeInfo(config.nodeId, "viewer"))
+      const { jsm } = yield* nats.connected
+      const membership = makeMembership(yield* nats.kv("nodes", LEASE_BUCKET), jsm, nats.names.bucket("nodes"), nodeInfo(config.nodeId, "viewer"))
       const [held, nodes, epochs] = yield* Effect.all([
         leases.list,
         membership.list,

@@ -1,4 +1,4 @@
-import { Effect, Schema } from "effect"
+import { Duration, Effect, Schema } from "effect"
 import type { KV } from "nats"
 import { NatsUnavailable } from "../../bus/Nats.ts"
 import { decodeJson, encodeJson } from "./transport.ts"
@@ -31,6 +31,11 @@ export interface LeaseValue {
 
 const unavailable = (what: string) => (cause: unknown) => new NatsUnavailable({ message: `lease ${what}: ${String(cause)}` })
 
+/** A lease operation answers within this or fails: a node cut off from NATS gets back to its loop. */
+const OPERATION_TIMEOUT = Duration.seconds(4)
+const bounded = <A, E>(what: string, effect: Effect.Effect<A, E | NatsUnavailable>) =>
+  Effect.timeoutFail(effect, { duration: OPERATION_TIMEOUT, onTimeout: () => new NatsUnavailable({ message: `lease ${what}: no answer in ${Duration.format(OPERATION_TIMEOUT)}` }) })
+
 const isConflict = (cause: unknown) => /wrong last sequence|key exists|10071/i.test(String(cause))
 
 /**
@@ -54,10 +59,10 @@ export const makeLeases = (kv: KV, nodeId: string) => {
 
   /** Some(lease) when acquired, None when someone holds it. */
   const acquire = (kind: string, partition: number) =>
-    Effect.tryPromise({ try: () => kv.create(leaseKey(kind, partition), value(`${nodeId}:${++writes}`)), catch: (cause) => cause }).pipe(
+    bounded("create", Effect.tryPromise({ try: () => kv.create(leaseKey(kind, partition), value(`${nodeId}:${++writes}`)), catch: (cause) => cause }).pipe(
       Effect.map((revision): Lease | undefined => ({ kind, partition, key: leaseKey(kind, partition), acquiredRevision: revision, revision })),
       Effect.catchAll((cause) => (isConflict(cause) ? Effect.succeed(undefined) : Effect.fail(unavailable("create")(cause))))
-    )
+    ))
 
   /**
    * Renews at the last revision; a conflict means someone else holds it now, unless the entry's
@@ -87,10 +92,10 @@ export const makeLeases = (kv: KV, nodeId: string) => {
 
   /** Gives the lease up, only if it is still ours (at our last revision). */
   const release = (lease: Lease) =>
-    Effect.tryPromise({ try: () => kv.delete(lease.key, { previousSeq: lease.revision }), catch: unavailable("release") }).pipe(Effect.ignore)
+    bounded("release", Effect.tryPromise({ try: () => kv.delete(lease.key, { previousSeq: lease.revision }), catch: unavailable("release") })).pipe(Effect.ignore)
 
   /** Every lease held right now: key → holder and revision. */
-  const list = Effect.tryPromise({
+  const list = bounded("list", Effect.tryPromise({
     try: async () => {
       const out: Array<{ key: string; node: string; revision: number; acquiredAt: string }> = []
       // Keys first: awaiting other requests inside the keys() iteration cuts it short.
@@ -106,7 +111,7 @@ export const makeLeases = (kv: KV, nodeId: string) => {
       return out
     },
     catch: unavailable("list")
-  })
+  }))
 
   return { acquire, renew, release, list } as const
 }

@@ -25,6 +25,12 @@ const BATCH = 2_000
 const PER_MESSAGE = 128
 const MESSAGE_BYTES = 256 * 1024
 const IDLE_POLL = Duration.millis(250)
+/**
+ * A round publishes inside its transaction: well under the sessions' idle-in-transaction limit
+ * (HERALD_DB_IDLE_IN_TRANSACTION_MS, 10 s). A round that runs out rolls back and the next one
+ * publishes the same batches under the same ids.
+ */
+const PUBLISH_BUDGET = Duration.seconds(4)
 const KEEP_PUBLISHED = "1 hour"
 
 /**
@@ -114,11 +120,11 @@ export class Outbox extends Effect.Service<Outbox>()("herald/actors/Outbox", {
               if (batch.length === 1) {
                 const [row] = batch
                 for (const [k, v] of Object.entries(row!.headers ?? {})) h.set(k, v)
-                return nats.publish(row!.subject, encodeJson(row!.payload), { msgID: row!.msgId, headers: h })
+                return nats.publish(row!.subject, encodeJson(row!.payload), { msgID: row!.msgId, headers: h, budget: PUBLISH_BUDGET })
               }
               h.set(Header.batch, String(batch.length))
               const body = encodeBatch(batch.map((row) => ({ key: keyOfSubject(row.subject), payload: row.payload, headers: row.headers })))
-              return nats.publish(batch[0]!.subject, body, { msgID: `herald-outbox-batch:${leader}`, headers: h })
+              return nats.publish(batch[0]!.subject, body, { msgID: `herald-outbox-batch:${leader}`, headers: h, budget: PUBLISH_BUDGET })
             },
             { concurrency: "unbounded", discard: true }
           )

@@ -2,7 +2,7 @@ import { type Deferred, type Duration, Effect } from "effect"
 import { processBatch } from "./batchLoop.ts"
 import type { LeaseGuard } from "./leaseGuard.ts"
 import { serveEphemeral } from "./ephemeralServer.ts"
-import { consumeCommands, durableConsumer } from "./partitionConsumer.ts"
+import { consumeCommands, durableConsumer, watchStuckConsumer } from "./partitionConsumer.ts"
 import type { PartitionEnv, RegisteredKind } from "./partitionEnv.ts"
 import { crashed, makePartitionState } from "./partitionState.ts"
 import { passivation } from "./residents.ts"
@@ -41,6 +41,7 @@ export const startPartition = (env: PartitionEnv, registered: RegisteredKind, pa
     const consumer = yield* durableConsumer(p)
     yield* p.timers.run
     const drain = yield* consumeCommands(p, consumer)
+    yield* watchStuckConsumer(p).pipe(Effect.forkScoped)
     if (kind.ephemeral !== undefined) yield* serveEphemeral(env.bus, ephemeralSubject(env.names, kind.name, partition), kind.ephemeral.make())
     yield* Effect.annotateLogs(Effect.logDebug("partition started"), { kind: kind.name, partition, epoch })
     return { kind: kind.name, partition, epoch, lost: p.lost, drain } satisfies OwnedPartition

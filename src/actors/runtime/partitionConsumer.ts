@@ -1,5 +1,6 @@
 import { Deferred, Duration, Effect, Schedule } from "effect"
 import type { Consumer, JsMsg } from "nats"
+import type { Connected } from "../../bus/Nats.ts"
 import { streamEntry } from "./applied.ts"
 import { partitionOf } from "./partitioning.ts"
 import type { PartitionState } from "./partitionState.ts"
@@ -51,6 +52,61 @@ export const consumeCommands = (p: PartitionState, consumer: Consumer) =>
           Effect.ignore
         )
       })
+  })
+
+/** A stream's message count, asked at most once a second per stream and connection. */
+const counts = new WeakMap<Connected, Map<string, { readonly at: number; readonly messages: Promise<number> }>>()
+const streamMessages = (bus: Connected, stream: string) => {
+  let byStream = counts.get(bus)
+  if (byStream === undefined) counts.set(bus, byStream = new Map())
+  const known = byStream.get(stream)
+  if (known !== undefined && Date.now() - known.at < 1_000) return known.messages
+  const messages = bus.jsm.streams.info(stream).then((info) => info.state.messages)
+  byStream.set(stream, { at: Date.now(), messages })
+  return messages
+}
+
+/** How often an owned partition's consumer is checked against its stream, and how many checks in a row must find it stuck. */
+const STUCK_CHECK_EVERY = Duration.seconds(20)
+const STUCK_STRIKES = 2
+
+/**
+ * Watches for a consumer that lost its place: the stream holds commands of this partition (a
+ * work-queue stream keeps exactly what is not yet acknowledged) while the consumer reports none
+ * pending and none awaiting an acknowledgement, and nothing is in flight here. nats-server before
+ * 2.10.x can leave a consumer so after its leader moves (nats-io/nats-server#6469): its commands
+ * would never be delivered. Found twice in a row, the consumer is deleted; the partition drops it
+ * ("consumer closed") and is taken again with a new one, which delivers everything the stream holds
+ * (what was applied already is skipped by its position).
+ */
+export const watchStuckConsumer = (p: PartitionState) =>
+  Effect.gen(function*() {
+    const { bus, names } = p.env
+    const stream = names.stream(p.kind.name)
+    const durable = consumerName(p.kind.name, p.partition)
+    const filter = names.subject(p.kind.name, p.partition, ">")
+    let strikes = 0
+    for (;;) {
+      yield* Effect.sleep(STUCK_CHECK_EVERY)
+      const stuck = yield* Effect.tryPromise(async () => {
+        // Nothing in the stream at all (the usual idle state): one request, shared by the kind's
+        // partitions on this node, for the whole check.
+        if ((await streamMessages(bus, stream)) === 0) return 0
+        const consumer = await bus.jsm.consumers.info(stream, durable)
+        if (consumer.num_pending > 0 || consumer.num_ack_pending > 0 || p.inflight > 0) return 0
+        const held = await bus.jsm.streams.info(stream, { subjects_filter: filter })
+        return Object.values(held.state.subjects ?? {}).reduce((n, count) => n + count, 0)
+      }).pipe(Effect.orElseSucceed(() => 0))
+      strikes = stuck > 0 ? strikes + 1 : 0
+      if (strikes < STUCK_STRIKES) continue
+      yield* Effect.logWarning("a consumer lost its place: its stream holds commands it reports none of; re-creating it", {
+        kind: p.kind.name,
+        partition: p.partition,
+        commands: stuck
+      })
+      yield* Effect.tryPromise(() => bus.jsm.consumers.delete(stream, durable)).pipe(Effect.ignore)
+      strikes = 0
+    }
   })
 
 /** A message's commands (several for a batch of the outbox relay), each routed in order. */

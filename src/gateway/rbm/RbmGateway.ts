@@ -49,12 +49,12 @@ export const makeRbmGateway = (options: RbmGatewayOptions): Effect.Effect<Contex
       }
     }
 
-    const call = (method: "GET" | "POST", path: string, body?: Buffer, traceparent?: string): Effect.Effect<Exchange> =>
+    const call = (method: "GET" | "POST", path: string, body?: Buffer, traceparent?: string, proceed?: () => boolean): Effect.Effect<Exchange> =>
       pool === undefined ? options.transport!(method, prefix + path, body) : Effect.async<Exchange>((resume) => {
         const headers = headersFor(body !== undefined)
         // The upstream may continue the trace (W3C Trace Context); the simulator ignores it.
         if (traceparent !== undefined) headers[TRACEPARENT] = traceparent
-        const cancel = exchange(pool, { method, path: prefix + path, headers, ...(body ? { body } : {}) }, timeoutMs, (result) =>
+        const cancel = exchange(pool, { method, path: prefix + path, headers, ...(body ? { body } : {}), ...(proceed ? { proceed } : {}) }, timeoutMs, (result) =>
           resume(Effect.succeed(result)))
         return Effect.sync(cancel)
       })
@@ -65,7 +65,7 @@ export const makeRbmGateway = (options: RbmGatewayOptions): Effect.Effect<Contex
           encodeURIComponent(request.agentId)
         }`
         const body = Buffer.from(JSON.stringify({ contentMessage: toContentMessage(request.content) }))
-        const exchanged = yield* call("POST", path, body, yield* currentTraceparent)
+        const exchanged = yield* call("POST", path, body, yield* currentTraceparent, request.proceed)
         if (exchanged._tag === "Answered") yield* Effect.annotateCurrentSpan("http.response.status_code", exchanged.status)
         else yield* Effect.annotateCurrentSpan("error.type", exchanged._tag === "NotSent" ? "not_sent" : exchanged.cause)
         return sendOutcome(exchanged, request.messageId, timeoutMs)

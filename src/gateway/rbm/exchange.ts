@@ -22,6 +22,12 @@ export interface ExchangeRequest {
   readonly path: string
   readonly headers: Record<string, string>
   readonly body?: Buffer
+  /**
+   * Asked as the request gets its socket, just before it is written: false leaves it unwritten
+   * (NotSent). A node paused while the request waited for a socket must not send it when it wakes
+   * if it no longer holds the partition that decided it (ActorContext.lease).
+   */
+  readonly proceed?: () => boolean
 }
 
 class Expired extends Error {
@@ -40,7 +46,7 @@ class ExchangeHandler {
   private readonly chunks: Array<Buffer> = []
   private readonly timer: ReturnType<typeof setTimeout>
 
-  constructor(private readonly timeoutMs: number, private readonly done: (result: Exchange) => void) {
+  constructor(private readonly timeoutMs: number, private readonly done: (result: Exchange) => void, private readonly proceed?: () => boolean) {
     // Our own deadline over queueing, connecting and waiting alike: undici's timeouts each cover one phase.
     this.timer = setTimeout(expire, timeoutMs, this)
   }
@@ -71,7 +77,10 @@ class ExchangeHandler {
   onConnect(abort: (error?: Error) => void) {
     // Settled while it was still queued for a socket: it must not be written after all.
     if (this.settled) abort(new Expired("settled before dispatch"))
-    else this.abortRequest = abort
+    else if (this.proceed !== undefined && !this.proceed()) {
+      this.finish({ _tag: "NotSent", cause: "withheld: this node no longer holds the partition that decided it" })
+      abort(new Expired("withheld"))
+    } else this.abortRequest = abort
   }
 
   onRequestSent() {
@@ -104,7 +113,7 @@ const expire = (handler: ExchangeHandler) => handler.expire()
 
 /** Starts the exchange; `done` is called exactly once. Returns a cancel function (no-op once done). */
 export const exchange = (dispatcher: Dispatcher, request: ExchangeRequest, timeoutMs: number, done: (result: Exchange) => void): () => void => {
-  const handler = new ExchangeHandler(timeoutMs, done)
+  const handler = new ExchangeHandler(timeoutMs, done, request.proceed)
   try {
     dispatcher.dispatch(
       {

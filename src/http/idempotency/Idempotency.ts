@@ -1,6 +1,6 @@
 import { HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Exit, Fiber, Schedule, Stream } from "effect"
+import { Duration, Effect, Exit, Fiber, FiberSet, Schedule, Stream } from "effect"
 import { createHash } from "node:crypto"
 import { envelope } from "../errors.ts"
 
@@ -24,6 +24,11 @@ const POLL_EVERY = Duration.millis(50)
 const WAIT_AT_MOST = Duration.minutes(2)
 
 const KEY = /^[\x21-\x7e]{1,255}$/
+
+/** Storing an answer is tried for a few seconds before the answer goes out. */
+const storeBriefly = Schedule.exponential(Duration.millis(100), 2).pipe(Schedule.upTo(Duration.seconds(3)))
+/** Then, in the background, every 2 s for as long as the key lives. */
+const storeLater = Schedule.spaced(Duration.seconds(2)).pipe(Schedule.upTo(KEY_TTL))
 
 /** What a request's key header says: none, a usable key, or a 400. */
 export const readKey = (
@@ -98,6 +103,8 @@ export class Idempotency extends Effect.Service<Idempotency>()("herald/Idempoten
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ttl = `${Duration.toMillis(KEY_TTL)} milliseconds`
+    /** Answers still being stored while the database is away, for as long as the service lives. */
+    const keeping = yield* FiberSet.make()
     const lease = `${Duration.toMillis(LEASE)} milliseconds`
 
     /**
@@ -163,7 +170,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("herald/Idempoten
           yield* Fiber.interrupt(renewing)
           // The answer is kept before it is sent: a duplicate that reads the row after this sees it.
           const fingerprint = finalFingerprint?.()
-          yield* Exit.match(exit, {
+          const store = Exit.match(exit, {
             onSuccess: (response) =>
               finalFingerprint === undefined
                 ? settle(scope, key, response)
@@ -171,7 +178,15 @@ export class Idempotency extends Effect.Service<Idempotency>()("herald/Idempoten
                 ? release(scope, key)
                 : Effect.zipRight(sql`UPDATE idempotency_keys SET fingerprint = ${fingerprint} WHERE scope = ${scope} AND key = ${key} AND state = 'running'`, settle(scope, key, response)),
             onFailure: () => release(scope, key)
-          }).pipe(Effect.orDie)
+          })
+          const stored = yield* Effect.either(Effect.retry(store, storeBriefly))
+          if (stored._tag === "Left" && Exit.isSuccess(exit) && kept(exit.value.status)) {
+            // The request happened: its answer goes out now whatever the database does, and is
+            // kept once it can be, the key's claim renewed meanwhile, so a retry waits for it
+            // instead of running the request again (a send answered 503 here was sent twice).
+            yield* Effect.logWarning("idempotent answer not stored yet; trying until it is", { status: exit.value.status, error: stored.left.message })
+            yield* FiberSet.run(keeping, Effect.retry(Effect.zipRight(Effect.ignore(renew(scope, key)), store), storeLater).pipe(Effect.ignoreLogged))
+          }
           return yield* exit
         })
       )
