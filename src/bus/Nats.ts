@@ -59,6 +59,11 @@ const awaitConnectionTimeout = Duration.seconds(3)
  */
 const PUBLISH_TRY_MS = 2_000
 
+/** How often the streams' replicas are looked at, how long one may stay behind, and how often a stream is asked for a new leader at most. */
+const REPLICA_CHECK_EVERY = Duration.seconds(15)
+const REPLICA_BEHIND_FOR_MS = 60_000
+const REPLICA_STEPDOWN_EVERY_MS = 120_000
+
 /** Pause between publish tries: 100 ms doubling, at most 1 s. */
 const publishBackoff = (attempt: number) => Math.min(1_000, 100 * 2 ** attempt)
 
@@ -144,6 +149,8 @@ export class Nats extends Effect.Service<Nats>()("herald/Nats", {
     const streams = new Map<string, Partial<StreamConfig>>()
     /** Streams and buckets NATS could not place with the replicas asked for: name → why. */
     const placement = new Map<string, string>()
+    /** The streams of the KV buckets this node uses. */
+    const buckets = new Set<string>()
     const replicas = config.natsReplicas
     const delay = reconnectDelay()
 
@@ -285,6 +292,7 @@ export class Nats extends Effect.Service<Nats>()("herald/Nats", {
       Effect.flatMap(connected, ({ js, jsm }) => {
         const name = names.bucket(bucket)
         const stream = `KV_${name}`
+        buckets.add(stream)
         return Effect.tryPromise({
           try: async () => {
             const bound = await js.views.kv(name, { ...options, replicas })
@@ -351,6 +359,46 @@ export class Nats extends Effect.Service<Nats>()("herald/Nats", {
           )
       })
     )
+
+    /**
+     * A replica that stays behind: nats-server before 2.10 can leave a follower of a stream whose
+     * first messages expire or are replaced (a KV bucket with a TTL, as the leases' is) asking
+     * its leader for entries it no longer has, never current again until the leader changes (the
+     * fault tests saw the leases bucket's follower behind for minutes after its server restarted,
+     * caught up the moment its leader moved). Such a follower cannot vote the group's writes
+     * through when another server goes, so a stream of this node whose replica has been behind
+     * for a minute is asked to elect a new leader (at most every two minutes per stream).
+     */
+    const watchReplicas = Effect.gen(function*() {
+      const behindSince = new Map<string, number>()
+      const steppedDownAt = new Map<string, number>()
+      for (;;) {
+        yield* Effect.sleep(REPLICA_CHECK_EVERY)
+        const c = current
+        if (c === undefined) continue
+        for (const name of [...streams.keys(), ...buckets]) {
+          const info = yield* Effect.tryPromise(() => c.jsm.streams.info(name)).pipe(Effect.option)
+          if (info._tag === "None") continue
+          const behind = (info.value.cluster?.replicas ?? []).filter((peer) => !peer.current && !peer.offline)
+          if (behind.length === 0) {
+            behindSince.delete(name)
+            continue
+          }
+          const since = behindSince.get(name) ?? Date.now()
+          behindSince.set(name, since)
+          if (Date.now() - since < REPLICA_BEHIND_FOR_MS || Date.now() - (steppedDownAt.get(name) ?? 0) < REPLICA_STEPDOWN_EVERY_MS) continue
+          steppedDownAt.set(name, Date.now())
+          behindSince.delete(name)
+          yield* Effect.logWarning("a replica has stayed behind its stream's leader; asking the stream to elect a new leader", {
+            stream: name,
+            leader: info.value.cluster?.leader,
+            behind: behind.map((peer) => peer.name)
+          })
+          yield* Effect.tryPromise(() => c.nc.request(`$JS.API.STREAM.LEADER.STEPDOWN.${name}`, undefined, { timeout: 5_000 })).pipe(Effect.ignore)
+        }
+      }
+    })
+    if (replicas > 1) yield* Effect.forkScoped(watchReplicas)
 
     /** Why the node's streams or buckets do not have the replicas asked for; none when they all do. */
     const placementProblem = Effect.sync(() => Option.fromNullable(placement.values().next().value as string | undefined))

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { randomUUID } from "node:crypto"
+import { idFor } from "../domain/requestKey.ts"
 import { ActorClient } from "../actors/runtime/index.ts"
 import { FieldIssue, InvalidRequest, NotFound, ServiceUnavailable, describeIssues } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
@@ -153,7 +153,7 @@ export class Emails extends Effect.Service<Emails>()("herald/email/Emails", {
             )
           }
         }
-        const messageId = randomUUID()
+        const messageId = yield* idFor("email-send")
         yield* client.ask(MailerKind, partnerId, new MailAccept({
           messageId,
           from,

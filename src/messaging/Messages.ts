@@ -1,5 +1,5 @@
 import { Duration, Effect, Option } from "effect"
-import { randomUUID } from "node:crypto"
+import { idFor } from "../domain/requestKey.ts"
 import { ActorClient } from "../actors/runtime/index.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { requireRole } from "../domain/access.ts"
@@ -121,7 +121,7 @@ export class Messages extends Effect.Service<Messages>()("herald/messaging/Messa
         if (balance < price) {
           return yield* new InsufficientBalance({ message: `the wallet balance ${balance.toFixed(2)} does not cover the message price ${price.toFixed(2)}`, balance, price })
         }
-        const messageId = randomUUID()
+        const messageId = yield* idFor("rcs-send")
         const reply = yield* sendAndWait(bot.botId, (inbox) =>
           new Send({
             message: { messageId, accountId: principal.accountId, to: to.e164, content },

@@ -17,9 +17,13 @@ export const durableConsumer = (p: PartitionState) =>
       const existing = await bus.jsm.consumers.info(stream, durable).catch(() => undefined)
       // Commands delivered to a previous owner that died are pending until their ack wait
       // runs out; re-creating the consumer redelivers them now (the stream keeps every
-      // unacknowledged command), and the last_seq check skips those already applied.
-      if (existing !== undefined && existing.num_ack_pending > 0) await bus.jsm.consumers.delete(stream, durable)
-      if (existing === undefined || existing.num_ack_pending > 0) {
+      // unacknowledged command), and the last_seq check skips those already applied. So is one
+      // that lost its place (see watchStuckConsumer): it reports nothing while the stream holds
+      // commands of the partition.
+      const renew = existing !== undefined &&
+        (existing.num_ack_pending > 0 || (existing.num_pending === 0 && (await heldFor(bus, stream, names.subject(p.kind.name, p.partition, ">"))) > 0))
+      if (renew) await bus.jsm.consumers.delete(stream, durable)
+      if (existing === undefined || renew) {
         await bus.jsm.consumers.add(stream, consumerSpec(names, p.kind.name, p.partition, p.env.maxAckPending))
       }
     })
@@ -66,6 +70,12 @@ const streamMessages = (bus: Connected, stream: string) => {
   return messages
 }
 
+/** How many commands a stream holds on the subjects `filter` matches. */
+const heldFor = async (bus: Connected, stream: string, filter: string) => {
+  const held = await bus.jsm.streams.info(stream, { subjects_filter: filter })
+  return Object.values(held.state.subjects ?? {}).reduce((n, count) => n + count, 0)
+}
+
 /** How often an owned partition's consumer is checked against its stream, and how many checks in a row must find it stuck. */
 const STUCK_CHECK_EVERY = Duration.seconds(20)
 const STUCK_STRIKES = 2
@@ -93,9 +103,8 @@ export const watchStuckConsumer = (p: PartitionState) =>
         // partitions on this node, for the whole check.
         if ((await streamMessages(bus, stream)) === 0) return 0
         const consumer = await bus.jsm.consumers.info(stream, durable)
-        if (consumer.num_pending > 0 || consumer.num_ack_pending > 0 || p.inflight > 0) return 0
-        const held = await bus.jsm.streams.info(stream, { subjects_filter: filter })
-        return Object.values(held.state.subjects ?? {}).reduce((n, count) => n + count, 0)
+        if (consumer.num_pending > 0 || consumer.num_ack_pending > 0) return 0
+        return heldFor(bus, stream, filter)
       }).pipe(Effect.orElseSucceed(() => 0))
       strikes = stuck > 0 ? strikes + 1 : 0
       if (strikes < STUCK_STRIKES) continue
@@ -105,7 +114,10 @@ export const watchStuckConsumer = (p: PartitionState) =>
         commands: stuck
       })
       yield* Effect.tryPromise(() => bus.jsm.consumers.delete(stream, durable)).pipe(Effect.ignore)
-      strikes = 0
+      // A consume loop outlives its consumer's deletion (nats.js waits for it to come back): the
+      // partition is dropped here, and taken again with a new consumer.
+      yield* Deferred.succeed(p.lost, "its consumer lost its place and was deleted")
+      return
     }
   })
 

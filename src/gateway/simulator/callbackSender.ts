@@ -23,13 +23,16 @@ export const resolveCallbackUrl = (raw: string, eventsPath: string = RBM_EVENTS_
 }
 
 /**
- * Herald may see a callback before it has recorded the send (or be restarting): retried with
- * backoff, 250 ms doubling up to 3 s, six times, about 10 s in all. Real RBM keeps going for
- * 7 days; a simulator that did would pile up callbacks for a Herald that is gone.
+ * Herald may see a callback before it has recorded the send, or be unable to take it for a while
+ * (restarting, its database away, a worker frozen holding the rows it updates): retried with
+ * backoff, 250 ms doubling up to 5 s, for about two minutes (30 tries). Real RBM keeps going for
+ * 7 days; a simulator that did would pile up callbacks for a Herald that is gone. Given up on
+ * sooner (the first version stopped after 10 s), a report lost while a worker was paused left its
+ * target in doubt, and the target was sent again once the report window passed.
  */
 export const callbackRetry = Schedule.exponential(Duration.millis(250), 2).pipe(
-  Schedule.either(Schedule.spaced(Duration.seconds(3))),
-  Schedule.intersect(Schedule.recurs(6))
+  Schedule.either(Schedule.spaced(Duration.seconds(5))),
+  Schedule.intersect(Schedule.recurs(30))
 )
 
 /**

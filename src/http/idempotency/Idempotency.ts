@@ -13,6 +13,8 @@ import { envelope } from "../errors.ts"
  */
 
 export const IDEMPOTENCY_HEADER = "idempotency-key"
+
+
 export const REPLAYED_HEADER = "idempotent-replayed"
 export const KEY_TTL = Duration.hours(24)
 

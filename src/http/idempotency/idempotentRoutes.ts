@@ -5,6 +5,7 @@ import { CurrentAccount } from "../app/AppAuthentication.ts"
 import { CurrentPrincipal } from "../Authentication.ts"
 import { LeanRequest } from "../adapter/LeanRequest.ts"
 import { CurrentPartner } from "../partner/PartnerEmailApi.ts"
+import { RequestKey } from "../../domain/requestKey.ts"
 import { IDEMPOTENCY_HEADER, Idempotency, readKey } from "./Idempotency.ts"
 
 /**
@@ -54,5 +55,5 @@ export const withIdempotencyKey = <E, R>(
     const idempotency = context.get(Idempotency.key) as Idempotency | undefined
     if (scope === undefined || idempotency === undefined) return yield* Effect.dieMessage("Idempotency-Key on a route without an account or the Idempotency service")
     const body = request instanceof LeanRequest ? request.rawBody : undefined
-    return yield* idempotency.run(scope, key.key, fingerprintOf(request.method, request.url, body), program)
+    return yield* idempotency.run(scope, key.key, fingerprintOf(request.method, request.url, body), Effect.provideService(program, RequestKey, { scope, key: key.key }))
   })
