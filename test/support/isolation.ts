@@ -71,6 +71,7 @@ export const settingsFor = (iso: Isolation, overrides: Partial<AppSettings> = {}
   dbPool: 16,
   dbPreparedStatements: true,
   dbListenUrl: Option.none(),
+  dbIdleInTransactionMs: 10_000,
   role: "all",
   partitions: 8,
   nodeId: `test-${iso.id}-${randomBytes(2).toString("hex")}`,
