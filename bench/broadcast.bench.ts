@@ -26,6 +26,7 @@ import { type HeraldProcess, heraldCommand, heraldEntry, startGatewaySim, startH
 import { callJson } from "../test/support/http.ts"
 import { cleanup, envFor, type Isolation, makeIsolation, NATS_URL } from "../test/support/isolation.ts"
 import { freePort } from "../test/support/TcpProxy.ts"
+import { createBroadcast } from "./support/createBroadcast.ts"
 import { round2 } from "./support/figures.ts"
 import { cpuSeconds, machineCpu, peakRssMb, rssMb } from "./support/procStats.ts"
 
@@ -204,14 +205,7 @@ const watch = async (node: HeraldProcess, db: Pg.Client, setup: Setup, n: number
   const machine0 = machineCpu()
   const started = performance.now()
   const at = () => round2((performance.now() - started) / 1000)
-  const created = await callJson(node.url, "POST", "/api/v1/rcs/broadcasts", setup.token, {
-    name: "Bench",
-    bot_id: setup.botId,
-    template_id: setup.templateId,
-    contact_list_id: setup.listId
-  })
-  if (created.status !== 200) throw new Error(`broadcast: ${created.status} ${JSON.stringify(created.body)}`)
-  const id = created.body.broadcast.id as string
+  const id = await createBroadcast(node.url, setup)
   const timeline: Record<string, number | null> = { running_s: null, first_sent_s: null, targets_written_s: null, half_sent_s: null }
   let lastLog = 0
   let final: any

@@ -56,6 +56,7 @@ import { type HeraldProcess, heraldCommand, startGatewaySim, startHerald } from 
 import { callJson } from "../test/support/http.ts"
 import { envFor, type Isolation, makeIsolation, PG_ADMIN_URL } from "../test/support/isolation.ts"
 import { freePort } from "../test/support/TcpProxy.ts"
+import { createBroadcast } from "./support/createBroadcast.ts"
 import { cpuOfPids, cpuTracker, postgresCpuSeconds } from "./support/cpuGroups.ts"
 import { round2 } from "./support/figures.ts"
 import { type BenchNats, startNats } from "./support/natsServers.ts"
@@ -342,14 +343,7 @@ const runWorkload = async (o: RunOptions) => {
     const at = () => round2((performance.now() - started) / 1000)
     emitter.child.stdin!.write("go\n")
     const emitted = emitter.nextLine()
-    const created = await callJson(api.url, "POST", "/api/v1/rcs/broadcasts", setup.token, {
-      name: "Bench",
-      bot_id: setup.botId,
-      template_id: setup.templateId,
-      contact_list_id: setup.listId
-    })
-    if (created.status !== 200) throw new Error(`broadcast: ${created.status} ${JSON.stringify(created.body)}`)
-    const broadcastId = created.body.broadcast.id as string
+    const broadcastId = await createBroadcast(api.url, setup)
 
     const counters = async () =>
       (await db.query<{ status: string; total: number; sent: number; delivered: number; read: number; failed: number; cancelled: number }>(

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Deployment, metricOwned, Workload } from "../support/clusterWorkload.ts"
+import { Deployment, metricOwned, sleep, Workload } from "../support/clusterWorkload.ts"
 import { eventually, useDb, useIsolation } from "../support/e2e.ts"
 import { type NatsCluster, startNatsCluster } from "../support/natsCluster.ts"
 import { TcpProxy } from "../support/TcpProxy.ts"
@@ -18,8 +18,6 @@ let dep: Deployment
 let pg: TcpProxy
 const natsProxies: Array<TcpProxy> = []
 const CUT = 1
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 beforeAll(async () => {
   nats = await startNatsCluster(`if${iso.id.slice(0, 4)}`)

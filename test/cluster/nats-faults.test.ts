@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Deployment, Workload } from "../support/clusterWorkload.ts"
+import { describe, expect, it } from "@effect/vitest"
+import { sleep, useClusterDeployment, Workload } from "../support/clusterWorkload.ts"
 import { useDb, useIsolation } from "../support/e2e.ts"
-import { type NatsCluster, startNatsCluster } from "../support/natsCluster.ts"
 
 // Faults 1 and 2 of ../shared/design/cluster.md: NATS servers lost under load, on a 3-server
 // cluster with HERALD_NATS_REPLICAS=3. Herald's nodes (one api node, two workers) must carry on
@@ -10,30 +9,18 @@ import { type NatsCluster, startNatsCluster } from "../support/natsCluster.ts"
 
 const iso = useIsolation()
 const db = useDb(iso)
-let nats: NatsCluster
-let dep: Deployment
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-beforeAll(async () => {
-  nats = await startNatsCluster(`nf${iso.id.slice(0, 4)}`)
-  dep = await Deployment.start({ iso, nats, name: `nf-${iso.id}` })
-}, 300_000)
-afterAll(async () => {
-  await dep?.close()
-  await nats?.stop()
-}, 60_000)
+const cluster = useClusterDeployment(iso, "nf")
 
 describe("NATS servers lost under load", () => {
   it("every stream and KV bucket Herald created is on the three servers (HERALD_NATS_REPLICAS=3)", async () => {
-    const placed = await nats.placement()
+    const placed = await cluster.nats.placement()
     expect(placed.length).toBeGreaterThan(0)
     expect(placed.filter((p) => p.replicas !== 3 || p.servers.length !== 3)).toEqual([])
   })
 
   it("each server in turn killed (kill -9) and restarted with its disk: exact, and no node restarted", async () => {
-    await dep.fault("nats-kill", async () => {
-      const load = await Workload.start(dep, db, 1)
+    await cluster.dep.fault("nats-kill", async () => {
+      const load = await Workload.start(cluster.dep, db, 1)
       const steps: Array<Record<string, number>> = []
       let notCaughtUp: unknown
       for (let server = 0; server < 3 && notCaughtUp === undefined; server++) {
@@ -42,45 +29,45 @@ describe("NATS servers lost under load", () => {
         await load.untilProgress(b, 300)
         const killedAt = Date.now()
         load.mark(`kill -9 NATS server ${server}`)
-        await nats.kill(server)
+        await cluster.nats.kill(server)
         await sleep(5_000)
-        await nats.start(server)
+        await cluster.nats.start(server)
         load.mark(`NATS server ${server} started`)
         // The next server is killed only once this one has caught up (two servers down is more
         // than R3 survives). If it never does, Herald is still checked, on the two that are current.
-        notCaughtUp = await nats.awaitReady({ timeoutMs: 180_000 }).then(() => undefined, (error) => error)
+        notCaughtUp = await cluster.nats.awaitReady({ timeoutMs: 180_000 }).then(() => undefined, (error) => error)
         load.mark(notCaughtUp === undefined ? "cluster ready" : "cluster not caught up")
         steps.push({ server, cluster_ready_after_ms: Date.now() - killedAt })
       }
       console.log(JSON.stringify({ fault: "nats-kill", steps }))
-      await dep.assertRecovered()
+      await cluster.dep.assertRecovered()
       await load.verify()
       if (notCaughtUp !== undefined) throw notCaughtUp
     })
   }, 1_500_000)
 
   it("the server leading most streams replaced (killed, its store deleted, started empty under its name): it catches up, exact", async () => {
-    await dep.fault("nats-replace", async () => {
-      const load = await Workload.start(dep, db, 2)
+    await cluster.dep.fault("nats-replace", async () => {
+      const load = await Workload.start(cluster.dep, db, 2)
       const b = await load.broadcast(3_000)
       await load.untilProgress(b, 300)
-      const leaders = await nats.streamLeaders()
+      const leaders = await cluster.nats.streamLeaders()
       const server = leaders.indexOf(Math.max(...leaders))
       const killedAt = Date.now()
       load.mark(`kill -9 NATS server ${server}`)
-      await nats.kill(server)
+      await cluster.nats.kill(server)
       await sleep(5_000)
-      await nats.replace(server)
+      await cluster.nats.replace(server)
       load.mark(`NATS server ${server} started empty`)
       // Herald is checked even if the new server never catches up (the other two are a quorum).
-      const notCaughtUp = await nats.awaitReady({ timeoutMs: 180_000 }).then(() => undefined, (error) => error)
+      const notCaughtUp = await cluster.nats.awaitReady({ timeoutMs: 180_000 }).then(() => undefined, (error) => error)
       load.mark(notCaughtUp === undefined ? "cluster ready" : "cluster not caught up")
       console.log(JSON.stringify({ fault: "nats-replace", server, leaders, cluster_ready_after_ms: Date.now() - killedAt }))
-      await dep.assertRecovered()
+      await cluster.dep.assertRecovered()
       await load.verify()
       if (notCaughtUp !== undefined) throw notCaughtUp
       // Every stream (and KV bucket) is on all three servers again, the replaced one included.
-      const placed = await nats.placement()
+      const placed = await cluster.nats.placement()
       expect(placed.length).toBeGreaterThan(0)
       expect(placed.filter((p) => p.replicas !== 3 || !p.servers.includes(server))).toEqual([])
     })

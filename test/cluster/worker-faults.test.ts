@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Deployment, sampleOwnership, Workload } from "../support/clusterWorkload.ts"
+import { describe, expect, it } from "@effect/vitest"
+import { sampleOwnership, sleep, useClusterDeployment, Workload } from "../support/clusterWorkload.ts"
 import { useDb, useIsolation } from "../support/e2e.ts"
-import { type NatsCluster, startNatsCluster } from "../support/natsCluster.ts"
 
 // Faults 3, 4 and 5 of ../shared/design/cluster.md: a worker killed, a worker paused past its
 // leases, a rolling restart of every worker, each during a broadcast, single sends and webhook
@@ -10,62 +9,50 @@ import { type NatsCluster, startNatsCluster } from "../support/natsCluster.ts"
 
 const iso = useIsolation()
 const db = useDb(iso)
-let nats: NatsCluster
-let dep: Deployment
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-beforeAll(async () => {
-  nats = await startNatsCluster(`wf${iso.id.slice(0, 4)}`)
-  dep = await Deployment.start({ iso, nats, name: `wf-${iso.id}` })
-}, 300_000)
-afterAll(async () => {
-  await dep?.close()
-  await nats?.stop()
-}, 60_000)
+const cluster = useClusterDeployment(iso, "wf")
 
 describe("workers lost under load", () => {
   it("a worker killed (kill -9): its partitions owned again within 10 s; exact", async () => {
-    await dep.fault("worker-kill", async () => {
-      const load = await Workload.start(dep, db, 3)
+    await cluster.dep.fault("worker-kill", async () => {
+      const load = await Workload.start(cluster.dep, db, 3)
       const b = await load.broadcast(2_000)
       await load.untilProgress(b, 300)
-      const victim = await dep.senderOwner()
-      const survivor = dep.workers.find((w) => w !== victim)!
+      const victim = await cluster.dep.senderOwner()
+      const survivor = cluster.dep.workers.find((w) => w !== victim)!
       const killedAt = Date.now()
       load.mark(`kill -9 ${victim.nodeId}`)
       await victim.process.kill()
-      const ownedAgainMs = await dep.awaitOwnedBy(survivor, killedAt)
+      const ownedAgainMs = await cluster.dep.awaitOwnedBy(survivor, killedAt)
       console.log(JSON.stringify({ fault: "worker-kill", victim: victim.nodeId, owned_again_ms: ownedAgainMs }))
       expect(ownedAgainMs).toBeLessThanOrEqual(10_000)
       // The survivor carries the load alone for a while; the victim comes back once it is checked.
       await sleep(5_000)
       await load.verify()
       load.mark(`restart ${victim.nodeId}`)
-      await dep.restart(victim)
-      await dep.assertRecovered()
+      await cluster.dep.restart(victim)
+      await cluster.dep.assertRecovered()
     })
   }, 1_200_000)
 
   it("a worker paused (SIGSTOP) 20 s, past its leases' 6 s, then resumed: the other takes over, exact, no recipient reached twice", async () => {
-    await dep.fault("worker-pause", async () => {
-      const load = await Workload.start(dep, db, 4)
+    await cluster.dep.fault("worker-pause", async () => {
+      const load = await Workload.start(cluster.dep, db, 4)
       const b = await load.broadcast(2_000)
       await load.untilProgress(b, 300)
-      const victim = await dep.senderOwner()
-      const survivor = dep.workers.find((w) => w !== victim)!
-      const sampler = sampleOwnership(dep)
+      const victim = await cluster.dep.senderOwner()
+      const survivor = cluster.dep.workers.find((w) => w !== victim)!
+      const sampler = sampleOwnership(cluster.dep)
       const pausedAt = Date.now()
       load.mark(`SIGSTOP ${victim.nodeId}`)
-      dep.pause(victim)
+      cluster.dep.pause(victim)
       // While it sleeps the other takes every partition.
-      const takenOverMs = await dep.awaitOwnedBy(survivor, pausedAt)
+      const takenOverMs = await cluster.dep.awaitOwnedBy(survivor, pausedAt)
       load.mark("taken over")
       await sleep(Math.max(0, pausedAt + 20_000 - Date.now()))
       load.mark(`SIGCONT ${victim.nodeId}`)
-      dep.resume(victim)
+      cluster.dep.resume(victim)
       // It wakes, finds its leases gone, and rejoins: one owner per partition again.
-      await dep.assertRecovered()
+      await cluster.dep.assertRecovered()
       const { doubles, samples, unknown } = await sampler.stop()
       // Two workers reporting one partition at once is a report, not a write (the fence and the
       // lease check stop those): printed for the record, the workload's exactness is the test.
@@ -75,27 +62,27 @@ describe("workers lost under load", () => {
   }, 1_200_000)
 
   it("a rolling restart of every worker (SIGTERM, exit, start, the next): exact, no partition unowned for more than 10 s", async () => {
-    await dep.fault("rolling-restart", async () => {
-      const load = await Workload.start(dep, db, 5)
-      const sampler = sampleOwnership(dep)
+    await cluster.dep.fault("rolling-restart", async () => {
+      const load = await Workload.start(cluster.dep, db, 5)
+      const sampler = sampleOwnership(cluster.dep)
       const steps: Array<Record<string, unknown>> = []
-      for (const worker of dep.workers) {
+      for (const worker of cluster.dep.workers) {
         // A broadcast per step, under way when its worker stops.
         const b = await load.broadcast(2_000)
         await load.untilProgress(b, 300)
         load.mark(`SIGTERM ${worker.nodeId}`)
-        const { code, ms } = await dep.stop(worker)
+        const { code, ms } = await cluster.dep.stop(worker)
         expect(code, worker.process.output().slice(-3_000)).toBe(0)
-        await dep.restart(worker)
+        await cluster.dep.restart(worker)
         load.mark(`${worker.nodeId} ready`)
-        await dep.awaitFullOwnership()
+        await cluster.dep.awaitFullOwnership()
         steps.push({ worker: worker.nodeId, stopped_in_ms: ms })
       }
       const { samples, unknown, longestGapMs, gapsOver } = await sampler.stop()
       console.log(JSON.stringify({ fault: "rolling-restart", steps, samples, unknown, longest_unowned_ms: longestGapMs }))
       expect(samples).toBeGreaterThan(10)
       expect(gapsOver(10_000)).toEqual([])
-      await dep.assertRecovered()
+      await cluster.dep.assertRecovered()
       await load.verify()
     })
   }, 1_200_000)

@@ -1,4 +1,4 @@
-import { expect } from "@effect/vitest"
+import { afterAll, beforeAll, expect } from "@effect/vitest"
 import { createHash } from "node:crypto"
 import { mkdirSync, writeFileSync } from "node:fs"
 import http from "node:http"
@@ -10,7 +10,7 @@ import { eventually } from "./e2e.ts"
 import { type HeraldProcess, startGatewaySim, startHerald } from "./HeraldProcess.ts"
 import { callJson, cliFor } from "./http.ts"
 import { envFor, type Isolation } from "./isolation.ts"
-import type { NatsCluster } from "./natsCluster.ts"
+import { type NatsCluster, startNatsCluster } from "./natsCluster.ts"
 import { freePort } from "./TcpProxy.ts"
 
 // The deployment and workload of ../shared/design/cluster.md's fault tests, and what "exact" means
@@ -30,7 +30,7 @@ const REQUEST_TIMEOUT_MS = 90_000
 /** How long a single send answered 503 keeps being retried with its Idempotency-Key. */
 const RETRY_CEILING_MS = 240_000
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 // ---------------------------------------------------------------------------------------------
 // The webhook consumer
@@ -1081,6 +1081,30 @@ export class Workload {
       this.sampling = false
       await this.sampler
       this.dep.loads.delete(this)
+    }
+  }
+}
+
+/**
+ * A test file's cluster: a 3-server NATS cluster and a deployment on it, started before the
+ * file's tests and stopped after them. `tag` keeps the file's servers and workers apart.
+ */
+export const useClusterDeployment = (iso: Isolation, tag: string) => {
+  const held: { nats?: NatsCluster; dep?: Deployment } = {}
+  beforeAll(async () => {
+    held.nats = await startNatsCluster(`${tag}${iso.id.slice(0, 4)}`)
+    held.dep = await Deployment.start({ iso, nats: held.nats, name: `${tag}-${iso.id}` })
+  }, 300_000)
+  afterAll(async () => {
+    await held.dep?.close()
+    await held.nats?.stop()
+  }, 60_000)
+  return {
+    get nats(): NatsCluster {
+      return held.nats!
+    },
+    get dep(): Deployment {
+      return held.dep!
     }
   }
 }
