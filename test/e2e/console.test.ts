@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { mkdirSync, statSync } from "node:fs"
+import { mkdirSync, rmSync, statSync } from "node:fs"
 import http from "node:http"
 import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { type Browser, type BrowserContext, chromium, type Page, type Request } from "playwright-core"
@@ -25,7 +26,11 @@ const OWNER = "owner@console-ui.test"
 const VIEWER = "viewer@console-ui.test"
 const TWOFA = "twofa@console-ui.test"
 const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-const SHOTS = fileURLToPath(new URL("../../docs/console/", import.meta.url))
+// The docs' screenshots are refreshed only when asked (HERALD_UPDATE_SCREENSHOTS=1): a run of the
+// suite leaves the checkout as it found it, and its own shots go to a temporary directory.
+const SHOTS = process.env.HERALD_UPDATE_SCREENSHOTS === "1"
+  ? fileURLToPath(new URL("../../docs/console/", import.meta.url))
+  : join(tmpdir(), `herald-console-shots-${process.pid}`)
 const DESKTOP = { width: 1280, height: 800 }
 const PHONE = { width: 375, height: 740 }
 /** Contacts of the list the console's form broadcasts to: numbers ending 1234, none of the simulator's special endings (0001–0006). */
@@ -154,6 +159,7 @@ afterAll(async () => {
   consumer.closeAllConnections()
   attacker.closeAllConnections()
   await Promise.all([new Promise((r) => consumer.close(r)), new Promise((r) => attacker.close(r))])
+  if (process.env.HERALD_UPDATE_SCREENSHOTS !== "1") rmSync(SHOTS, { recursive: true, force: true })
 }, 60_000)
 
 // Helpers.
