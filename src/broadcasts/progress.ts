@@ -43,7 +43,8 @@ export class BroadcastProgress extends Effect.Service<BroadcastProgress>()("hera
     const changed = (accountId: string, broadcastId: string) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const waitMs = Math.max(0, (publishedAt.get(broadcastId) ?? 0) + PROGRESS_EVERY_MS - now)
+        const last = publishedAt.get(broadcastId)
+        const waitMs = last === undefined ? 0 : Math.max(0, last + PROGRESS_EVERY_MS - now)
         // One entry per broadcast this node changed lately; forgotten wholesale now and then.
         if (publishedAt.size > 10_000) publishedAt.clear()
         yield* FiberMap.run(pending, broadcastId, Effect.zipRight(Effect.sleep(Duration.millis(waitMs)), publish(accountId, broadcastId)), { onlyIfMissing: true })

@@ -16,7 +16,7 @@ const workers: Array<Worker> = []
 
 beforeAll(async () => {
   client = await startNode(iso, { role: "api", partitions: PARTITIONS })
-}, 60_000)
+})
 
 afterAll(async () => {
   await Promise.all(workers.map((w) => w.kill()))

@@ -25,7 +25,7 @@ beforeAll(async () => {
   bots.otp = (await cli("admin", "create-bot", account, "--name", "Codes", "--use-case", "otp")).bot_id
   bots.legacy = (await cli("admin", "create-bot", account, "--name", "Legacy")).bot_id
   ownerToken = (await call("POST", "/api/v1/rcs/auth/login", undefined, { email: "keys@example.com", password: "keys password" })).body.token
-}, 60_000)
+})
 afterAll(async () => {
   await node?.kill()
   await other?.kill()

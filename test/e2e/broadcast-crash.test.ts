@@ -75,7 +75,7 @@ beforeAll(async () => {
   ])
   api = apiNode!
   started.forEach((node, i) => workers.set(nodeIds[i]!, node))
-}, 90_000)
+})
 afterAll(async () => {
   await Promise.all([api, ...workers.values()].map((n) => n?.kill()))
   await simulator?.kill()

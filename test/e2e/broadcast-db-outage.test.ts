@@ -82,7 +82,13 @@ describe("Postgres lost mid-broadcast", () => {
 
     // A slice (100 targets at 200/s) waits for the unanswered send for 3 s after it left: Postgres
     // goes away before that, so the slice's outcomes come while it is away.
-    await eventually(async () => expect((await simTotals()).messages - before.messages).toBeGreaterThan(UNANSWERED + 5), { timeoutMs: 30_000, intervalMs: 20 })
+    await eventually(async () => expect((await simTotals()).messages - before.messages).toBeGreaterThan(UNANSWERED + 5), { timeoutMs: 30_000, intervalMs: 20 }).catch(
+      (error) => {
+        // Seen once beside a heavily loaded suite (the sends stopped at the slice holding the
+        // unanswered number) and not reproduced since: what the node said, to find out why.
+        throw new Error(`${error}\nthe node's last warnings:\n${node.logs().slice(-30).map((l) => JSON.stringify(l)).join("\n")}`)
+      }
+    )
     await proxy.down()
     await new Promise((resolve) => setTimeout(resolve, 5_000))
     await proxy.up()

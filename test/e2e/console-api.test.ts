@@ -90,7 +90,7 @@ beforeAll(async () => {
   }
   // Someone in two accounts: Beta's owner adds the viewer too.
   expect((await rest("POST", "/api/v1/rcs/team", await tokenOf("other@console.test"), { email: "viewer@console.test", role: "operator", assigned_bots: ["*"] })).status).toBe(200)
-}, 240_000)
+})
 afterAll(async () => {
   await Promise.all([nodeA?.kill(), nodeB?.kill()])
   await consumer?.close()

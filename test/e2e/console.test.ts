@@ -148,7 +148,7 @@ beforeAll(async () => {
   const cluster = await fetch(`${node.url}/console/api/ops/cluster`, { headers: { authorization: `Bearer ${OPS_TOKEN}` } })
   nodeId = ((await cluster.json()) as any).nodes[0].node_id
   mkdirSync(SHOTS, { recursive: true })
-}, 240_000)
+})
 
 const contexts: Array<BrowserContext> = []
 

@@ -539,7 +539,7 @@ describe("broadcasts and broadcastReport, against REST's reads", () => {
     const later = await call("POST", "/api/v1/rcs/broadcasts", jwt.a, { ...body, name: "Gql later", scheduled_at: new Date(Date.now() + 86_400_000).toISOString() })
     expect(later.status, JSON.stringify(later.body)).toBe(200)
     scheduledId = later.body.broadcast.id
-  }, 90_000)
+  })
 
   it("broadcast(id) and the report's broadcast are REST's; by_status counts REST's targets by status", async () => {
     const d = await data(`query($id: ID!) { broadcast(id: $id) { ${BROADCAST} } broadcastReport(id: $id) { broadcast { ${BROADCAST} } by_status { status count } } }`, { id: done.id })
@@ -655,7 +655,7 @@ describe("calls", () => {
        VALUES ($1, $2, $3, 'BUSINESS_INITIATED', 'no_answer', 0, now() - interval '1 day')`,
       [OUTBOUND, accounts.a, conversationId]
     )
-  }, 30_000)
+  })
 
   it("calls newest first, paged by endCursor, each with its conversation; call(id) maps Meta's values", async () => {
     const query = `query($c: String) { calls(page: {limit: 3, cursor: $c}) { edges { node { ${CALL} } } pageInfo { hasNextPage endCursor } } }`

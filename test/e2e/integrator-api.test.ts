@@ -41,7 +41,7 @@ beforeAll(async () => {
   await cli("admin", "bot-throughput", bots.active!, "unlimited")
   await cli("admin", "wallet-credit", account, "100")
   owner = (await call("POST", "/api/v1/rcs/auth/login", undefined, { email: "integrator@example.com", password: "integrator password" })).body.token
-}, 90_000)
+})
 afterAll(async () => {
   await node?.kill()
   await other?.kill()

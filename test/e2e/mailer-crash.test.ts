@@ -61,7 +61,7 @@ beforeAll(async () => {
   nodeEnv = { ...base, SMTP_URL: sink.smtpUrl }
   api = await startHerald({ ...nodeEnv, PORT: String(apiPort), HERALD_ROLE: "api" })
   victim = await startHerald({ ...nodeEnv, HERALD_ROLE: "worker" })
-}, 90_000)
+})
 afterAll(async () => {
   await Promise.all([api, victim, survivor].map((n) => n?.kill()))
   await sink?.kill()

@@ -41,7 +41,7 @@ beforeAll(async () => {
   // Commands run from a scratch copy's view of the repository: `npx herald` and examples/ resolve
   // from the repository, files the page writes (events.log) land in a temporary folder.
   workDir = mkdtempSync(join(tmpdir(), "herald-quickstart-"))
-}, 90_000)
+})
 afterAll(async () => {
   await node?.kill()
   if (workDir) rmSync(workDir, { recursive: true, force: true })

@@ -81,7 +81,7 @@ beforeAll(async () => {
     const ready = (await (await fetch(`${worker.url}/health/ready`)).json()) as { partitions_owned?: Record<string, Array<number>> }
     expect(ready.partitions_owned?.ratelimit).toHaveLength(8)
   }, { timeoutMs: 30_000 })
-}, 90_000)
+})
 afterAll(async () => {
   await Promise.all([worker, ...nodes].map((n) => n?.kill()))
 })
@@ -120,17 +120,22 @@ describe("per API key", () => {
 describe("per account plan", () => {
   it("the Growth plan allows 300 requests/minute with a 50-request burst, shared by every API node", async () => {
     const secret = (await call(nodes[0]!, "POST", "/api/v1/app/developer/secret-key", ownerToken)).body.secret_key
+    const firstAt = performance.now()
     const me = await call(nodes[0]!, "GET", "/api/v1/app/me", secret)
     expect(me.body).toMatchObject({ success: true, account: { account_id: account, plan: "growth", rate_limit_per_minute: 300 } })
     const answers: Array<{ status: number; retryAfter: string | null; body: any }> = []
-    for (let i = 0; i < 60; i++) {
+    // Until the bucket runs dry (as many calls as it takes on a slow machine, where it refills more).
+    for (let i = 0; i < 300 && !answers.some((a) => a.status === 429); i++) {
       const r = await fetch(`${nodes[i % 3]!.url}/api/v1/app/me`, { headers: { authorization: `Bearer ${secret}` } })
       answers.push({ status: r.status, retryAfter: r.headers.get("retry-after"), body: await r.json() })
     }
+    const seconds = (performance.now() - firstAt) / 1000
     const ok = answers.filter((a) => a.status === 200).length
-    // 50 in the bucket (one taken by the first call above), refilling at 5/s while the loop runs.
+    // 50 in the bucket (one taken by the first call above), refilling at 5/s while the loop runs:
+    // the bound follows the time the loop took (longer on a loaded machine), plus one token a
+    // refill in progress may complete.
     expect(ok).toBeGreaterThanOrEqual(49)
-    expect(ok).toBeLessThanOrEqual(56)
+    expect(ok).toBeLessThanOrEqual(49 + Math.ceil(5 * seconds) + 1)
     const refused = answers.find((a) => a.status === 429)!
     expect(refused.body).toMatchObject({ success: false, code: "rate_limited", message: "rate limit exceeded, 300 requests/minute on the growth plan" })
     expect(Number(refused.retryAfter)).toBeGreaterThanOrEqual(1)

@@ -48,7 +48,7 @@ beforeAll(async () => {
   api = await startHerald({ ...base, PORT: String(apiPort), HERALD_ROLE: "api", GATEWAY_RBM_URL: simUrl, GATEWAY_TIMEOUT_MS: "1000" })
   // Its gateway calls go through the black hole, and it waits long for them.
   victim = await startHerald({ ...base, HERALD_ROLE: "worker", GATEWAY_RBM_URL: `http://127.0.0.1:${hole.port}`, GATEWAY_TIMEOUT_MS: "8000" })
-}, 90_000)
+})
 afterAll(async () => {
   await Promise.all([api, victim, survivor].map((n) => n?.kill()))
   simulator?.child.kill("SIGKILL")

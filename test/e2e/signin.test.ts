@@ -32,7 +32,7 @@ beforeAll(async () => {
   node = await startHerald(env)
   second = await startHerald(env)
   owner = await createAccount("owner@example.com", "owner password 1", "Acme")
-}, 60_000)
+})
 afterAll(async () => {
   await node?.kill()
   await second?.kill()

@@ -27,7 +27,7 @@ beforeAll(async () => {
   account = (await cli("admin", "create-account", "--email", "boss@example.com", "--password", "boss password", "--label", "Team Co")).account_id
   bot = (await cli("admin", "create-bot", account, "--name", "B1", "--status", "active")).bot_id
   ownerToken = await tokenIn("boss@example.com", "boss password")
-}, 60_000)
+})
 afterAll(() => node?.kill())
 
 describe("team", () => {

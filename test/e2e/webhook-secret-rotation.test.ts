@@ -39,7 +39,7 @@ beforeAll(async () => {
   const created = await call("POST", "/api/v1/rcs/webhooks", tokens.owner, { url: consumer.url("/ok"), events: ["message.sent"], bot_id: bots.one })
   expect(created.status).toBe(200)
   endpoint = { webhook_id: created.body.webhook_id, secret: created.body.secret }
-}, 60_000)
+})
 afterAll(async () => {
   await node?.kill()
   await consumer?.close()

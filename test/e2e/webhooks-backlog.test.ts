@@ -52,7 +52,7 @@ beforeAll(async () => {
   const created = await call("POST", "/api/v1/rcs/webhooks", { url, events: ["message.sent"] })
   expect(created.status).toBe(200)
   webhookId = created.body.webhook_id
-}, 60_000)
+})
 afterAll(async () => {
   await node?.kill()
   server.closeAllConnections()

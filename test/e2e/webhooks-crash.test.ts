@@ -35,7 +35,7 @@ beforeAll(async () => {
     const all = (await Promise.all(workers.map(owned))).flat()
     expect(new Set(all).size).toBe(PARTITIONS)
   }, { timeoutMs: 30_000 })
-}, 90_000)
+})
 afterAll(async () => {
   await Promise.all([api, ...workers].map((n) => n?.kill()))
   await consumer?.close()

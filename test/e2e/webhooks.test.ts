@@ -57,7 +57,7 @@ beforeAll(async () => {
   for (const name of FAILING) {
     firstDeliveries[name] = (await call("POST", `/api/v1/rcs/webhooks/${endpoints[name]!.webhook_id}/test`, tokens.owner)).body.delivery_id
   }
-}, 60_000)
+})
 afterAll(async () => {
   await node?.kill()
   await consumer?.close()
