@@ -8,7 +8,7 @@ import { LiveHub } from "../live/LiveHub.ts"
 import type { BroadcastProgressEvent } from "../live/liveSubjects.ts"
 import { isLaterProgress, progressStateOf, type ProgressState } from "../live/progressOrder.ts"
 import { ConsoleSessions } from "./ConsoleSessions.ts"
-import { cookieOf, SESSION_COOKIE } from "./consoleCookies.ts"
+import { ConsoleCookies } from "./consoleCookies.ts"
 
 export const LIVE_PATH = "/console/api/live"
 
@@ -31,6 +31,7 @@ const line = (text: string) => encoder.encode(text)
 export const LiveRoute = HttpLayerRouter.use((router) =>
   Effect.gen(function*() {
     const sessions = yield* ConsoleSessions
+    const cookies = yield* ConsoleCookies
     const hub = yield* LiveHub
     const broadcasts = yield* Broadcasts
     const stopping = yield* Deferred.make<void>()
@@ -38,7 +39,7 @@ export const LiveRoute = HttpLayerRouter.use((router) =>
 
     const handler = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
-      const id = cookieOf(request.headers.cookie, SESSION_COOKIE)
+      const id = cookies.read(request.headers.cookie, "session")
       const resolved = yield* Effect.either(sessions.resolve(id))
       if (resolved._tag === "Left") return errorEnvelope(resolved.left) ?? envelope(401, "unauthorized", "unauthorized")
       const { principal } = resolved.right
