@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { Outbox } from "../actors/runtime/index.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { botInScope, requireRole, seesAllBots } from "../domain/access.ts"
+import { botInScope, mayWrite, requireRole, seesAllBots } from "../domain/access.ts"
 import { BotNotInScope, Conflict, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
 import type { Principal } from "../domain/signIn.ts"
@@ -91,7 +91,7 @@ export class Broadcasts extends Effect.Service<Broadcasts>()("herald/broadcasts/
 
     const create = (principal: Principal, input: CreateInput) =>
       Effect.gen(function*() {
-        yield* requireRole(principal, "operator", "create broadcasts")
+        yield* mayWrite.createBroadcasts(principal)
         const bot = yield* activeBot(bots, principal, input.botId)
         if (!canBroadcast(bot)) {
           return yield* new BotNotPromotional({

@@ -370,14 +370,20 @@ const allSettings: Config.Config<AppSettings> = Config.all({
   )
 })
 
-/** Development-only defaults a production node must not run with: Meta's webhooks would be forgeable, sealed secrets readable. */
-const productionProblems = (settings: AppSettings): ReadonlyArray<string> =>
-  [
+/**
+ * Development-only defaults a production node must not run with: Meta's webhooks would be
+ * forgeable, sealed secrets readable; and without its public URL (the default is
+ * http://127.0.0.1:PORT) the console's cookies would not be Secure and links would point nowhere.
+ */
+const productionProblems = (settings: AppSettings): ReadonlyArray<string> => [
+  ...[
     ["GATEWAY_WA_APP_SECRET", settings.gatewayWaAppSecret, DEV_WA_APP_SECRET],
     ["GATEWAY_WA_VERIFY_TOKEN", settings.gatewayWaVerifyToken, DEV_WA_VERIFY_TOKEN],
     ["HERALD_SECRETS_KEY", settings.secretsKey, DEV_SECRETS_KEY],
     ["SMTP_FEEDBACK_SECRET", settings.smtpFeedbackSecret, DEV_SMTP_FEEDBACK_SECRET]
-  ].filter(([, value, dev]) => Redacted.value(value as Redacted.Redacted<string>) === dev).map(([name]) => name as string)
+  ].filter(([, value, dev]) => Redacted.value(value as Redacted.Redacted<string>) === dev).map(([name]) => name as string),
+  ...(Option.isNone(settings.publicUrl) ? ["HERALD_PUBLIC_URL"] : [])
+]
 
 export const settingsConfig: Config.Config<AppSettings> = Config.all([
   allSettings,

@@ -111,7 +111,7 @@ export class ConsoleOpsApi extends HttpApiGroup.make("consoleOps")
       .addError(NotFoundResponse)
       .addError(UnauthorizedResponse)
   )
-  .add(HttpApiEndpoint.del("signOut", "/session").addSuccess(Ok).addError(NotFoundResponse))
+  .add(HttpApiEndpoint.del("signOut", "/session").addSuccess(Ok).addError(NotFoundResponse).addError(CsrfFailedResponse))
   .add(HttpApiEndpoint.get("cluster", "/cluster").addSuccess(ClusterAnswer).middleware(OpsAuthorization))
   .add(HttpApiEndpoint.get("poison", "/poison").addSuccess(PoisonAnswer).middleware(OpsAuthorization))
   .add(

@@ -3,7 +3,7 @@ import type { IncomingMessage } from "node:http"
 import { envelope } from "../http/errors.ts"
 import { RequestRewrites } from "../http/adapter/RequestRewrites.ts"
 import { ConsoleSessions } from "./ConsoleSessions.ts"
-import { cookieOf, csrfProblem, isSafeMethod, SESSION_COOKIE } from "./consoleCookies.ts"
+import { ConsoleCookies, csrfProblem, isSafeMethod } from "./consoleCookies.ts"
 
 /** The console calls the REST API under this prefix: `/console/api/v1/…` is `/api/v1/…`. */
 export const CONSOLE_API_PREFIX = "/console/api/v1/"
@@ -23,14 +23,14 @@ const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:\/|\?|$)/i
  */
 export const ConsoleGateLive = Layer.effect(
   RequestRewrites,
-  Effect.map(ConsoleSessions, (sessions) => {
+  Effect.map(Effect.all([ConsoleSessions, ConsoleCookies]), ([sessions, cookies]) => {
     const rewrite = (req: IncomingMessage) =>
       Effect.gen(function*() {
         const target = `/api/v1/${req.url!.slice(CONSOLE_API_PREFIX.length)}`
         if (!REACHABLE.some((prefix) => target.startsWith(prefix)) || DOT_SEGMENT.test(target)) {
           return envelope(404, "not_found", "the console reaches /api/v1/rcs/… and /api/v1/app/developer/… only")
         }
-        const session = yield* sessions.find(cookieOf(req.headers.cookie, SESSION_COOKIE))
+        const session = yield* sessions.find(cookies.read(req.headers.cookie, "session"))
         if (session === undefined) return envelope(401, "unauthorized", "unauthorized", { detail: "not signed in to the console, or the session ended; sign in again" })
         if (!isSafeMethod(req.method)) {
           const problem = csrfProblem(req.headers, session.csrfToken)

@@ -11,7 +11,7 @@ import { ConsoleApi, OpsAuthorization } from "./ConsoleApi.ts"
 import { ConsoleSessions, type ConsoleSession } from "./ConsoleSessions.ts"
 import { CsrfFailed } from "./errors.ts"
 import { OPS_SESSION_HOURS, OpsAccess } from "./OpsAccess.ts"
-import { CONSOLE_PATH, cookieOf, csrfProblem, OPS_COOKIE, PICK_COOKIE, PICK_PATH, SESSION_COOKIE, withCookies } from "./consoleCookies.ts"
+import { ConsoleCookies, csrfProblem } from "./consoleCookies.ts"
 
 /** The account-pick token lives 15 minutes (contract), so does its cookie. */
 const PICK_SECONDS = 15 * 60
@@ -32,62 +32,59 @@ export const ConsoleSessionHttpLive = apiGroup(ConsoleApi, "consoleSession", (ha
   Effect.gen(function*() {
     const sessions = yield* ConsoleSessions
     const signIn = yield* SignIn
+    const cookies = yield* ConsoleCookies
 
     /** Opens a session for a token the login gave and answers signed in, with its cookie set and the pick's cleared. */
-    const signedIn = (request: HttpServerRequest.HttpServerRequest, token: string) =>
+    const signedIn = (token: string) =>
       Effect.map(sessions.open(token), ({ id, session, principal }) =>
-        withCookies(
+        cookies.set(
           HttpServerResponse.unsafeJson({ success: true, status: "signed_in", csrf_token: session.csrfToken, session: sessionView(session, principal) }),
-          request.headers.host,
           [
-            { name: SESSION_COOKIE, value: id, path: CONSOLE_PATH, maxAgeSeconds: (session.expiresAt.getTime() - Date.now()) / 1000 },
-            { name: PICK_COOKIE, value: "", path: PICK_PATH, maxAgeSeconds: 0 }
+            { cookie: "session", value: id, maxAgeSeconds: (session.expiresAt.getTime() - Date.now()) / 1000 },
+            { cookie: "pick", value: "", maxAgeSeconds: 0 }
           ]
         ))
 
     return handlers
       .handle("read", ({ request }) =>
         Effect.gen(function*() {
-          const resolved = yield* sessions.resolve(cookieOf(headersOf(request).cookie, SESSION_COOKIE)).pipe(Effect.option)
+          const resolved = yield* sessions.resolve(cookies.read(headersOf(request).cookie, "session")).pipe(Effect.option)
           if (Option.isNone(resolved)) return { success: true as const, signed_in: false as const }
           const { session, principal } = resolved.value
           return { success: true as const, signed_in: true as const, csrf_token: session.csrfToken, session: sessionView(session, principal) }
         }))
-      .handle("signIn", ({ payload, request }) =>
+      .handle("signIn", ({ payload }) =>
         Effect.gen(function*() {
           const answer = yield* signIn.login({ email: payload.email, password: payload.password, totpCode: Option.fromNullable(payload.totp_code) })
-          if ("token" in answer) return yield* signedIn(request, answer.token)
+          if ("token" in answer) return yield* signedIn(answer.token)
           if ("requires_2fa" in answer) return { success: true as const, status: "requires_2fa" as const, message: answer.message ?? "two-factor code required" }
           // The pick token only opens select-account; it stays server-side, in the pick cookie.
-          return withCookies(
+          return cookies.set(
             HttpServerResponse.unsafeJson({
               success: true,
               status: "need_account_pick",
               accounts: answer.accounts.map((a) => ({ account_id: a.account_id, label: a.label, role: a.role }))
             }),
-            request.headers.host,
-            [{ name: PICK_COOKIE, value: answer.session_token, path: PICK_PATH, maxAgeSeconds: PICK_SECONDS }]
+            [{ cookie: "pick", value: answer.session_token, maxAgeSeconds: PICK_SECONDS }]
           )
         }))
       .handle("pickAccount", ({ payload, request }) =>
         Effect.gen(function*() {
-          const pick = cookieOf(headersOf(request).cookie, PICK_COOKIE)
+          const pick = cookies.read(headersOf(request).cookie, "pick")
           if (pick === undefined || pick === "") return yield* Unauthorized.because("no account pick in progress, or it expired (15 minutes): sign in again")
           const answer = yield* signIn.selectAccount({ sessionToken: pick, accountId: payload.account_id })
-          return yield* signedIn(request, answer.token)
+          return yield* signedIn(answer.token)
         }))
       .handle("signOut", ({ request }) =>
         Effect.gen(function*() {
-          const id = cookieOf(headersOf(request).cookie, SESSION_COOKIE)
+          const id = cookies.read(headersOf(request).cookie, "session")
           const session = yield* sessions.find(id)
           if (session !== undefined) {
             const problem = csrfProblem(headersOf(request), session.csrfToken)
             if (problem !== undefined) return yield* new CsrfFailed({ message: `refused: ${problem}` })
             yield* sessions.close(id)
           }
-          return withCookies(HttpServerResponse.unsafeJson({ success: true }), request.headers.host, [
-            { name: SESSION_COOKIE, value: "", path: CONSOLE_PATH, maxAgeSeconds: 0 }
-          ])
+          return cookies.set(HttpServerResponse.unsafeJson({ success: true }), [{ cookie: "session", value: "", maxAgeSeconds: 0 }])
         }))
   }))
 
@@ -99,6 +96,7 @@ export const OpsAuthorizationLive = Layer.effect(
 export const ConsoleOpsHttpLive = apiGroup(ConsoleApi, "consoleOps", (handlers) =>
   Effect.gen(function*() {
     const ops = yield* OpsAccess
+    const cookies = yield* ConsoleCookies
     const cluster = yield* ClusterView
     const poison = yield* PoisonQueue
 
@@ -108,14 +106,16 @@ export const ConsoleOpsHttpLive = apiGroup(ConsoleApi, "consoleOps", (handlers) 
           session === undefined
             ? { success: true as const, signed_in: false }
             : { success: true as const, signed_in: true, csrf_token: session.csrfToken }))
-      .handle("signIn", ({ payload, request }) =>
+      .handle("signIn", ({ payload }) =>
         Effect.map(ops.signIn(payload.token), (session) =>
-          withCookies(HttpServerResponse.unsafeJson({ success: true, signed_in: true, csrf_token: session.csrfToken }), request.headers.host, [
-            { name: OPS_COOKIE, value: session.cookie, path: CONSOLE_PATH, maxAgeSeconds: OPS_SESSION_HOURS * 3600 }
+          cookies.set(HttpServerResponse.unsafeJson({ success: true, signed_in: true, csrf_token: session.csrfToken }), [
+            { cookie: "ops", value: session.cookie, maxAgeSeconds: OPS_SESSION_HOURS * 3600 }
           ])))
       .handle("signOut", ({ request }) =>
-        Effect.map(ops.current(headersOf(request)), () =>
-          withCookies(HttpServerResponse.unsafeJson({ success: true }), request.headers.host, [{ name: OPS_COOKIE, value: "", path: CONSOLE_PATH, maxAgeSeconds: 0 }])))
+        Effect.as(
+          ops.signOut(headersOf(request)),
+          cookies.set(HttpServerResponse.unsafeJson({ success: true }), [{ cookie: "ops", value: "", maxAgeSeconds: 0 }])
+        ))
       .handle("cluster", () =>
         Effect.gen(function*() {
           const view = yield* cluster.partitions

@@ -6,6 +6,7 @@ import { LiveHub } from "../live/LiveHub.ts"
 import { SecretBox } from "../security/SecretBox.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { ConsoleApi } from "./ConsoleApi.ts"
+import { ConsoleCookies } from "./consoleCookies.ts"
 import { ConsoleGateLive } from "./ConsoleGate.ts"
 import { ConsoleHttpLive } from "./ConsoleHttp.ts"
 import { ConsolePages } from "./ConsolePages.ts"
@@ -21,5 +22,6 @@ import { OpsAccess } from "./OpsAccess.ts"
 export const ConsoleLive = Layer.mergeAll(serveApi(ConsoleApi), LiveRoute, ConsolePages, ConsoleGateLive).pipe(
   Layer.provide(ConsoleHttpLive),
   Layer.provideMerge(Layer.mergeAll(ConsoleSessions.Default, OpsAccess.Default, ClusterView.Default, PoisonQueue.Default, LiveHub.Default)),
+  Layer.provideMerge(ConsoleCookies.Default),
   Layer.provide(Layer.merge(SecretBox.Default, ChangeFeed.Default))
 )

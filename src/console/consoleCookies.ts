@@ -1,14 +1,8 @@
 import { HttpServerResponse } from "@effect/platform"
-import { Duration } from "effect"
+import { Duration, Effect, Option } from "effect"
 import type { IncomingHttpHeaders } from "node:http"
 import { timingSafeEqual } from "node:crypto"
-
-/** The console's session cookie (docs/console.md). */
-export const SESSION_COOKIE = "herald_session"
-/** The 15-minute account-pick token of a login that asked for a pick, kept out of the page. */
-export const PICK_COOKIE = "herald_pick"
-/** The operator view's sign-in. */
-export const OPS_COOKIE = "herald_ops"
+import { AppConfig } from "../config/AppConfig.ts"
 
 export const CONSOLE_PATH = "/console"
 export const PICK_PATH = "/console/api/session"
@@ -24,28 +18,53 @@ export const cookieOf = (header: string | undefined, name: string): string | und
   return undefined
 }
 
-const LOCAL_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d+)?$/i
+/**
+ * The console's cookies: the session, the 15-minute account-pick token of a login that asked for
+ * a pick (kept out of the page), and the operator view's sign-in.
+ */
+export type ConsoleCookie = "session" | "pick" | "ops"
+const COOKIES: Record<ConsoleCookie, { readonly name: string; readonly path: string }> = {
+  session: { name: "herald_session", path: CONSOLE_PATH },
+  pick: { name: "herald_pick", path: PICK_PATH },
+  ops: { name: "herald_ops", path: CONSOLE_PATH }
+}
 
 /**
- * A console cookie's attributes: HttpOnly, SameSite=Strict, and Secure unless the console was
- * reached on this machine (browsers keep Secure cookies from http://localhost, not from every
- * plain-http name, and a developer's `npm start` is plain http).
+ * The console's cookies as this deployment names and marks them (docs/console.md). The configured
+ * public URL (HERALD_PUBLIC_URL), not the Host header a request claims, decides: served over
+ * https, every cookie is `Secure` and named with the `__Host-` prefix, so a browser takes it only
+ * from this origin over TLS, with `Path=/` and no Domain, and no subdomain or plain-http page can
+ * set or shadow it. On a plain-http public URL (the default, http://127.0.0.1:PORT, for a
+ * developer's `npm start`) a browser would drop a Secure or `__Host-` cookie, so they are plain
+ * `herald_…` cookies without Secure, each on the narrowest path that needs it. Either way
+ * HttpOnly and SameSite=Strict.
  */
-export const cookieOptions = (host: string | undefined, path: string, maxAgeSeconds: number) => ({
-  path,
-  maxAge: Duration.seconds(Math.max(0, Math.floor(maxAgeSeconds))),
-  httpOnly: true,
-  sameSite: "strict" as const,
-  secure: host === undefined || !LOCAL_HOST.test(host)
-})
+export class ConsoleCookies extends Effect.Service<ConsoleCookies>()("herald/console/ConsoleCookies", {
+  effect: Effect.map(AppConfig, (config) => {
+    const secure = Option.exists(config.publicUrl, (url) => url.startsWith("https:"))
+    const nameOf = (cookie: ConsoleCookie) => `${secure ? "__Host-" : ""}${COOKIES[cookie].name}`
+    const names: Record<ConsoleCookie, string> = { session: nameOf("session"), pick: nameOf("pick"), ops: nameOf("ops") }
 
-/** Sets (or, with a zero age and an empty value, removes) console cookies on an answer. */
-export const withCookies = (
-  response: HttpServerResponse.HttpServerResponse,
-  host: string | undefined,
-  cookies: ReadonlyArray<{ readonly name: string; readonly value: string; readonly path: string; readonly maxAgeSeconds: number }>
-) =>
-  cookies.reduce((answer, c) => HttpServerResponse.unsafeSetCookie(answer, c.name, c.value, cookieOptions(host, c.path, c.maxAgeSeconds)), response)
+    /** One console cookie's value from a request's Cookie header. */
+    const read = (header: string | undefined, cookie: ConsoleCookie) => cookieOf(header, names[cookie])
+
+    /** Sets (or, with a zero age and an empty value, removes) console cookies on an answer. */
+    const set = (
+      response: HttpServerResponse.HttpServerResponse,
+      cookies: ReadonlyArray<{ readonly cookie: ConsoleCookie; readonly value: string; readonly maxAgeSeconds: number }>
+    ) =>
+      cookies.reduce((answer, c) =>
+        HttpServerResponse.unsafeSetCookie(answer, names[c.cookie], c.value, {
+          path: secure ? "/" : COOKIES[c.cookie].path,
+          maxAge: Duration.seconds(Math.max(0, Math.floor(c.maxAgeSeconds))),
+          httpOnly: true,
+          sameSite: "strict",
+          secure
+        }), response)
+
+    return { secure, names, read, set } as const
+  })
+}) {}
 
 export const sameSecret = (given: string, expected: string): boolean => {
   const a = Buffer.from(given)

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Stream } from "effect"
-import { requireRole } from "../domain/access.ts"
+import { mayWrite, requireRole } from "../domain/access.ts"
 import { Conflict, NotFound } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
 import type { Principal } from "../domain/signIn.ts"
@@ -141,7 +141,7 @@ export class ContactLists extends Effect.Service<ContactLists>()("herald/contact
      * for an import permit and reads the body.
      */
     const importContacts = Effect.fn("ContactLists.importContacts")(function*(principal: Principal, listId: string, upload: Upload) {
-      yield* requireRole(principal, "operator", "import contacts")
+      yield* mayWrite.importContacts(principal)
       const format = importFormatOf(upload.contentType)
       if (format === undefined) return yield* UnsupportedMediaType.of(upload.contentType)
       yield* visible(principal, listId)

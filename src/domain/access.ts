@@ -73,5 +73,18 @@ export const requireOwnerSession = (principal: Principal, activity: string) =>
 export const requireRole = (principal: Principal, minimum: Role, activity: string) =>
   hasRole(principal, minimum) ? Effect.void : Effect.fail(new Forbidden({ message: `only an ${minimum} or higher can ${activity}` }))
 
+/**
+ * Who may make each write that takes an Idempotency-Key: checked by its service, and again before
+ * a stored answer is replayed (docs/idempotency.md), so a replay reaches only whom the route
+ * itself would answer now.
+ */
+export const mayWrite = {
+  sendMessages: (principal: Principal) => requireRole(principal, "operator", "send messages"),
+  createBroadcasts: (principal: Principal) => requireRole(principal, "operator", "create broadcasts"),
+  importContacts: (principal: Principal) => requireRole(principal, "operator", "import contacts"),
+  manageApiKeys: (principal: Principal) => requireOwnerSession(principal, "manage API keys"),
+  generateSecretKey: (principal: Principal) => requireOwnerSession(principal, "generate the secret key")
+} as const
+
 /** Whether the caller sees every bot (["*"]) rather than a list of them. */
 export const seesAllBots = (principal: Principal): boolean => principal.bots.includes("*")

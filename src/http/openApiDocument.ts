@@ -233,7 +233,9 @@ const envelopeError = (status: number, code: string, example: string) => ({
 
 const IDEMPOTENCY_ERRORS = {
   idempotency_key_reused_error: envelopeError(422, "idempotency_key_reused", "this Idempotency-Key was used with a different request in the last 24 hours; use a new key for a new request"),
-  idempotency_key_in_use_error: envelopeError(409, "idempotency_key_in_use", "a request with this Idempotency-Key is still running; retry later to get its answer")
+  idempotency_key_in_use_error: envelopeError(409, "idempotency_key_in_use", "a request with this Idempotency-Key is still running; retry later to get its answer"),
+  idempotency_answer_unreadable_error: envelopeError(409, "idempotency_answer_unreadable",
+    "the first answer to this Idempotency-Key was sealed under another HERALD_SECRETS_KEY and cannot be shown again; send the request with a new key")
 }
 
 const addIdempotencyKeys = (spec: Json) => {
@@ -251,7 +253,8 @@ const addIdempotencyKeys = (spec: Json) => {
       required: false,
       description: "1 to 255 visible ASCII characters (a UUID per logical write is a good key). A copy of this request (same method, path, " +
         "query and body) with the same key within 24 hours is not run again: it gets the first answer, with `Idempotent-Replayed: true`. " +
-        "Kept: 2xx, 402, 403, 404, 409 and 422 answers; a 400, 408, 413, 415, 429 or 5xx is not, so the copy runs. Keys belong to the account (the partner on the e-mail API).",
+        "Kept: 2xx, 402, 403, 404, 409 and 422 answers; a 400, 408, 413, 415, 429 or 5xx is not, so the copy runs. Keys belong to the caller within the account (the person signed in, the API key, the secret key; the partner on " +
+        "the e-mail API), and the route's role check runs before a replay.",
       schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]+$" },
       example: "order-1001-shipped"
     }]

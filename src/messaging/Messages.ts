@@ -2,7 +2,7 @@ import { Duration, Effect, Option } from "effect"
 import { idFor } from "../domain/requestKey.ts"
 import { ActorClient } from "../actors/runtime/index.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { requireRole } from "../domain/access.ts"
+import { mayWrite } from "../domain/access.ts"
 import type { Carousel, MessageContent, RichCard, Suggestion } from "../domain/content.ts"
 import { checkContent } from "../domain/contentLimits.ts"
 import { describeIssues, FieldIssue, InvalidRequest } from "../domain/errors.ts"
@@ -111,7 +111,7 @@ export class Messages extends Effect.Service<Messages>()("herald/messaging/Messa
 
     const send = (principal: Principal, input: SendInput) =>
       Effect.gen(function*() {
-        yield* requireRole(principal, "operator", "send messages")
+        yield* mayWrite.sendMessages(principal)
         const bot = yield* activeBot(bots, principal, input.botId)
         const { content, templateId } = yield* contentOf(principal, input)
         const to = toE164(input.to)

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import { API_KEY_PREFIX, API_KEY_ROUTES, PANEL_SCOPES, requireOwnerSession, type Scope, scopeSatisfied } from "../domain/access.ts"
+import { API_KEY_PREFIX, API_KEY_ROUTES, mayWrite, PANEL_SCOPES, type Scope, scopeSatisfied } from "../domain/access.ts"
 import { ApiKeyEndpointNotAllowed, InvalidApiKey, InvalidRequest, MissingScope, NotFound } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { type ApiKeyRow, ApiKeysRepo, type KeyOwner } from "../storage/ApiKeysRepo.ts"
@@ -25,7 +25,7 @@ const present = (row: ApiKeyRow) => ({
   revoked: row.revokedAt !== null
 })
 
-const requireOwner = (principal: Principal) => requireOwnerSession(principal, "manage API keys")
+const requireOwner = mayWrite.manageApiKeys
 
 /**
  * API keys: `rcs_pk_live_` + 32 random bytes (base64url), shown once; only the SHA-256 and the last

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import { requireOwnerSession } from "../domain/access.ts"
+import { mayWrite } from "../domain/access.ts"
 import { InvalidApiKey } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
 import type { Plan } from "../domain/plans.ts"
@@ -18,6 +18,11 @@ export interface SecretKeyAccount {
   readonly label: string
   readonly plan: Plan
   readonly planRatePerMinute: number | null
+  /**
+   * Which secret key it was (a prefix of its SHA-256): a regenerated key is another credential,
+   * whose Idempotency-Keys are its own.
+   */
+  readonly keyId: string
 }
 
 /**
@@ -30,7 +35,7 @@ export class SecretKeys extends Effect.Service<SecretKeys>()("herald/SecretKeys"
     const sql = yield* SqlClient.SqlClient
     const feed = yield* ChangeFeed
     // Every request with a key the cache does not hold: a prepared statement.
-    const accountByHash = (yield* PreparedStatements).prepare<SecretKeyAccount>(
+    const accountByHash = (yield* PreparedStatements).prepare<Omit<SecretKeyAccount, "keyId">>(
       "SELECT account_id, label, plan, plan_rate_per_minute FROM accounts WHERE secret_key_hash = $1"
     )
     // Looked up on every request of the key's surfaces; a regenerated key changes the account row,
@@ -40,14 +45,14 @@ export class SecretKeys extends Effect.Service<SecretKeys>()("herald/SecretKeys"
       accounts.get(
         hash,
         () => accountByHash([hash]).pipe(
-          Effect.map((rows) => rows[0] && { accountId: rows[0].accountId, value: rows[0] }),
+          Effect.map((rows) => rows[0] && { accountId: rows[0].accountId, value: { ...rows[0], keyId: hash.slice(0, 16) } }),
           Effect.orDie
         )
       )
 
     const generate = (principal: Principal) =>
       Effect.gen(function*() {
-        yield* requireOwnerSession(principal, "generate the secret key")
+        yield* mayWrite.generateSecretKey(principal)
         const raw = SECRET_KEY_PREFIX + randomBytes(32).toString("base64url")
         yield* sql`
           UPDATE accounts SET secret_key_hash = ${sha256(raw)}, secret_key_last_four = ${raw.slice(-4)}, secret_key_created_at = now()

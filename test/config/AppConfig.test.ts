@@ -145,6 +145,23 @@ describe("AppConfig", () => {
       }))
   }
 
+  it.effect("with NODE_ENV=production, refuses the development defaults, the public URL among them (it decides whether the console's cookies are Secure)", () =>
+    Effect.gen(function*() {
+      const secrets = {
+        NODE_ENV: "production",
+        GATEWAY_WA_APP_SECRET: "a real app secret",
+        GATEWAY_WA_VERIFY_TOKEN: "a real verify token",
+        HERALD_SECRETS_KEY: "a real secrets key of at least 32 characters",
+        SMTP_FEEDBACK_SECRET: "a real feedback secret"
+      }
+      const missing = yield* load(secrets)
+      expect(Either.isLeft(missing) && describeConfigError(missing.left)).toContain("HERALD_PUBLIC_URL: must be set to a real value when NODE_ENV=production")
+      const settings = Either.getOrThrow(yield* load({ ...secrets, HERALD_PUBLIC_URL: "https://console.example.com/" }))
+      expect(settings.publicUrl).toEqual(Option.some("https://console.example.com"))
+      // In development the default stands.
+      expect(Either.isRight(yield* load({}))).toBe(true)
+    }))
+
   it.effect("reports every wrong variable at once", () =>
     Effect.gen(function*() {
       const result = yield* load({ PORT: "x", HERALD_ROLE: "y" })

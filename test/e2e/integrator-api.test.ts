@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { useDb, useIsolation } from "../support/e2e.ts"
+import { eventually, useDb, useIsolation } from "../support/e2e.ts"
 import { type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
 import { envFor } from "../support/isolation.ts"
 import { callJson, cliFor } from "../support/http.ts"
@@ -185,6 +185,82 @@ describe("Idempotency-Key", () => {
     const theirs = await raw("POST", "/api/v1/rcs/api-keys", { authorization: `Bearer ${elseToken}`, "idempotency-key": "key-1" }, { name: "ci", scopes: ["broadcasts:read"] })
     expect(theirs.status).toBe(200)
     expect(theirs.body.raw_key).not.toBe(first.body.raw_key)
+  })
+})
+
+describe("Idempotency-Key is the principal's", () => {
+  /** A member of the account, added by the owner with a password of their own, and their token. */
+  const member = async (email: string, role: "operator" | "viewer") => {
+    expect((await call("POST", "/api/v1/rcs/team", owner, { email, role, assigned_bots: ["*"], password: "member password" })).status).toBe(200)
+    const memberId = (await call("GET", "/api/v1/rcs/team", owner)).body.members.find((m: any) => m.email === email).member_id as string
+    const token = (await call("POST", "/api/v1/rcs/auth/login", undefined, { email, password: "member password" })).body.token as string
+    return { memberId, token }
+  }
+  const generate = (token: string, key?: string) =>
+    raw("POST", "/api/v1/app/developer/secret-key", { authorization: `Bearer ${token}`, ...(key === undefined ? {} : { "idempotency-key": key }) }, {})
+  const storedBodies = async () => (await db<{ body: Buffer | null }>("SELECT body FROM idempotency_keys")).map((r) => r.body?.toString("latin1") ?? "")
+
+  it("a viewer sending the owner's key gets the route's 403, not the owner's secret key; the owner's replay still shows it", async () => {
+    const first = await generate(owner, "generate-1")
+    expect(first.status).toBe(200)
+    expect(first.body.secret_key).toMatch(/^sk_live_/)
+    const viewer = await member("viewer-replay@example.com", "viewer")
+    const refused = await generate(viewer.token, "generate-1")
+    const withoutKey = await generate(viewer.token)
+    expect(refused.status).toBe(403)
+    expect(refused.text).toBe(withoutKey.text)
+    expect(refused.text).not.toContain("sk_live_")
+    expect(refused.headers.get("idempotent-replayed")).toBeNull()
+    const again = await generate(owner, "generate-1")
+    expect(again.headers.get("idempotent-replayed")).toBe("true")
+    expect(again.body.secret_key).toBe(first.body.secret_key)
+  })
+
+  it("a member demoted since their request gets the route's 403 on its replay: authorization runs before the key is looked at", async () => {
+    const operator = await member("demoted@example.com", "operator")
+    const request = { bot_id: bots.active, to: "+919876541240", text: "Before the demotion" }
+    const first = await raw("POST", "/api/v1/rcs/messages/send", { authorization: `Bearer ${operator.token}`, "idempotency-key": "demoted-1" }, request)
+    expect(first.status).toBe(200)
+    expect((await call("PATCH", `/api/v1/rcs/team/${operator.memberId}`, owner, { role: "viewer" })).status).toBe(200)
+    const replay = await eventually(async () => {
+      const r = await raw("POST", "/api/v1/rcs/messages/send", { authorization: `Bearer ${operator.token}`, "idempotency-key": "demoted-1" }, request, other.url)
+      expect(r.status).toBe(403)
+      return r
+    })
+    expect(replay.body.code).toBe("forbidden")
+    expect(replay.text).not.toContain(first.body.message_id)
+  })
+
+  it("two people of one account using the same key for different sends each get their own send", async () => {
+    const operator = await member("same-key@example.com", "operator")
+    const before = await messageCount()
+    const mine = await raw("POST", "/api/v1/rcs/messages/send", { authorization: `Bearer ${owner}`, "idempotency-key": "shared-1" }, { bot_id: bots.active, to: "+919876541241", text: "The owner's" })
+    const theirs = await raw("POST", "/api/v1/rcs/messages/send", { authorization: `Bearer ${operator.token}`, "idempotency-key": "shared-1" }, { bot_id: bots.active, to: "+919876541242", text: "The operator's" })
+    expect([mine.status, theirs.status]).toEqual([200, 200])
+    expect(theirs.headers.get("idempotent-replayed")).toBeNull()
+    expect(theirs.body.message_id).not.toBe(mine.body.message_id)
+    expect(await messageCount()).toBe(before + 2)
+    // Each replays their own.
+    const again = await raw("POST", "/api/v1/rcs/messages/send", { authorization: `Bearer ${operator.token}`, "idempotency-key": "shared-1" }, { bot_id: bots.active, to: "+919876541242", text: "The operator's" })
+    expect(again.headers.get("idempotent-replayed")).toBe("true")
+    expect(again.text).toBe(theirs.text)
+  })
+
+  it("stored answers hold no raw key: the table has no sk_live_ or rcs_pk_live_ in plain", async () => {
+    const secret = await generate(owner, "generate-sealed")
+    const key = await raw("POST", "/api/v1/rcs/api-keys", { authorization: `Bearer ${owner}`, "idempotency-key": "api-key-sealed" }, { name: "sealed", scopes: ["broadcasts:read"] })
+    expect([secret.status, key.status]).toEqual([200, 200])
+    const bodies = await storedBodies()
+    expect(bodies.length).toBeGreaterThanOrEqual(2)
+    for (const body of bodies) {
+      expect(body).not.toContain("sk_live_")
+      expect(body).not.toContain("rcs_pk_live_")
+      expect(body).not.toContain(secret.body.secret_key.slice(8))
+      expect(body).not.toContain(key.body.raw_key.slice(12))
+    }
+    // Sealed, they still replay.
+    const again = await raw("POST", "/api/v1/rcs/api-keys", { authorization: `Bearer ${owner}`, "idempotency-key": "api-key-sealed" }, { name: "sealed", scopes: ["broadcasts:read"] }, other.url)
+    expect(again.body.raw_key).toBe(key.body.raw_key)
   })
 })
 

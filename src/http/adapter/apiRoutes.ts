@@ -200,8 +200,9 @@ const compileEndpoint = (item: HandlerItem, middlewares: ReadonlyArray<Middlewar
   let program: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, any> = Effect.flatMap(decodeInputs, (input) =>
     Effect.map(item.handler(input), (out) => (HttpServerResponse.isServerResponse(out) ? out : respond(out))))
   // Under an Idempotency-Key the answer itself is kept, error envelopes included, so the route's
-  // failures are answered inside it; authentication runs first, outside it.
-  if (IDEMPOTENT_ROUTES.has(`${endpoint.method} ${endpoint.path}`)) program = withIdempotencyKey(answered(program))
+  // failures are answered inside it; authentication and the route's role check run first, outside it.
+  const route = `${endpoint.method} ${endpoint.path}`
+  if (IDEMPOTENT_ROUTES.has(route)) program = withIdempotencyKey(route, answered(program))
   for (const middleware of middlewares) program = Effect.zipRight(middleware, program)
   return answered(program)
 }

@@ -6,6 +6,7 @@ import { CustomerImport } from "../../customers/CustomerImport.ts"
 import { ApiRateLimits } from "../../ratelimit/ApiRateLimits.ts"
 import { SecretKeys } from "../../security/SecretKeys.ts"
 import { Idempotency } from "../idempotency/Idempotency.ts"
+import { secretKeyScope } from "../idempotency/idempotentRoutes.ts"
 import { answerImport, bodyOf, keyedImport } from "../rcs/ContactImportRoute.ts"
 // Registers the envelopes of the app's errors (feature_locked) for `errorEnvelope`.
 import { secretKeyOfHeader } from "./AppAuthentication.ts"
@@ -33,7 +34,7 @@ export const CustomerImportRoute = HttpLayerRouter.use((router) =>
         const source = NodeHttpServerRequest.toIncomingMessage(request)
         return yield* answerImport(source, Effect.gen(function*() {
           const account = yield* Effect.tap(secretKeyOfHeader(keys, request.headers.authorization), limits.plan)
-          return yield* keyedImport(idempotency, request, `account:${account.accountId}`, bodyOf(source, importIdleMs), (body) =>
+          return yield* keyedImport(idempotency, request, secretKeyScope(account), bodyOf(source, importIdleMs), (body) =>
             customers.importCustomers(account, { contentType: request.headers["content-type"], body }))
         }))
       })

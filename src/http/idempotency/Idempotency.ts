@@ -2,14 +2,16 @@ import { HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Exit, Fiber, FiberSet, Schedule, Stream } from "effect"
 import { createHash } from "node:crypto"
+import { SecretBox } from "../../security/SecretBox.ts"
 import { envelope } from "../errors.ts"
 
 /**
  * `Idempotency-Key` on the writes a client may need to retry (docs/idempotency.md), with Stripe's
  * semantics: the same key and the same request within 24 hours get the first answer again; the
  * same key with a different request is 422 `idempotency_key_reused`; a duplicate that arrives while
- * the first is still running waits for its answer. Keys are per account (per partner for the
- * e-mail API), and the row in Postgres makes this hold across API nodes.
+ * the first is still running waits for its answer. Keys are per principal within an account (the
+ * caller's `scope`: idempotentRoutes.ts), answers are stored sealed, and the row in Postgres makes
+ * this hold across API nodes.
  */
 
 export const IDEMPOTENCY_HEADER = "idempotency-key"
@@ -72,6 +74,8 @@ interface StoredRow {
   readonly status: number | null
   readonly contentType: string | null
   readonly body: Uint8Array | null
+  /** False only for answers stored before migration 0033 (or by a node not upgraded yet). */
+  readonly sealed: boolean
 }
 
 const unfinished = () =>
@@ -81,12 +85,9 @@ const unfinished = () =>
     "1"
   )
 
-const replay = (row: StoredRow) =>
-  HttpServerResponse.uint8Array(row.body ?? new Uint8Array(), {
-    status: row.status!,
-    contentType: row.contentType ?? "application/json",
-    headers: { [REPLAYED_HEADER]: "true" }
-  })
+const unreadable = () =>
+  envelope(409, "idempotency_answer_unreadable",
+    "the first answer to this Idempotency-Key was sealed under another HERALD_SECRETS_KEY and cannot be shown again; send the request with a new key")
 
 const bodyOf = (response: HttpServerResponse.HttpServerResponse): Uint8Array | undefined => {
   switch (response.body._tag) {
@@ -104,6 +105,7 @@ const SWEEP_EVERY = Duration.minutes(10)
 export class Idempotency extends Effect.Service<Idempotency>()("herald/Idempotency", {
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const box = yield* SecretBox
     const ttl = `${Duration.toMillis(KEY_TTL)} milliseconds`
     /** Answers still being stored while the database is away, for as long as the service lives. */
     const keeping = yield* FiberSet.make()
@@ -120,7 +122,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("herald/Idempoten
           VALUES (${scope}, ${key}, ${fingerprint}, 'running', now() + ${lease}::interval, now() + ${ttl}::interval)
           ON CONFLICT (scope, key) DO UPDATE SET
             fingerprint = EXCLUDED.fingerprint, state = 'running', lease_until = EXCLUDED.lease_until,
-            status = NULL, content_type = NULL, body = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
+            status = NULL, content_type = NULL, body = NULL, sealed = false, created_at = now(), expires_at = EXCLUDED.expires_at
           WHERE idempotency_keys.expires_at <= now()
              OR (idempotency_keys.state = 'running' AND idempotency_keys.lease_until <= now()
                  AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
@@ -131,7 +133,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("herald/Idempoten
     const read = (scope: string, key: string) =>
       Effect.map(
         sql<StoredRow>`
-          SELECT fingerprint, state, status, content_type, body FROM idempotency_keys
+          SELECT fingerprint, state, status, content_type, body, sealed FROM idempotency_keys
           WHERE scope = ${scope} AND key = ${key} AND expires_at > now()`,
         (rows) => rows[0]
       )
@@ -144,8 +146,27 @@ export class Idempotency extends Effect.Service<Idempotency>()("herald/Idempoten
       const body = bodyOf(response)
       if (!kept(response.status) || body === undefined) return release(scope, key)
       const contentType = response.body._tag === "Uint8Array" ? response.body.contentType : null
-      return sql`UPDATE idempotency_keys SET state = 'done', status = ${response.status}, content_type = ${contentType}, body = ${Buffer.from(body)}
+      return sql`UPDATE idempotency_keys SET state = 'done', status = ${response.status}, content_type = ${contentType}, body = ${seal(body)}, sealed = true
                  WHERE scope = ${scope} AND key = ${key} AND state = 'running'`
+    }
+
+    // Every stored answer is sealed (AES-256-GCM under HERALD_SECRETS_KEY, SecretBox): those of key
+    // creations hold the raw key, and a replay must be able to show it again (Stripe's rule: the
+    // same answer), yet a reader of the table must not. The bytes go through latin1, which maps
+    // each byte to one character and back, so any body survives the string SecretBox seals.
+    const seal = (body: Uint8Array) => Buffer.from(box.seal(Buffer.from(body).toString("latin1")))
+    const unseal = (sealed: Uint8Array) => {
+      const plain = box.open(Buffer.from(sealed).toString())
+      return plain === undefined ? undefined : Buffer.from(plain, "latin1")
+    }
+    const replay = (row: StoredRow) => {
+      const body = row.body === null ? new Uint8Array() : row.sealed ? unseal(row.body) : row.body
+      if (body === undefined) return unreadable()
+      return HttpServerResponse.uint8Array(body, {
+        status: row.status!,
+        contentType: row.contentType ?? "application/json",
+        headers: { [REPLAYED_HEADER]: "true" }
+      })
     }
 
     const release = (scope: string, key: string) =>
@@ -267,5 +288,6 @@ export class Idempotency extends Effect.Service<Idempotency>()("herald/Idempoten
 
     yield* Effect.forkScoped(Effect.repeat(Effect.ignore(sweep), Schedule.spaced(SWEEP_EVERY)))
     return { run, runStreamed } as const
-  })
+  }),
+  dependencies: [SecretBox.Default]
 }) {}

@@ -7,10 +7,12 @@ import type { Upload } from "../../contacts/Imports.ts"
 import { ImportTooLarge, UploadInterrupted, UploadStalled } from "../../contacts/errors.ts"
 import { IMPORT_MAX_BYTES } from "../../contacts/importLimits.ts"
 import { AppConfig } from "../../config/AppConfig.ts"
+import { mayWrite } from "../../domain/access.ts"
 import { RcsCredentials } from "../Authentication.ts"
 import { discardRest } from "../requestBody.ts"
 import { errorEnvelope } from "../errors.ts"
 import { IDEMPOTENCY_HEADER, Idempotency, readKey } from "../idempotency/Idempotency.ts"
+import { principalScope } from "../idempotency/idempotentRoutes.ts"
 // Registers the envelopes of the import's errors (status and code) for `errorEnvelope`.
 import "./ContactListsApi.ts"
 
@@ -103,7 +105,9 @@ export const ContactImportRoute = HttpLayerRouter.use((router) =>
         const source = NodeHttpServerRequest.toIncomingMessage(request)
         return yield* answerImport(source, Effect.gen(function*() {
           const principal = yield* credentials.fromHeader(request.headers.authorization, "POST", CONTACT_IMPORT_PATH)
-          return yield* keyedImport(idempotency, request, `account:${principal.accountId}`, bodyOf(source, importIdleMs), (body) =>
+          // Before the key is looked at: a stored report is replayed only to whom may import now.
+          yield* mayWrite.importContacts(principal)
+          return yield* keyedImport(idempotency, request, principalScope(principal), bodyOf(source, importIdleMs), (body) =>
             lists.importContacts(principal, route.params.list_id ?? "", { contentType: request.headers["content-type"], body }))
         }))
       })

@@ -41,7 +41,8 @@ export const OpsPage = () => {
     try {
       await request("DELETE", `${OPS}/session`, { csrf, signOutOn401: false })
     } catch {
-      // The cookie ends within its hours anyway.
+      // The node did not answer: the page forgets the session all the same (the server's session
+      // ends at its hours, or at a sign-out that reaches a node).
     }
     setGate({ kind: "token" })
   }
