@@ -41,6 +41,8 @@ export interface DeadLetterRow {
   readonly permanentFailureAt: Date
   /** Of the endpoint, for visibility: null when it is an all-bots endpoint. */
   readonly endpointBotId: string | null
+  /** Of the endpoint, for visibility (the developer webhook's are the owner's); null when it is gone. */
+  readonly endpointChannel: WebhookChannel | null
   readonly endpointDeleted: boolean
 }
 
@@ -52,6 +54,7 @@ export const STATS_SAMPLE = 10_000
 export interface EndpointStatsRow {
   readonly webhookId: string
   readonly botId: string | null
+  readonly channel: WebhookChannel
   readonly attempts: number
   readonly succeeded: number
   readonly p50: number | null
@@ -92,7 +95,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/Webhook
      */
     const stats = (accountId: string, since: Date) =>
       sql<EndpointStatsRow>`
-        SELECT w.webhook_id::text, w.bot_id::text, coalesce(s.attempts, 0)::int AS attempts, coalesce(s.succeeded, 0)::int AS succeeded,
+        SELECT w.webhook_id::text, w.bot_id::text, w.channel, coalesce(s.attempts, 0)::int AS attempts, coalesce(s.succeeded, 0)::int AS succeeded,
                s.p50, s.p95, s.recent_failures, l.sent_at AS last_attempt_at, l.status_code AS last_status_code
         FROM webhooks w
         LEFT JOIN LATERAL (
@@ -162,7 +165,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/Webhook
     const deadLetterRows = (accountId: string, deliveryId: string | undefined) =>
       sql<DeadLetterRow>`
         SELECT d.delivery_id, d.webhook_id, d.event_type, d.url, d.reason, d.envelope, d.first_attempt_at, d.permanent_failure_at,
-               w.bot_id AS endpoint_bot_id, (w.webhook_id IS NULL OR w.deleted_at IS NOT NULL) AS endpoint_deleted
+               w.bot_id AS endpoint_bot_id, w.channel AS endpoint_channel, (w.webhook_id IS NULL OR w.deleted_at IS NOT NULL) AS endpoint_deleted
         FROM webhook_dead_letters d LEFT JOIN webhooks w ON w.webhook_id = d.webhook_id
         WHERE d.account_id = ${accountId} ${deliveryId === undefined ? sql`` : sql`AND d.delivery_id = ${deliveryId}`}
         ORDER BY d.permanent_failure_at DESC`.pipe(Effect.orDie)
