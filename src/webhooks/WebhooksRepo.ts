@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { SecretBox } from "../security/SecretBox.ts"
 
 export interface WebhookRow {
   readonly webhookId: string
@@ -68,7 +69,9 @@ export interface EndpointStatsRow {
 export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/WebhooksRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const box = yield* SecretBox
 
+    /** The endpoint's signing secret, sealed: signing needs it back, a database reader must not have it. */
     const insert = (input: {
       accountId: string
       url: string
@@ -80,7 +83,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/Webhook
     }) =>
       sql<WebhookRow>`
         INSERT INTO webhooks (account_id, url, events, bot_id, secret, channel, include_broadcast_messages)
-        VALUES (${input.accountId}, ${input.url}, ${input.events}::text[], ${input.botId}, ${input.secret}, ${input.channel ?? "rcs"},
+        VALUES (${input.accountId}, ${input.url}, ${input.events}::text[], ${input.botId}, ${box.seal(input.secret)}, ${input.channel ?? "rcs"},
                 ${input.includeBroadcastMessages ?? false})
         RETURNING ${sql.literal(COLUMNS)}`.pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
 
@@ -140,14 +143,14 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/Webhook
     /**
      * A new signing secret; the one it replaces keeps signing for `overlapMs` more (a former one
      * still in its overlap is dropped: only the secret just replaced overlaps). Answers when the
-     * overlap ends; undefined when the endpoint is gone.
+     * overlap ends; undefined when the endpoint is gone. Both stay sealed (the former moves as it is).
      */
     const rotate = (webhookId: string, secret: string, overlapMs: number) =>
       sql<{ readonly webhookId: string; readonly previousSecretExpiresAt: Date }>`
         UPDATE webhooks SET
           previous_secret = secret,
           previous_secret_expires_at = now() + ${overlapMs} * interval '1 millisecond',
-          secret = ${secret},
+          secret = ${box.seal(secret)},
           updated_at = now()
         WHERE webhook_id = ${webhookId}::uuid AND deleted_at IS NULL
         RETURNING webhook_id, previous_secret_expires_at`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
@@ -182,5 +185,6 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/Webhook
         WHERE account_id = ${accountId} AND channel = 'whatsapp' AND deleted_at IS NULL`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
 
     return { insert, list, stats, find, update, rotate, remove, attempts, deadLetters, deadLetter, developer } as const
-  })
+  }),
+  dependencies: [SecretBox.Default]
 }) {}
