@@ -84,6 +84,18 @@ const testEventVerifies = async (webhookId: string, with_: ReadonlyArray<string>
   }
 }
 
+/**
+ * What reads the sealed secrets works: a sign-in with a TOTP code (the seed) answered with a token
+ * (the signing key), and test events signed under the endpoints' secrets, the replaced one too.
+ */
+const readersWork = async () => {
+  const signedIn = await login(generateTotp(secrets.totp!))
+  expect(signedIn.status).toBe(200)
+  ownerToken = signedIn.body.token
+  await testEventVerifies(ids.rcs, [secrets.rotated!, secrets.replaced!])
+  await testEventVerifies(ids.developer, [secrets.developer!])
+}
+
 beforeAll(async () => {
   consumer = await startConsumer()
   node = await startHerald(env({ HERALD_SECRETS_KEY: KEY_1 }))
@@ -148,11 +160,7 @@ describe("secrets at rest", () => {
 
   it("what reads them still works: TOTP sign-in, webhook signing under the current and the replaced secret", async () => {
     expect((await login("000000")).status).toBe(401)
-    const signedIn = await login(generateTotp(secrets.totp!))
-    expect(signedIn.status).toBe(200)
-    ownerToken = signedIn.body.token
-    await testEventVerifies(ids.rcs, [secrets.rotated!, secrets.replaced!])
-    await testEventVerifies(ids.developer, [secrets.developer!])
+    await readersWork()
   })
 
   it("rotating HERALD_SECRETS_KEY: a node with the previous key beside the new one re-seals every value at start, plain rows of an older version too", async () => {
@@ -174,11 +182,7 @@ describe("secrets at rest", () => {
     for (const [name, value] of Object.entries(secrets)) expect({ name, tables: foundIn(rows, value) }).toEqual({ name, tables: [] })
     expect(foundIn(rows, (await privateJwk(KEY_2)).d)).toEqual([])
 
-    const signedIn = await login(generateTotp(secrets.totp!))
-    expect(signedIn.status).toBe(200)
-    ownerToken = signedIn.body.token
-    await testEventVerifies(ids.rcs, [secrets.rotated!, secrets.replaced!])
-    await testEventVerifies(ids.developer, [secrets.developer!])
+    await readersWork()
   }, 120_000)
 
   it("once re-sealed, the new key alone runs the node; the old key alone is refused", async () => {
@@ -193,10 +197,6 @@ describe("secrets at rest", () => {
     expect(old.stdout + old.stderr).toContain("HERALD_SECRETS_KEY does not open the secrets sealed in")
 
     node = await startHerald(env({ HERALD_SECRETS_KEY: KEY_2 }))
-    const signedIn = await login(generateTotp(secrets.totp!))
-    expect(signedIn.status).toBe(200)
-    ownerToken = signedIn.body.token
-    await testEventVerifies(ids.rcs, [secrets.rotated!, secrets.replaced!])
-    await testEventVerifies(ids.developer, [secrets.developer!])
+    await readersWork()
   }, 120_000)
 })
