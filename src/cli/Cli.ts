@@ -42,8 +42,12 @@ const OneShotWithBus = Layer.mergeAll(PoisonQueue.Default, ClusterView.Default, 
 const migrate = Command.make("migrate", {}, () =>
   Effect.gen(function*() {
     const result = yield* prepareDatabase
-    yield* printJson({ database_created: result.created, applied: result.applied })
-  }).pipe(Effect.provide(OneShotBase))).pipe(Command.withDescription("Create the database if absent and apply pending migrations"))
+    yield* printJson({ database_created: result.created, applied: result.applied, secrets: result.secrets })
+  }).pipe(Effect.provide(OneShotBase))).pipe(
+  Command.withDescription(
+    "Create the database if absent, apply pending migrations, and seal secrets found plain (or sealed under HERALD_SECRETS_KEY_PREVIOUS) under HERALD_SECRETS_KEY"
+  )
+)
 
 const admin = Command.make("admin").pipe(
   Command.withDescription("Operator commands; each prints JSON"),

@@ -108,6 +108,11 @@ export interface AppSettings {
   readonly waUnconfirmedExpiryMs: number
   /** The key sealing secrets Herald must read back (a CAPI access token): AES-256-GCM under a key derived from it. */
   readonly secretsKey: Redacted.Redacted<string>
+  /**
+   * The key secrets were sealed with before HERALD_SECRETS_KEY was rotated: it only opens (nothing
+   * is sealed with it), and each node re-seals under HERALD_SECRETS_KEY at start what it opens.
+   */
+  readonly secretsKeyPrevious: Option.Option<Redacted.Redacted<string>>
   /** A capi actor waits this long after an event for more to batch with it. */
   readonly capiBatchWindowMs: number
   /** The first retry of a failed CAPI forward waits this long; each later one twice as long (up to 5 minutes). */
@@ -346,6 +351,13 @@ const allSettings: Config.Config<AppSettings> = Config.all({
     Config.validate({ message: "must be at least 32 characters (e.g. openssl rand -base64 32)", validation: (key) => key.length >= 32 }),
     Config.withDefault(DEV_SECRETS_KEY),
     Config.map(Redacted.make)
+  ),
+  // Empty is unset, as for HERALD_OPS_TOKEN (a compose file's `${HERALD_SECRETS_KEY_PREVIOUS:-}`).
+  secretsKeyPrevious: Config.string("HERALD_SECRETS_KEY_PREVIOUS").pipe(
+    // Validated before the default so that an error names the variable.
+    Config.validate({ message: "must be at least 32 characters (the HERALD_SECRETS_KEY it replaces), or empty", validation: (key) => key === "" || key.length >= 32 }),
+    Config.withDefault(""),
+    Config.map((key) => (key === "" ? Option.none() : Option.some(Redacted.make(key))))
   ),
   capiBatchWindowMs: integerIn("HERALD_CAPI_BATCH_WINDOW_MS", 0, 60_000).pipe(Config.withDefault(200)),
   capiRetryBaseMs: integerIn("HERALD_CAPI_RETRY_BASE_MS", 10, 600_000).pipe(Config.withDefault(1_000)),

@@ -58,6 +58,9 @@ export const botInScope = (principal: Principal, botId: string): boolean => prin
 
 export const API_KEY_PREFIX = "rcs_pk_live_"
 
+/** Whether the caller is the account's owner signed in (a user token, not a key). */
+export const isOwnerSession = (principal: Principal): boolean => principal.credential.kind === "user" && hasRole(principal, "owner")
+
 /**
  * Account management (team, API keys, security) is the owner's, and needs a signed-in session: a
  * key never reaches it, whatever its scopes.

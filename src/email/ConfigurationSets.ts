@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Conflict, describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
+import { SecretBox } from "../security/SecretBox.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { type PagePosition, positionOf } from "../storage/pageCursor.ts"
 import { isUniqueViolation } from "../storage/sqlState.ts"
@@ -82,6 +83,7 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
     const config = yield* AppConfig
     const feed = yield* ChangeFeed
     const pages = yield* CursorPages
+    const box = yield* SecretBox
 
     const SET_COLUMNS = sql.literal(`
       s.config_set_id, s.name, s.created_at, ${positionOf("s.created_at")} AS position,
@@ -122,7 +124,7 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
         // clock_timestamp: destinations created in one request keep the order they were given in.
         const [row] = yield* sql<{ webhookId: string }>`
           INSERT INTO webhooks (account_id, url, events, bot_id, secret, channel, config_set_id, created_at)
-          VALUES (${partnerId}::uuid, ${d.url}, ${storedEvents(d.events)}::text[], NULL, ${secret}, 'email', ${configSetId}::uuid, clock_timestamp())
+          VALUES (${partnerId}::uuid, ${d.url}, ${storedEvents(d.events)}::text[], NULL, ${box.seal(secret)}, 'email', ${configSetId}::uuid, clock_timestamp())
           RETURNING webhook_id::text`
         return [row!.webhookId, secret] as const
       })
@@ -276,5 +278,5 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
 
     return { create, list, get, update, remove, idOf } as const
   }),
-  dependencies: [CursorPages.Default, ChangeFeed.Default]
+  dependencies: [CursorPages.Default, ChangeFeed.Default, SecretBox.Default]
 }) {}

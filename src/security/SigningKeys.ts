@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Schema } from "effect"
 import { exportJWK, generateKeyPair, importJWK, type JWK, jwtVerify, type JWTPayload, SignJWT } from "jose"
 import { randomUUID } from "node:crypto"
+import { SecretBox } from "./SecretBox.ts"
 
 /** User tokens live 7 days (contract); a retired key stays published that long after its successor. */
 export const TOKEN_LIFETIME = Duration.days(7)
@@ -17,7 +18,8 @@ type VerifyKey = Awaited<ReturnType<typeof importJWK>>
 interface KeyRow {
   readonly kid: string
   readonly publicJwk: JWK
-  readonly privateJwk: JWK
+  /** The private JWK as JSON, sealed (SecretBox): a database reader must not be able to sign tokens. */
+  readonly privateJwk: string
   readonly createdAt: Date
 }
 
@@ -58,6 +60,7 @@ const MALFORMED = new InvalidToken({ message: "the credential is neither a Heral
 export class SigningKeys extends Effect.Service<SigningKeys>()("herald/SigningKeys", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const box = yield* SecretBox
     let cached: KeySet | undefined
 
     const generate = Effect.promise(async () => {
@@ -67,7 +70,7 @@ export class SigningKeys extends Effect.Service<SigningKeys>()("herald/SigningKe
     })
 
     const insert = (key: { kid: string; publicJwk: JWK; privateJwk: JWK }) =>
-      sql`INSERT INTO signing_keys (kid, public_jwk, private_jwk) VALUES (${key.kid}, ${JSON.stringify(key.publicJwk)}::jsonb, ${JSON.stringify(key.privateJwk)}::jsonb)`
+      sql`INSERT INTO signing_keys (kid, public_jwk, private_jwk) VALUES (${key.kid}, ${JSON.stringify(key.publicJwk)}::jsonb, ${box.seal(JSON.stringify(key.privateJwk))})`
 
     const load: Effect.Effect<KeySet> = Effect.gen(function*() {
       let rows = yield* sql<KeyRow>`SELECT kid, public_jwk, private_jwk, created_at FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC`
@@ -82,8 +85,10 @@ export class SigningKeys extends Effect.Service<SigningKeys>()("herald/SigningKe
       const live = rows.filter((_, i) => i === 0 || new Date(rows[i - 1]!.createdAt).getTime() > cutoff)
       const verifiers = new Map<string, VerifyKey>()
       for (const row of live) verifiers.set(row.kid, yield* Effect.promise(() => importJWK(row.publicJwk, "EdDSA")))
+      // Only the newest key signs: only its private half is opened.
+      const privateJwk = JSON.parse(yield* box.revealOrDie(newest.privateJwk, "JWT signing key")) as JWK
       const set: KeySet = {
-        signer: { kid: newest.kid, key: yield* Effect.promise(() => importJWK(newest.privateJwk, "EdDSA")) },
+        signer: { kid: newest.kid, key: yield* Effect.promise(() => importJWK(privateJwk, "EdDSA")) },
         verifiers,
         jwks: { keys: live.map((row) => row.publicJwk) },
         loadedAt: Date.now()
@@ -138,5 +143,6 @@ export class SigningKeys extends Effect.Service<SigningKeys>()("herald/SigningKe
     })
 
     return { sign, verify, jwks, rotate } as const
-  })
+  }),
+  dependencies: [SecretBox.Default]
 }) {}

@@ -5,6 +5,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { ServiceUnavailable } from "../domain/errors.ts"
 import { ensureDatabase, reconnectSchedule } from "./Database.ts"
 import { migrations } from "./migrations/index.ts"
+import { sealAtRest } from "./sealAtRest.ts"
 
 /**
  * Applies pending migrations. The Migrator holds an exclusive lock on its table inside one
@@ -19,13 +20,17 @@ export const runMigrations = Migrator.make({})({
   Effect.withSpan("Storage.migrate")
 )
 
-/** Creates the database when absent, then migrates it. */
+/**
+ * Creates the database when absent, migrates it, then seals the secrets found plain (and re-seals
+ * those of a previous HERALD_SECRETS_KEY): a step of its own because a migration has no key.
+ */
 export const prepareDatabase = Effect.gen(function*() {
   const config = yield* AppConfig
   const created = yield* ensureDatabase(config.databaseUrl)
   if (created) yield* Effect.logInfo("database created")
   const applied = yield* runMigrations
-  return { created, applied: applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`) }
+  const secrets = yield* sealAtRest
+  return { created, applied: applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`), secrets }
 })
 
 /**

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Duration, Effect } from "effect"
 import { LOCK_FOR, MAX_WRONG_CODES, MAX_WRONG_PASSWORDS, type Membership, type Principal } from "../domain/signIn.ts"
 import type { Email } from "../domain/identity.ts"
+import { SecretBox } from "../security/SecretBox.ts"
 import { PreparedStatements } from "./PreparedStatements.ts"
 
 export interface SignInUser {
@@ -23,16 +24,23 @@ export class SignInRepo extends Effect.Service<SignInRepo>()("herald/SignInRepo"
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const prepared = yield* PreparedStatements
+    const box = yield* SecretBox
+
+    /** The first row, its TOTP seed opened: it is stored sealed (verifying a code needs the seed itself). */
+    const opened = ([row]: ReadonlyArray<SignInUser>) =>
+      row === undefined || row.totpSecret === null
+        ? Effect.succeed(row)
+        : Effect.map(box.revealOrDie(row.totpSecret, "two-factor seed"), (totpSecret): SignInUser => ({ ...row, totpSecret }))
 
     const findUser = (email: Email) =>
       sql<SignInUser>`
         SELECT user_id, email, password_hash, totp_secret, totp_enabled, tokens_valid_after
-        FROM users WHERE lower(email) = ${email}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+        FROM users WHERE lower(email) = ${email}`.pipe(Effect.orDie, Effect.flatMap(opened))
 
     const findUserById = (userId: string) =>
       sql<SignInUser>`
         SELECT user_id, email, password_hash, totp_secret, totp_enabled, tokens_valid_after
-        FROM users WHERE user_id = ${userId}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+        FROM users WHERE user_id = ${userId}`.pipe(Effect.orDie, Effect.flatMap(opened))
 
     const memberships = (userId: string) =>
       sql<Membership>`
@@ -105,7 +113,7 @@ export class SignInRepo extends Effect.Service<SignInRepo>()("herald/SignInRepo"
         WHERE user_id = ${userId}`.pipe(Effect.asVoid, Effect.orDie)
 
     const setPendingTotp = (userId: string, secret: string) =>
-      sql`UPDATE users SET totp_secret = ${secret}, updated_at = now() WHERE user_id = ${userId} AND NOT totp_enabled`.pipe(Effect.asVoid, Effect.orDie)
+      sql`UPDATE users SET totp_secret = ${box.seal(secret)}, updated_at = now() WHERE user_id = ${userId} AND NOT totp_enabled`.pipe(Effect.asVoid, Effect.orDie)
 
     /** Turns 2FA on with a fresh set of recovery codes (only their hashes are stored). */
     const enableTotp = (userId: string, recoveryHashes: ReadonlyArray<string>) =>
@@ -143,5 +151,5 @@ export class SignInRepo extends Effect.Service<SignInRepo>()("herald/SignInRepo"
       consumeRecoveryCode
     } as const
   }),
-  dependencies: [PreparedStatements.Default]
+  dependencies: [PreparedStatements.Default, SecretBox.Default]
 }) {}

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { SecretBox } from "../security/SecretBox.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { makeReadCache } from "../storage/ReadCache.ts"
 
@@ -28,11 +29,12 @@ export interface Endpoint {
 export class Endpoints extends Effect.Service<Endpoints>()("herald/webhooks/Endpoints", {
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const box = yield* SecretBox
     const cache = yield* makeReadCache<Endpoint>({ tables: ["webhooks", "accounts"], capacity: 100_000 })
     const find = (webhookId: string) =>
       cache.get(
         webhookId,
-        () => Effect.map(
+        () => Effect.flatMap(
           sql<Endpoint>`
             SELECT webhook_id, account_id, url, secret,
                    CASE WHEN previous_secret_expires_at > now() THEN previous_secret END AS previous_secret,
@@ -40,10 +42,16 @@ export class Endpoints extends Effect.Service<Endpoints>()("herald/webhooks/Endp
                      AS previous_secret_until,
                    (deleted_at IS NULL AND active) AS live
             FROM webhooks WHERE webhook_id = ${webhookId}::uuid`,
-          (rows) => rows[0] && { accountId: rows[0].accountId, value: rows[0] }
+          // Stored sealed (SecretBox); opened once per cache fill, not per attempt.
+          ([row]) =>
+            row === undefined ? Effect.succeed(undefined) : Effect.gen(function*() {
+              const secret = yield* box.revealOrDie(row.secret, "webhook signing secret")
+              const previousSecret = row.previousSecret === null ? null : yield* box.revealOrDie(row.previousSecret, "webhook's previous signing secret")
+              return { accountId: row.accountId, value: { ...row, secret, previousSecret } }
+            })
         )
       )
     return { find } as const
   }),
-  dependencies: [ChangeFeed.Default]
+  dependencies: [ChangeFeed.Default, SecretBox.Default]
 }) {}

@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import { Outbox } from "../actors/runtime/index.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { botInScope, requireOwnerSession, requireRole, seesAllBots } from "../domain/access.ts"
+import { botInScope, isOwnerSession, requireOwnerSession, requireRole, seesAllBots } from "../domain/access.ts"
 import { BotNotInScope, InvalidRequest, NotFound } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { BotsRepo } from "../storage/BotsRepo.ts"
@@ -74,10 +74,18 @@ const presentDeadLetter = (row: DeadLetterRow) => ({
 
 /**
  * What a caller may see of an endpoint: everything when it sees every bot; otherwise only
- * endpoints of bots in its scope (an all-bots endpoint carries other bots' events too).
+ * endpoints of bots in its scope (an all-bots endpoint carries other bots' events too). The
+ * developer webhook (channel whatsapp) is the owner's, as at /api/v1/app/developer/webhook,
+ * whichever route reaches it: only the owner's session sees it.
  */
-const endpointVisible = (principal: Principal, botId: string | null) =>
-  seesAllBots(principal) || (botId !== null && botInScope(principal, botId))
+const endpointVisible = (principal: Principal, endpoint: { readonly botId: string | null; readonly channel: WebhookChannel | null }) =>
+  endpoint.channel === "whatsapp"
+    ? isOwnerSession(principal)
+    : seesAllBots(principal) || (endpoint.botId !== null && botInScope(principal, endpoint.botId))
+
+/** `activity` on the developer webhook: the owner's, with a session (403 `forbidden` for a member, as at /api/v1/app/developer/webhook). */
+const requireDeveloperOwner = (principal: Principal, activity: string) =>
+  requireOwnerSession(principal, `${activity} the developer webhook (Settings, Developer)`)
 
 /** The window of an endpoint's stats. */
 export const STATS_WINDOW_MS = 3_600_000
@@ -126,12 +134,16 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
       return problem === undefined ? Effect.void : InvalidRequest.single("url", problem)
     }
 
-    /** The endpoint, if the caller may see it: unknown → 404, out of scope → 403 bot not in scope. */
-    const visibleEndpoint = (principal: Principal, webhookId: string) =>
+    /**
+     * The endpoint, if the caller may `activity` it: unknown → 404, the developer webhook and not
+     * its owner → 403 forbidden, out of scope → 403 bot not in scope.
+     */
+    const visibleEndpoint = (principal: Principal, webhookId: string, activity: string) =>
       Effect.gen(function*() {
         const row = yield* repo.find(principal.accountId, webhookId)
         if (row === undefined) return yield* new NotFound({ message: `no webhook ${webhookId}` })
-        if (!endpointVisible(principal, row.botId)) return yield* BotNotInScope.instance()
+        if (row.channel === "whatsapp") yield* requireDeveloperOwner(principal, activity)
+        else if (!endpointVisible(principal, row)) return yield* BotNotInScope.instance()
         return row
       })
 
@@ -171,7 +183,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
     const list = (principal: Principal) =>
       Effect.map(repo.list(principal.accountId), (rows) => ({
         success: true as const,
-        webhooks: rows.filter((row) => endpointVisible(principal, row.botId)).map(presentWebhook)
+        webhooks: rows.filter((row) => endpointVisible(principal, row)).map(presentWebhook)
       }))
 
     /**
@@ -185,7 +197,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         return {
           success: true as const,
           since: since.toISOString(),
-          endpoints: rows.filter((row) => endpointVisible(principal, row.botId)).map((row) => ({
+          endpoints: rows.filter((row) => endpointVisible(principal, row)).map((row) => ({
             webhook_id: row.webhookId,
             attempts: row.attempts,
             succeeded: row.succeeded,
@@ -206,7 +218,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
     ) =>
       Effect.gen(function*() {
         yield* requireRole(principal, "operator", "manage webhooks")
-        const endpoint = yield* visibleEndpoint(principal, webhookId)
+        const endpoint = yield* visibleEndpoint(principal, webhookId, "change")
         if (endpoint.channel === "whatsapp" && (changes.events !== undefined || changes.botId !== undefined || changes.includeBroadcastMessages !== undefined)) {
           return yield* InvalidRequest.single("", "the developer webhook receives every WhatsApp event; change its URL under PUT /api/v1/app/developer/webhook")
         }
@@ -242,14 +254,14 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
     const rotateSecret = (principal: Principal, webhookId: string) =>
       Effect.gen(function*() {
         yield* requireRole(principal, "operator", "rotate webhook secrets")
-        yield* visibleEndpoint(principal, webhookId)
+        yield* visibleEndpoint(principal, webhookId, "rotate the secret of")
         return yield* rotated(principal.accountId, webhookId)
       })
 
     const remove = (principal: Principal, webhookId: string) =>
       Effect.gen(function*() {
         yield* requireRole(principal, "operator", "manage webhooks")
-        yield* visibleEndpoint(principal, webhookId)
+        yield* visibleEndpoint(principal, webhookId, "delete")
         yield* changed(principal.accountId, repo.remove(webhookId))
         return { success: true as const }
       })
@@ -325,7 +337,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
     const test = (principal: Principal, webhookId: string) =>
       Effect.gen(function*() {
         yield* requireRole(principal, "operator", "test webhooks")
-        const endpoint = yield* visibleEndpoint(principal, webhookId)
+        const endpoint = yield* visibleEndpoint(principal, webhookId, "send a test event to")
         const [deliveryId] = yield* committed(emit({
           accountId: principal.accountId,
           type: "webhook.test",
@@ -338,7 +350,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
 
     const deliveries = (principal: Principal, webhookId: string, limit: number | undefined) =>
       Effect.gen(function*() {
-        const endpoint = yield* visibleEndpoint(principal, webhookId)
+        const endpoint = yield* visibleEndpoint(principal, webhookId, "read the delivery attempts of")
         const rows = yield* repo.attempts(endpoint.webhookId, Math.min(limit ?? DELIVERIES_LIMIT_DEFAULT, DELIVERIES_LIMIT_MAX))
         return { success: true as const, deliveries: rows.map(presentAttempt) }
       })
@@ -346,10 +358,12 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
     /**
      * Dead letters (contract rule 2): a caller seeing every bot gets every row; a scope-limited
      * caller does not see rows whose endpoint was deleted, is all-bots, or is on a bot outside
-     * its scope.
+     * its scope. The developer webhook's are its owner's alone.
      */
     const visibleDeadLetter = (principal: Principal, row: DeadLetterRow) =>
-      seesAllBots(principal) || (!row.endpointDeleted && row.endpointBotId !== null && botInScope(principal, row.endpointBotId))
+      row.endpointChannel === "whatsapp"
+        ? isOwnerSession(principal)
+        : seesAllBots(principal) || (!row.endpointDeleted && row.endpointBotId !== null && botInScope(principal, row.endpointBotId))
 
     const deadLetters = (principal: Principal) =>
       Effect.gen(function*() {
@@ -368,6 +382,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         yield* requireRole(principal, "operator", "replay dead letters")
         const missing = new NotFound({ message: `no dead-letter item ${deliveryId}` })
         const row = yield* repo.deadLetter(principal.accountId, deliveryId)
+        if (row?.endpointChannel === "whatsapp") yield* requireDeveloperOwner(principal, "replay the dead letters of")
         if (row === undefined || !visibleDeadLetter(principal, row)) return yield* missing
         if (row.endpointDeleted) return yield* new NotFound({ message: `the endpoint of ${deliveryId} was deleted` })
         const newId = newDeliveryId()

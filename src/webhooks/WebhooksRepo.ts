@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { SecretBox } from "../security/SecretBox.ts"
 
 export interface WebhookRow {
   readonly webhookId: string
@@ -41,6 +42,8 @@ export interface DeadLetterRow {
   readonly permanentFailureAt: Date
   /** Of the endpoint, for visibility: null when it is an all-bots endpoint. */
   readonly endpointBotId: string | null
+  /** Of the endpoint, for visibility (the developer webhook's are the owner's); null when it is gone. */
+  readonly endpointChannel: WebhookChannel | null
   readonly endpointDeleted: boolean
 }
 
@@ -52,6 +55,7 @@ export const STATS_SAMPLE = 10_000
 export interface EndpointStatsRow {
   readonly webhookId: string
   readonly botId: string | null
+  readonly channel: WebhookChannel
   readonly attempts: number
   readonly succeeded: number
   readonly p50: number | null
@@ -65,7 +69,9 @@ export interface EndpointStatsRow {
 export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/WebhooksRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const box = yield* SecretBox
 
+    /** The endpoint's signing secret, sealed: signing needs it back, a database reader must not have it. */
     const insert = (input: {
       accountId: string
       url: string
@@ -77,7 +83,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/Webhook
     }) =>
       sql<WebhookRow>`
         INSERT INTO webhooks (account_id, url, events, bot_id, secret, channel, include_broadcast_messages)
-        VALUES (${input.accountId}, ${input.url}, ${input.events}::text[], ${input.botId}, ${input.secret}, ${input.channel ?? "rcs"},
+        VALUES (${input.accountId}, ${input.url}, ${input.events}::text[], ${input.botId}, ${box.seal(input.secret)}, ${input.channel ?? "rcs"},
                 ${input.includeBroadcastMessages ?? false})
         RETURNING ${sql.literal(COLUMNS)}`.pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
 
@@ -92,7 +98,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/Webhook
      */
     const stats = (accountId: string, since: Date) =>
       sql<EndpointStatsRow>`
-        SELECT w.webhook_id::text, w.bot_id::text, coalesce(s.attempts, 0)::int AS attempts, coalesce(s.succeeded, 0)::int AS succeeded,
+        SELECT w.webhook_id::text, w.bot_id::text, w.channel, coalesce(s.attempts, 0)::int AS attempts, coalesce(s.succeeded, 0)::int AS succeeded,
                s.p50, s.p95, s.recent_failures, l.sent_at AS last_attempt_at, l.status_code AS last_status_code
         FROM webhooks w
         LEFT JOIN LATERAL (
@@ -137,14 +143,14 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/Webhook
     /**
      * A new signing secret; the one it replaces keeps signing for `overlapMs` more (a former one
      * still in its overlap is dropped: only the secret just replaced overlaps). Answers when the
-     * overlap ends; undefined when the endpoint is gone.
+     * overlap ends; undefined when the endpoint is gone. Both stay sealed (the former moves as it is).
      */
     const rotate = (webhookId: string, secret: string, overlapMs: number) =>
       sql<{ readonly webhookId: string; readonly previousSecretExpiresAt: Date }>`
         UPDATE webhooks SET
           previous_secret = secret,
           previous_secret_expires_at = now() + ${overlapMs} * interval '1 millisecond',
-          secret = ${secret},
+          secret = ${box.seal(secret)},
           updated_at = now()
         WHERE webhook_id = ${webhookId}::uuid AND deleted_at IS NULL
         RETURNING webhook_id, previous_secret_expires_at`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
@@ -162,7 +168,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/Webhook
     const deadLetterRows = (accountId: string, deliveryId: string | undefined) =>
       sql<DeadLetterRow>`
         SELECT d.delivery_id, d.webhook_id, d.event_type, d.url, d.reason, d.envelope, d.first_attempt_at, d.permanent_failure_at,
-               w.bot_id AS endpoint_bot_id, (w.webhook_id IS NULL OR w.deleted_at IS NOT NULL) AS endpoint_deleted
+               w.bot_id AS endpoint_bot_id, w.channel AS endpoint_channel, (w.webhook_id IS NULL OR w.deleted_at IS NOT NULL) AS endpoint_deleted
         FROM webhook_dead_letters d LEFT JOIN webhooks w ON w.webhook_id = d.webhook_id
         WHERE d.account_id = ${accountId} ${deliveryId === undefined ? sql`` : sql`AND d.delivery_id = ${deliveryId}`}
         ORDER BY d.permanent_failure_at DESC`.pipe(Effect.orDie)
@@ -179,5 +185,6 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("herald/Webhook
         WHERE account_id = ${accountId} AND channel = 'whatsapp' AND deleted_at IS NULL`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
 
     return { insert, list, stats, find, update, rotate, remove, attempts, deadLetters, deadLetter, developer } as const
-  })
+  }),
+  dependencies: [SecretBox.Default]
 }) {}

@@ -108,6 +108,15 @@ describe("AppConfig", () => {
       expect(Option.isNone(disabled.tracing.url)).toBe(true)
     }))
 
+  it.effect("HERALD_SECRETS_KEY_PREVIOUS is unset by default and when empty; set, it is kept redacted", () =>
+    Effect.gen(function*() {
+      expect(Option.isNone(Either.getOrThrow(yield* load({})).secretsKeyPrevious)).toBe(true)
+      expect(Option.isNone(Either.getOrThrow(yield* load({ HERALD_SECRETS_KEY_PREVIOUS: "" })).secretsKeyPrevious)).toBe(true)
+      const set = Either.getOrThrow(yield* load({ HERALD_SECRETS_KEY_PREVIOUS: "old-secrets-key-0123456789abcdef0123" })).secretsKeyPrevious
+      expect(Option.map(set, Redacted.value)).toEqual(Option.some("old-secrets-key-0123456789abcdef0123"))
+      expect(String(Option.getOrThrow(set))).not.toContain("old-secrets-key")
+    }))
+
   const bad: ReadonlyArray<[Record<string, string>, string]> = [
     [{ PORT: "eighty" }, "PORT"],
     [{ PORT: "70000" }, "PORT: must be an integer from 0 to 65535"],
@@ -132,7 +141,8 @@ describe("AppConfig", () => {
     [{ LOG_LEVEL: "loud" }, "LOG_LEVEL: must be one of"],
     [{ LOG_FORMAT: "xml" }, "LOG_FORMAT"],
     [{ WEBHOOK_ALLOW_PRIVATE: "maybe" }, "WEBHOOK_ALLOW_PRIVATE"],
-    [{ GATEWAY_RBM_URL: "ftp://x" }, "GATEWAY_RBM_URL"]
+    [{ GATEWAY_RBM_URL: "ftp://x" }, "GATEWAY_RBM_URL"],
+    [{ HERALD_SECRETS_KEY_PREVIOUS: "too-short" }, "HERALD_SECRETS_KEY_PREVIOUS: must be at least 32 characters"]
   ]
   for (const [env, expected] of bad) {
     it.effect(`rejects ${JSON.stringify(env)} naming the variable`, () =>

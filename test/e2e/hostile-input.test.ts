@@ -30,6 +30,7 @@ import {
 } from "../support/fuzz.ts"
 import { type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
 import { envFor } from "../support/isolation.ts"
+import { openSealed } from "../support/sealed.ts"
 import { callJson, cliFor } from "../support/http.ts"
 import { freePort } from "../support/TcpProxy.ts"
 
@@ -359,7 +360,7 @@ const fresh = async (kind: FreshKind) => {
 const totp = async (email: string) => {
   const [row] = await db<{ totp_secret: string | null }>("SELECT totp_secret FROM users WHERE email = $1", [email])
   if (!row?.totp_secret) return "000000"
-  return OTPAuth.TOTP.generate({ algorithm: "SHA1", digits: 6, period: 30, secret: OTPAuth.Secret.fromBase32(row.totp_secret) })
+  return OTPAuth.TOTP.generate({ algorithm: "SHA1", digits: 6, period: 30, secret: OTPAuth.Secret.fromBase32(openSealed(row.totp_secret)) })
 }
 
 const sessionToken = async () => {

@@ -4,6 +4,7 @@ import { generateTotp } from "../../src/security/Totp.ts"
 import { useDb, useIsolation } from "../support/e2e.ts"
 import { heraldCommand, type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
 import { envFor } from "../support/isolation.ts"
+import { newestSigningKey, openSealed } from "../support/sealed.ts"
 
 const iso = useIsolation()
 const db = useDb(iso)
@@ -101,10 +102,10 @@ describe("tokens", () => {
     const tampered = `${h}.${Buffer.from(JSON.stringify({ ...claims, role: "owner", bots: ["*"], email: "x@y.z" })).toString("base64url")}.${s}`
     const none = new UnsecuredJWT(claims).encode()
     // An expired token, signed with the real key.
-    const [keyRow] = await db<{ private_jwk: any; kid: string }>("SELECT kid, private_jwk FROM signing_keys ORDER BY created_at DESC LIMIT 1")
-    const key = await importJWK(keyRow!.private_jwk, "EdDSA")
+    const keyRow = await newestSigningKey(db)
+    const key = await importJWK(keyRow.privateJwk, "EdDSA")
     const past = Math.floor(Date.now() / 1000) - 8 * 24 * 3600
-    const expired = await new SignJWT({ ...claims, iat: past, exp: past + 7 * 24 * 3600 }).setProtectedHeader({ alg: "EdDSA", kid: keyRow!.kid }).sign(key)
+    const expired = await new SignJWT({ ...claims, iat: past, exp: past + 7 * 24 * 3600 }).setProtectedHeader({ alg: "EdDSA", kid: keyRow.kid }).sign(key)
     // The contract's message, and a detail saying what was wrong with each.
     for (const [token, detail] of [
       [undefined, /Authorization header is missing/],
@@ -148,9 +149,10 @@ describe("key rotation", () => {
     expect(rotated.code, rotated.stderr).toBe(0)
     const { kid } = JSON.parse(rotated.stdout)
     // Nodes re-read the key set within a minute; a token with an unknown kid makes them re-read at once.
-    const keyRows = await db<{ private_jwk: any }>("SELECT private_jwk FROM signing_keys WHERE kid = $1", [kid])
+    // Stored sealed: the test opens it with the key the nodes run with.
+    const keyRows = await db<{ private_jwk: string }>("SELECT private_jwk FROM signing_keys WHERE kid = $1", [kid])
     const claims = decodeJwt(before)
-    const signedWithNew = await new SignJWT({ ...claims }).setProtectedHeader({ alg: "EdDSA", kid }).sign(await importJWK(keyRows[0]!.private_jwk, "EdDSA"))
+    const signedWithNew = await new SignJWT({ ...claims }).setProtectedHeader({ alg: "EdDSA", kid }).sign(await importJWK(JSON.parse(openSealed(keyRows[0]!.private_jwk)), "EdDSA"))
     expect((await post("/2fa/setup", {}, signedWithNew)).status).toBe(200)
     expect((await post("/2fa/setup", {}, before)).status).toBe(200)
     const jwks = (await (await fetch(`${second.url}/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string }> }

@@ -4,6 +4,7 @@ import { startConsumer } from "../support/consumer.ts"
 import { eventually, useDb, useIsolation } from "../support/e2e.ts"
 import { type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
 import { envFor } from "../support/isolation.ts"
+import { openSealed } from "../support/sealed.ts"
 import { callJson, cliFor } from "../support/http.ts"
 
 // Rotating a webhook's signing secret (docs/webhooks.md): the new secret is answered once; while
@@ -83,7 +84,7 @@ describe("rotating a webhook's secret", () => {
     expect((await call("POST", "/api/v1/rcs/webhooks/00000000-0000-4000-8000-000000000000/rotate-secret", tokens.owner)).status).toBe(404)
     // Nothing changed: the endpoint still signs with its first secret alone.
     const [row] = await db<{ secret: string; previous_secret: string | null }>("SELECT secret, previous_secret FROM webhooks WHERE webhook_id = $1", [endpoint.webhook_id])
-    expect(row).toEqual({ secret: endpoint.secret, previous_secret: null })
+    expect({ secret: openSealed(row!.secret), previous_secret: row!.previous_secret }).toEqual({ secret: endpoint.secret, previous_secret: null })
   })
 
   it("answers a new secret once; both secrets sign during the overlap, then the new one alone", async () => {

@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it as plain, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Redacted } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
+import { AppConfig } from "../../src/config/AppConfig.ts"
 import { ConfigurationSets } from "../../src/email/ConfigurationSets.ts"
 import { EmailTemplates } from "../../src/email/EmailTemplates.ts"
 import { ProductionAccess } from "../../src/email/ProductionAccess.ts"
@@ -12,6 +13,7 @@ import { ChangeFeed } from "../../src/storage/ChangeFeed.ts"
 import { SqlLive } from "../../src/storage/Database.ts"
 import { Storage } from "../../src/storage/Migrations.ts"
 import { IsolationLive, TestConfig } from "../support/isolation.ts"
+import { openSealed } from "../support/sealed.ts"
 
 // The partner e-mail API's resources in process against a real database, with private webhook
 // targets refused as in production (WEBHOOK_ALLOW_PRIVATE=false).
@@ -119,7 +121,10 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("partner e-mail resou
         WHERE account_id = ${partnerId}::uuid ORDER BY created_at`
       const setId = yield* sets.idOf(partnerId, "transactional")
       expect(setId).toBeDefined()
-      expect(stored).toEqual([
+      // The secret is stored sealed (SecretBox): it opens, under the node's key, to the one answered at creation.
+      const key = Redacted.value((yield* AppConfig).secretsKey)
+      for (const row of stored) expect(row.secret).toMatch(/^v1\./)
+      expect(stored.map((row) => ({ ...row, secret: openSealed(row.secret, key) }))).toEqual([
         { webhookId: a!.destination_id, accountId: partnerId, channel: "email", events: ["email.delivery", "email.bounce"], configSetId: setId, secret: a!.secret, botId: null },
         { webhookId: b!.destination_id, accountId: partnerId, channel: "email", events: ["email.complaint"], configSetId: setId, secret: b!.secret, botId: null }
       ])
@@ -157,7 +162,7 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("partner e-mail resou
       expect(c.secret).toMatch(/^whsec_/)
       const states = yield* sql<{ webhookId: string; url: string; active: boolean; deleted: boolean; secret: string }>`
         SELECT webhook_id::text, url, active, deleted_at IS NOT NULL AS deleted, secret FROM webhooks WHERE account_id = ${partnerId}::uuid`
-      const byId = new Map(states.map((s) => [s.webhookId, s]))
+      const byId = new Map(states.map((s) => [s.webhookId, { ...s, secret: openSealed(s.secret, key) }]))
       expect(byId.get(a!.destination_id)).toMatchObject({ url: "https://hooks.example.com/a2", active: true, deleted: false, secret: a!.secret })
       expect(byId.get(b!.destination_id)).toMatchObject({ active: false, deleted: true })
       expect(byId.get(c.destination_id)).toMatchObject({ active: true, deleted: false })

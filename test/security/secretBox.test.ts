@@ -1,12 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
+import { Cause, Effect, Exit, Layer, Option, Redacted } from "effect"
 import { AppConfig, type AppSettings } from "../../src/config/AppConfig.ts"
 import { SecretBox } from "../../src/security/SecretBox.ts"
 
 // SecretBox seals what Herald must read back (a CAPI access token): AES-256-GCM under a key
 // derived from HERALD_SECRETS_KEY. No database needed: only the key setting is read.
-const boxWith = (key: string) =>
-  SecretBox.Default.pipe(Layer.provide(Layer.succeed(AppConfig, { secretsKey: Redacted.make(key) } as unknown as AppSettings)))
+const boxWith = (key: string, previous?: string) =>
+  SecretBox.Default.pipe(Layer.provide(Layer.succeed(AppConfig, {
+    secretsKey: Redacted.make(key),
+    secretsKeyPrevious: previous === undefined ? Option.none() : Option.some(Redacted.make(previous))
+  } as unknown as AppSettings)))
 
 const KEY = "test-secret-box-key-0123456789abcdef"
 
@@ -49,4 +52,29 @@ describe("SecretBox", () => {
       const opened = yield* Effect.map(SecretBox, (box) => box.open(sealed)).pipe(Effect.provide(boxWith(`${KEY}-other`)))
       expect(opened).toBeUndefined()
     }))
+
+  it.effect("while HERALD_SECRETS_KEY is rotated, HERALD_SECRETS_KEY_PREVIOUS opens what the old key sealed; only the new key seals", () =>
+    Effect.gen(function*() {
+      const old = yield* Effect.map(SecretBox, (box) => box.seal("EAAB-token-1234")).pipe(Effect.provide(boxWith(KEY)))
+      const rotating = yield* SecretBox.pipe(Effect.provide(boxWith(`${KEY}-new`, KEY)))
+      expect(rotating.rotating).toBe(true)
+      expect(rotating.open(old)).toBe("EAAB-token-1234")
+      expect(rotating.unseal(old)).toEqual({ plain: "EAAB-token-1234", current: false })
+      const resealed = rotating.seal("EAAB-token-1234")
+      expect(rotating.unseal(resealed)).toEqual({ plain: "EAAB-token-1234", current: true })
+      // What the new key sealed, the old key alone cannot open; the new key alone can.
+      expect(yield* Effect.map(SecretBox, (box) => box.open(resealed)).pipe(Effect.provide(boxWith(KEY)))).toBeUndefined()
+      expect(yield* Effect.map(SecretBox, (box) => box.open(resealed)).pipe(Effect.provide(boxWith(`${KEY}-new`)))).toBe("EAAB-token-1234")
+    }))
+
+  it.effect("reveal: a sealed value opened, a plain one (written before its column was sealed) as it is, a foreign one a defect", () =>
+    Effect.gen(function*() {
+      const box = yield* SecretBox
+      expect(box.reveal(box.seal("whsec_abc"))).toBe("whsec_abc")
+      expect(box.reveal("whsec_abc")).toBe("whsec_abc")
+      const foreign = yield* Effect.map(SecretBox, (other) => other.seal("whsec_abc")).pipe(Effect.provide(boxWith(`${KEY}-other`)))
+      expect(box.reveal(foreign)).toBeUndefined()
+      const defect = yield* Effect.exit(box.revealOrDie(foreign, "webhook signing secret"))
+      expect(Cause.pretty(Exit.isFailure(defect) ? defect.cause : Cause.empty)).toContain("the webhook signing secret is sealed under a key this node does not have")
+    }).pipe(Effect.provide(boxWith(KEY))))
 })

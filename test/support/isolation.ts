@@ -110,6 +110,7 @@ export const settingsFor = (iso: Isolation, overrides: Partial<AppSettings> = {}
   waPrices: { MARKETING: 0.8, UTILITY: 0.12, AUTHENTICATION: 0.12 },
   waUnconfirmedExpiryMs: 86_400_000,
   secretsKey: Redacted.make("test-herald-secrets-key-0123456789abcdef"),
+  secretsKeyPrevious: Option.none(),
   capiBatchWindowMs: 50,
   graphqlSubscriptionBuffer: 1_000,
   capiRetryBaseMs: 100,

@@ -91,7 +91,8 @@ const WEBHOOK = {
 }
 const DELIVERY = "wd_5a8c2e4f-1b3d-4f6a-8c9e-0b1d2f3a4c5e"
 const DEAD_DELIVERY = "wd_287a4aab-1746-416b-8221-7a2f25773fdd"
-const ALL_BOTS_ONLY = "A member limited to some bots sees only the endpoints of its bots (an all-bots endpoint carries other bots' events: 403 `bot_not_in_scope`)."
+const ALL_BOTS_ONLY = "A member limited to some bots sees only the endpoints of its bots (an all-bots endpoint carries other bots' events: 403 `bot_not_in_scope`). " +
+  "The developer webhook (channel whatsapp) is the owner's, as under /api/v1/app/developer/webhook: anyone else is 403 `forbidden` on it."
 const WRITER = "An operator or the owner, with a user token (a viewer is 403 `forbidden`; API keys cannot write: 403 `api_key_endpoint_not_allowed`)."
 
 const EndpointStats = Schema.Struct({
@@ -118,12 +119,12 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
     HttpApiEndpoint.get("list", "/")
       .addSuccess(Schema.Struct({
         success: Schema.Literal(true),
-        webhooks: Schema.Array(Webhook).annotations({ description: "The endpoints the caller may see, newest first, the developer webhook included." })
+        webhooks: Schema.Array(Webhook).annotations({ description: "The endpoints the caller may see, newest first, the developer webhook included for the owner." })
       }))
       .annotateContext(documented({
         summary: "List the webhook endpoints",
-        description: "The account's endpoints, newest first, without their secrets; the developer webhook (channel whatsapp) is listed too. " +
-          "A member limited to some bots sees only the endpoints of its bots. A user token of any role, or an API key with webhooks:read " +
+        description: "The account's endpoints, newest first, without their secrets; the developer webhook (channel whatsapp) is listed too, to " +
+          "the owner's session alone (it is the owner's, as under /api/v1/app/developer/webhook). A member limited to some bots sees only the endpoints of its bots. A user token of any role, or an API key with webhooks:read " +
           "(webhooks:write grants it).",
         response: { success: true, webhooks: [WEBHOOK] },
         returns: "The endpoints."
@@ -176,7 +177,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
         description: "Per endpoint the caller may see: attempts in the last hour (at most its latest 10,000), how many succeeded (2xx), the " +
           "success rate, latency percentiles, its latest attempt, and a health word: `idle` (no attempt), `failing` (under half succeeded, or " +
           "the latest three failed), `degraded` (under 95%, or the latest failed), else `healthy`. What the console's Webhooks page shows. " +
-          "Any role, with a user token; a member limited to some bots sees the endpoints of its bots.",
+          "Any role, with a user token; a member limited to some bots sees the endpoints of its bots; the developer webhook's row is the owner's alone.",
         response: {
           success: true,
           since: "2026-03-02T09:15:30.000Z",
@@ -205,7 +206,8 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .annotateContext(documented({
         summary: "List the dead letters",
         description: "Deliveries given up after four failed attempts, with the body they carried; replay one with POST …/dead-letter/{delivery_id}/replay. " +
-          "A member limited to some bots sees only those of endpoints of its bots that still exist. An operator or the owner, with a user token.",
+          "A member limited to some bots sees only those of endpoints of its bots that still exist; the developer webhook's are the owner's alone. " +
+          "An operator or the owner, with a user token.",
         response: {
           success: true,
           items: [{
@@ -248,7 +250,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
         summary: "Replay a dead letter",
         description: "Sends the archived body again (the same event, data and occurred_at) as a new delivery, with a new delivery_id and " +
           "the full schedule of attempts, and removes the dead letter: replaying it twice is 404. A dead letter of a deleted endpoint " +
-          "cannot be replayed (404). An operator or the owner, with a user token.",
+          "cannot be replayed (404); one of the developer webhook is the owner's (403 `forbidden` for anyone else). An operator or the owner, with a user token.",
         response: { success: true, new_delivery_id: "wd_8da16236-19a3-442c-b172-99da7bc51224" },
         returns: "The new delivery."
       }))
@@ -308,7 +310,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .annotateContext(documented({
         summary: "Rotate a webhook endpoint's signing secret",
         description: `${ROTATION_DESCRIPTION} A second rotation within the overlap drops the oldest secret at once. The developer webhook ` +
-          `can be rotated here too. ${ALL_BOTS_ONLY} ${WRITER}`,
+          `can be rotated here too, by the owner. ${ALL_BOTS_ONLY} ${WRITER}`,
         response: {
           success: true,
           webhook_id: WEBHOOK.webhook_id,
@@ -346,6 +348,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
         success: Schema.Literal(true),
         deliveries: Schema.Array(Attempt).annotations({ description: "The endpoint's finished attempts, newest first." })
       }))
+      .addError(ForbiddenResponse)
       .addError(BotNotInScopeResponse)
       .addError(NotFoundResponse)
       .annotateContext(documented({
