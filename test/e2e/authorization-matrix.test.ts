@@ -6,6 +6,7 @@ import { useDb, useIsolation } from "../support/e2e.ts"
 import { type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
 import { envFor } from "../support/isolation.ts"
 import { callJson, cliFor } from "../support/http.ts"
+import { newestSigningKey } from "../support/sealed.ts"
 
 // Every authenticated route × every kind of credential. A route joins by adding a row to ROUTES;
 // the coverage test below fails for any route of the API missing from this table.
@@ -287,9 +288,9 @@ beforeAll(async () => {
   await putDeadLetter(db, fixtures.deliveryId, fixtures.webhookId)
   // Forged user tokens.
   const claims = decodeJwt(credentials.owner!)
-  const [signing] = await db<{ kid: string; private_jwk: any }>("SELECT kid, private_jwk FROM signing_keys ORDER BY created_at DESC LIMIT 1")
+  const signing = await newestSigningKey(db)
   const past = Math.floor(Date.now() / 1000) - 8 * 86_400
-  credentials["expired JWT"] = await new SignJWT({ ...claims, iat: past, exp: past + 7 * 86_400 }).setProtectedHeader({ alg: "EdDSA", kid: signing!.kid }).sign(await importJWK(signing!.private_jwk, "EdDSA"))
+  credentials["expired JWT"] = await new SignJWT({ ...claims, iat: past, exp: past + 7 * 86_400 }).setProtectedHeader({ alg: "EdDSA", kid: signing.kid }).sign(await importJWK(signing.privateJwk, "EdDSA"))
 
   // The viewer's token with its role raised, keeping the original signature.
   const viewerClaims = decodeJwt(credentials.viewer!)
