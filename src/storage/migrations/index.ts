@@ -30,6 +30,7 @@ import ledgerBalanceAfter from "./0027_ledger_balance_after.ts"
 import consoleSessions from "./0028_console_sessions.ts"
 import chunkClaimOwner from "./0029_chunk_claim_owner.ts"
 import timerTrace from "./0030_timer_trace.ts"
+import memberInvitations from "./0035_member_invitations.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
@@ -65,5 +66,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0027_ledger_balance_after": ledgerBalanceAfter,
   "0028_console_sessions": consoleSessions,
   "0029_chunk_claim_owner": chunkClaimOwner,
-  "0030_timer_trace": timerTrace
+  "0030_timer_trace": timerTrace,
+  "0035_member_invitations": memberInvitations
 }
