@@ -4,6 +4,7 @@
 import { useEffect, useRef, useState } from "preact/hooks"
 import { api, ApiError, errorMessage, idempotencyKey } from "../api.ts"
 import {
+  Badge,
   Field,
   FormToggle,
   Loading,
@@ -14,7 +15,8 @@ import {
   RowAction,
   SecretPanel,
   TableWrap,
-  useConfirm
+  useConfirm,
+  useRowActions
 } from "../components.tsx"
 import { Time } from "../format.tsx"
 import { useLoad, useTitle } from "../hooks.ts"
@@ -42,23 +44,16 @@ export const TeamPage = () => {
 
 const Invitations = () => {
   const invitations = useLoad((signal) => api.get<{ readonly invitations: ReadonlyArray<Invitation> }>("/rcs/team/invitations", signal), [])
-  const [result, setResult] = useState<Result | null>(null)
-  const [busy, setBusy] = useState<string | null>(null)
+  const { result, busy, run } = useRowActions()
 
-  const answer = async (invitation: Invitation, verb: "accept" | "decline"): Promise<void> => {
-    setBusy(invitation.member_id)
-    try {
+  const answer = (invitation: Invitation, verb: "accept" | "decline"): Promise<void> =>
+    run(invitation.member_id, async () => {
       await api.post(`/rcs/team/invitations/${encodeURIComponent(invitation.member_id)}/${verb}`)
       invitations.setData((data) => data === undefined ? data : { invitations: data.invitations.filter((i) => i.member_id !== invitation.member_id) })
-      setResult(verb === "accept"
-        ? { tone: "good", text: `You joined ${invitation.account_label} as ${roleLabel(invitation.role).toLowerCase()}. Sign out and sign in again to choose it.` }
-        : { tone: "good", text: `You declined the invitation to ${invitation.account_label}.` })
-    } catch (cause) {
-      setResult({ tone: "bad", text: errorMessage(cause) })
-    } finally {
-      setBusy(null)
-    }
-  }
+      return verb === "accept"
+        ? `You joined ${invitation.account_label} as ${roleLabel(invitation.role).toLowerCase()}. Sign out and sign in again to choose it.`
+        : `You declined the invitation to ${invitation.account_label}.`
+    })
 
   const pending = invitations.data?.invitations ?? []
   if (pending.length === 0 && result === null) return null
@@ -107,8 +102,7 @@ const Members = ({ deny, self, bots, botName }: {
 }) => {
   const team = useLoad((signal) => api.get<{ readonly members: ReadonlyArray<Member> }>("/rcs/team", signal), [])
   const [formOpen, setFormOpen] = useState(false)
-  const [result, setResult] = useState<Result | null>(null)
-  const [busy, setBusy] = useState<string | null>(null)
+  const { result, setResult, busy, run } = useRowActions()
   const [confirmDialog, confirm] = useConfirm()
 
   const remove = async (member: Member): Promise<void> => {
@@ -122,16 +116,11 @@ const Members = ({ deny, self, bots, botName }: {
         danger: true
       })
     if (!ok) return
-    setBusy(member.member_id)
-    try {
+    await run(member.member_id, async () => {
       await api.del(`/rcs/team/${encodeURIComponent(member.member_id)}`)
       team.setData((data) => data === undefined ? data : { members: data.members.filter((m) => m.member_id !== member.member_id) })
-      setResult({ tone: "good", text: invited ? `The invitation to ${member.email} was withdrawn.` : `${member.email} was removed from the team.` })
-    } catch (cause) {
-      setResult({ tone: "bad", text: errorMessage(cause) })
-    } finally {
-      setBusy(null)
-    }
+      return invited ? `The invitation to ${member.email} was withdrawn.` : `${member.email} was removed from the team.`
+    })
   }
 
   const added = (answer: AddMemberAnswer, email: string): void => {
@@ -183,7 +172,7 @@ const Members = ({ deny, self, bots, botName }: {
                     </th>
                     <td>{roleLabel(m.role)}</td>
                     <td>{botsText(m.assigned_bots)}</td>
-                    <td>{m.status === "invited" ? <span class="badge badge-info">Invited</span> : <span class="badge badge-good">Active</span>}</td>
+                    <td>{m.status === "invited" ? <Badge tone="info">Invited</Badge> : <Badge tone="good">Active</Badge>}</td>
                     <td class="nowrap"><Time iso={m.created_at} /></td>
                     <td>
                       {m.role !== "owner" && (
