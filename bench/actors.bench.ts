@@ -47,7 +47,7 @@ const plainLoop = async (prefix: string) => {
 const latencyBuckets = async (workers: ReadonlyArray<Worker>) => {
   const buckets = new Map<number, number>()
   for (const w of workers) {
-    const text = await (await fetch(`${w.url}/metrics`)).text()
+    const text = await (await fetch(`${w.metricsUrl}/metrics`)).text()
     for (const m of text.matchAll(/^bench_command_latency_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)) {
       const le = m[1] === "+Inf" ? Infinity : Number(m[1])
       buckets.set(le, (buckets.get(le) ?? 0) + Number(m[2]))

@@ -61,7 +61,7 @@ const percentile = (sorted: ArrayLike<number>, p: number) =>
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 const metric = async (node: HeraldProcess, name: string) => {
-  const text = await (await fetch(`${node.url}/metrics`)).text()
+  const text = await (await fetch(`${node.metricsUrl}/metrics`)).text()
   return text.split("\n").filter((l) => l.startsWith(name)).reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0)
 }
 

@@ -7,7 +7,7 @@ import { Dispatcher } from "./webhooks/Dispatcher.ts"
 import { Endpoints } from "./webhooks/Endpoints.ts"
 import { type Nats, NatsLive } from "./bus/Nats.ts"
 import { AppConfig, type AppSettings } from "./config/AppConfig.ts"
-import { HttpServerLive } from "./http/server.ts"
+import { HttpServerLive, MetricsServerLive } from "./http/server.ts"
 import { loggingLayer } from "./observability/Logging.ts"
 import { tracingLayer } from "./observability/Tracing.ts"
 import { HERALD_VERSION } from "./cli/client/version.ts"
@@ -96,6 +96,7 @@ export const NodeLive = <E = never, R = never>(settings: AppSettings, kinds: Lay
   }).pipe(Layer.provide(Gateway))
   return Layer.mergeAll(
     Http,
+    MetricsServerLive,
     Layer.scopedDiscard(
       Effect.zipRight(
         Effect.logInfo("herald node started", { node_id: settings.nodeId, role: settings.role, port: settings.port }),

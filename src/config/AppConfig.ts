@@ -135,6 +135,10 @@ export interface AppSettings {
   readonly consoleSessionHours: number
   /** The operator view's token (/console/ops); none: the view is off. */
   readonly opsToken: Option.Option<Redacted.Redacted<string>>
+  /** GET /metrics on a listener of its own on this port (0: any free port); none: not on a port of its own. */
+  readonly metricsPort: Option.Option<number>
+  /** The bearer token /metrics asks for, on whichever port it is served; on PORT it is served only with one. */
+  readonly metricsToken: Option.Option<Redacted.Redacted<string>>
   /** OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT and OpenTelemetry's other variables); off unless an endpoint is set. */
   readonly tracing: TracingSettings
 }
@@ -283,6 +287,15 @@ const natsTls: Config.Config<Option.Option<NatsTls>> = Config.all({
 
 const optionalUrl = (name: string) => Config.option(url(name, ["http", "https"]))
 
+/** A secret token a client must present; empty is unset (a compose file's `${NAME:-}`). */
+const optionalToken = (name: string) =>
+  // Validated before the default, so that the error names the variable.
+  Config.string(name).pipe(
+    Config.validate({ message: "must be at least 32 characters (e.g. openssl rand -base64 32), or empty", validation: (token) => token === "" || token.length >= 32 }),
+    Config.withDefault(""),
+    Config.map((token) => (token === "" ? Option.none() : Option.some(Redacted.make(token))))
+  )
+
 const allSettings: Config.Config<AppSettings> = Config.all({
   port: integerIn("PORT", 0, 65535).pipe(Config.withDefault(8080)),
   // Validated as a plain string (so the error can say what is wrong), then kept redacted: it may
@@ -370,11 +383,16 @@ const allSettings: Config.Config<AppSettings> = Config.all({
   emailRetryBaseMs: integerIn("HERALD_EMAIL_RETRY_BASE_MS", 10, 600_000).pipe(Config.withDefault(5_000)),
   consoleSessionHours: integerIn("HERALD_CONSOLE_SESSION_HOURS", 1, 168).pipe(Config.withDefault(12)),
   // Empty is unset (a compose file's `${HERALD_OPS_TOKEN:-}`): the view is off.
-  opsToken: Config.string("HERALD_OPS_TOKEN").pipe(
+  opsToken: optionalToken("HERALD_OPS_TOKEN"),
+  metricsPort: Config.string("METRICS_PORT").pipe(
+    Config.validate({
+      message: "must be an integer from 0 to 65535 (0: any free port), or empty",
+      validation: (port) => port.trim() === "" || (/^\d{1,5}$/.test(port.trim()) && Number(port) <= 65535)
+    }),
     Config.withDefault(""),
-    Config.validate({ message: "must be at least 32 characters (e.g. openssl rand -base64 32), or empty", validation: (token) => token === "" || token.length >= 32 }),
-    Config.map((token) => (token === "" ? Option.none() : Option.some(Redacted.make(token))))
+    Config.map((port) => (port.trim() === "" ? Option.none() : Option.some(Number(port))))
   ),
+  metricsToken: optionalToken("METRICS_TOKEN"),
   tracing: tracingConfig,
   logFormat: Config.literal("json", "pretty")("LOG_FORMAT").pipe(
     Config.option,

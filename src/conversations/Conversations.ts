@@ -72,12 +72,12 @@ export class Conversations extends Effect.Service<Conversations>()("herald/conve
         return row.conversationId
       })
 
-    /** A member of the account by e-mail (any role: whoever answers chats). */
+    /** A member of the account by e-mail (any role: whoever answers chats; not a person still invited). */
     const agentOf = (accountId: string, email: string) =>
       Effect.gen(function*() {
         const [agent] = yield* sql<{ userId: string }>`
           SELECT u.user_id::text FROM memberships m JOIN users u ON u.user_id = m.user_id
-          WHERE m.account_id = ${accountId} AND lower(u.email) = ${email.trim().toLowerCase()}`.pipe(Effect.orDie)
+          WHERE m.account_id = ${accountId} AND m.status = 'active' AND lower(u.email) = ${email.trim().toLowerCase()}`.pipe(Effect.orDie)
         if (agent === undefined) return yield* new AgentNotFound({ message: `no member of this account has the e-mail ${email.trim()}` })
         return agent.userId
       })

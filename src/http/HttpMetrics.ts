@@ -1,7 +1,10 @@
-import { HttpLayerRouter, HttpServerResponse } from "@effect/platform"
-import { Effect, Metric, MetricBoundaries, MetricKey } from "effect"
+import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Layer, Metric, MetricBoundaries, MetricKey, Option, Redacted } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
 import { labelled } from "../observability/labelled.ts"
 import { renderPrometheus } from "../observability/Prometheus.ts"
+import { safeEqual } from "../security/secrets.ts"
+import { readBearer } from "./bearer.ts"
 
 const requests = MetricKey.counter("http_requests_total", {
   description: "HTTP requests answered, by method, route pattern and status",
@@ -36,10 +39,36 @@ export const recordRequest = (method: string, route: string, status: number, sec
   histogram.unsafeUpdate(seconds, [])
 }
 
-/** GET /metrics in the Prometheus text format. */
-export const MetricsRoute = HttpLayerRouter.add(
-  "GET",
-  "/metrics",
-  Effect.map(renderPrometheus, (body) =>
-    HttpServerResponse.text(body, { contentType: "text/plain; version=0.0.4; charset=utf-8" }))
-)
+const PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
+
+/**
+ * GET /metrics in the Prometheus text format. With a token, only for `Authorization: Bearer
+ * <token>` (Prometheus's `authorization` scrape setting): anyone else gets 401 and nothing of the
+ * registry.
+ */
+export const metricsRoute = (token: Option.Option<Redacted.Redacted<string>>) =>
+  HttpLayerRouter.add(
+    "GET",
+    "/metrics",
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      if (Option.isSome(token)) {
+        const read = readBearer(request.headers["authorization"])
+        if ("problem" in read || !safeEqual(read.credential, Redacted.value(token.value))) {
+          return Effect.succeed(
+            HttpServerResponse.unsafeJson(
+              { success: false, code: "unauthorized", message: "metrics need Authorization: Bearer <METRICS_TOKEN>" },
+              { status: 401, headers: { "www-authenticate": "Bearer realm=\"metrics\"" } }
+            )
+          )
+        }
+      }
+      return Effect.map(renderPrometheus, (body) => HttpServerResponse.text(body, { contentType: PROMETHEUS_TEXT }))
+    })
+  )
+
+/**
+ * /metrics on PORT (the API's port, which clients reach): only when METRICS_TOKEN is set and
+ * METRICS_PORT is not, and then only with the token. Otherwise the route does not exist (404).
+ */
+export const ApiPortMetricsRoute = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
+  Option.isNone(config.metricsPort) && Option.isSome(config.metricsToken) ? metricsRoute(config.metricsToken) : Layer.empty))

@@ -18,7 +18,11 @@ export class NodeServer extends Context.Tag("herald/http/NodeServer")<NodeServer
 
 const pathOf = (url: string | undefined) => (url ?? "").split("?")[0] ?? ""
 
-export const NodeServerLive = Layer.effect(
+/**
+ * A node:http server of its own: a new layer on every call, since layers are shared by reference
+ * in one graph and a node has two listeners (the API's and METRICS_PORT's).
+ */
+export const nodeServerLayer = () => Layer.effect(
   NodeServer,
   Effect.sync(() => {
     const server = answerClientErrors(createServer({ keepAliveTimeout: 5_000 }))

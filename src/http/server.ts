@@ -1,12 +1,12 @@
 import { HttpApiSwagger, HttpLayerRouter, HttpServer, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
-import { NodeServer, NodeServerLive } from "./NodeServer.ts"
+import { NodeServer, nodeServerLayer } from "./NodeServer.ts"
 import { OpsApi, ServedApi } from "./Api.ts"
 import { DocumentedApi, openApiDocument } from "./openApiDocument.ts"
 import { HealthHttpLive } from "./health/HealthHttp.ts"
-import { MetricsRoute } from "./HttpMetrics.ts"
+import { ApiPortMetricsRoute, metricsRoute } from "./HttpMetrics.ts"
 import { DEFAULT_BODY_TIMEOUTS, serveRoutes } from "./adapter/NodeAdapter.ts"
 import { Idempotency } from "./idempotency/Idempotency.ts"
 import { serveApi } from "./adapter/apiRoutes.ts"
@@ -164,19 +164,19 @@ const FullRoutes = Layer.mergeAll(
   ContactImportRoute,
   CustomerImportRoute,
   HttpApiSwagger.layerHttpLayerRouter({ api: DocumentedApi, path: "/docs" }),
-  MetricsRoute,
+  ApiPortMetricsRoute,
   JwksRoute,
   ConsoleLive
 ).pipe(Layer.provide(ApiHandlers))
 
-const OpsRoutes = Layer.mergeAll(serveApi(OpsApi).pipe(Layer.provide(HealthHttpLive)), MetricsRoute)
+const OpsRoutes = Layer.mergeAll(serveApi(OpsApi).pipe(Layer.provide(HealthHttpLive)), ApiPortMetricsRoute)
 
 /**
- * The node:http server listening on `port` (0: any free port), as the node's NodeServer and as the
- * platform's HttpServer (its address; closing it on release).
+ * A node:http server of its own listening on `port` (0: any free port), as the node's NodeServer
+ * and as the platform's HttpServer (its address; closing it on release).
  */
 export const listenerOn = (port: number) =>
-  Layer.unwrapEffect(Effect.map(NodeServer, (server) => NodeHttpServer.layer(() => server.server, { port }))).pipe(Layer.provideMerge(NodeServerLive))
+  Layer.unwrapEffect(Effect.map(NodeServer, (server) => NodeHttpServer.layer(() => server.server, { port }))).pipe(Layer.provideMerge(nodeServerLayer()))
 
 const Listener = Layer.unwrapEffect(Effect.map(AppConfig, (config) => listenerOn(config.port)))
 
@@ -198,3 +198,23 @@ export const HttpServerLive = (surface: "full" | "ops", onListening: OnListening
       }))),
     Layer.tap(() => Effect.logInfo("HTTP listening", { surface }))
   )
+
+/**
+ * METRICS_PORT: GET /metrics alone on a listener of its own (0: any free port), for Prometheus on
+ * the cluster's private network, with METRICS_TOKEN's bearer check when that is set too. Without
+ * METRICS_PORT nothing listens; without either setting no port serves metrics at all.
+ */
+export const MetricsServerLive = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
+  Option.match(config.metricsPort, {
+    onNone: () =>
+      Option.isSome(config.metricsToken)
+        ? Layer.empty
+        : Layer.effectDiscard(Effect.logInfo("metrics are not served: set METRICS_PORT (a port of their own) or METRICS_TOKEN (GET /metrics on PORT with the token)")),
+    onSome: (port) =>
+      serveRoutes(metricsRoute(config.metricsToken)).pipe(
+        Layer.provide(Layer.tap(listenerOn(port), (context) => {
+          const address = Context.get(context, HttpServer.HttpServer).address
+          return Effect.logInfo("metrics listening", { port: address._tag === "TcpAddress" ? address.port : port, token: Option.isSome(config.metricsToken) })
+        }))
+      )
+  })))

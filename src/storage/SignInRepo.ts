@@ -42,11 +42,12 @@ export class SignInRepo extends Effect.Service<SignInRepo>()("herald/SignInRepo"
         SELECT user_id, email, password_hash, totp_secret, totp_enabled, tokens_valid_after
         FROM users WHERE user_id = ${userId}`.pipe(Effect.orDie, Effect.flatMap(opened))
 
+    /** The accounts the person may sign in to: an invitation counts only once accepted. */
     const memberships = (userId: string) =>
       sql<Membership>`
         SELECT m.account_id, a.label AS account_label, a.owner_user_id, m.member_id, m.role, m.assigned_bots
         FROM memberships m JOIN accounts a ON a.account_id = m.account_id
-        WHERE m.user_id = ${userId} ORDER BY a.created_at`.pipe(Effect.orDie)
+        WHERE m.user_id = ${userId} AND m.status = 'active' ORDER BY a.created_at`.pipe(Effect.orDie)
 
     // Read by every request with a user token the cache does not hold: prepared statements.
     const ownerSubject = prepared.prepare<TokenSubject>(`
@@ -59,7 +60,7 @@ export class SignInRepo extends Effect.Service<SignInRepo>()("herald/SignInRepo"
           SELECT a.account_id, a.label AS account_label, a.owner_user_id, u.user_id AS person_user_id, u.email,
                  m.member_id::text AS member_id, m.role, m.assigned_bots AS bots, u.tokens_valid_after
           FROM memberships m JOIN accounts a ON a.account_id = m.account_id JOIN users u ON u.user_id = m.user_id
-          WHERE m.member_id = $1::uuid AND a.owner_user_id = $2::uuid`)
+          WHERE m.member_id = $1::uuid AND a.owner_user_id = $2::uuid AND m.status = 'active'`)
     /**
      * The subject of a token: the account is the one owned by `ownerUserId`; the person is its owner
      * when `memberId` is empty, else that member. None when the membership is gone.

@@ -3,15 +3,29 @@ import { Effect } from "effect"
 import type { Email, Role } from "../domain/identity.ts"
 import { isUniqueViolation } from "./sqlState.ts"
 
+/** `active` counts; `invited` waits for the person to accept it (migration 0035) and grants nothing. */
+export type MemberStatus = "active" | "invited"
+
 export interface MemberRow {
   readonly memberId: string
   readonly userId: string
   readonly email: string
   readonly role: Role
   readonly assignedBots: ReadonlyArray<string>
+  readonly status: MemberStatus
   readonly createdAt: Date
 }
 
+/** A pending invitation as the invited person sees it: the account that invites them and how. */
+export interface InvitationRow {
+  readonly memberId: string
+  readonly accountId: string
+  readonly accountLabel: string
+  /** Owners' memberships are made active with their account: never invited. */
+  readonly role: Exclude<Role, "owner">
+  readonly assignedBots: ReadonlyArray<string>
+  readonly createdAt: Date
+}
 
 export class TeamRepo extends Effect.Service<TeamRepo>()("herald/TeamRepo", {
   effect: Effect.gen(function*() {
@@ -19,13 +33,13 @@ export class TeamRepo extends Effect.Service<TeamRepo>()("herald/TeamRepo", {
 
     const list = (accountId: string) =>
       sql<MemberRow>`
-        SELECT m.member_id, m.user_id, u.email, m.role, m.assigned_bots, m.created_at
+        SELECT m.member_id, m.user_id, u.email, m.role, m.assigned_bots, m.status, m.created_at
         FROM memberships m JOIN users u ON u.user_id = m.user_id
         WHERE m.account_id = ${accountId} ORDER BY m.created_at`.pipe(Effect.orDie)
 
     const find = (accountId: string, memberId: string) =>
       sql<MemberRow>`
-        SELECT m.member_id, m.user_id, u.email, m.role, m.assigned_bots, m.created_at
+        SELECT m.member_id, m.user_id, u.email, m.role, m.assigned_bots, m.status, m.created_at
         FROM memberships m JOIN users u ON u.user_id = m.user_id
         WHERE m.account_id = ${accountId} AND m.member_id::text = ${memberId}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
 
@@ -37,29 +51,28 @@ export class TeamRepo extends Effect.Service<TeamRepo>()("herald/TeamRepo", {
       )
 
     /**
-     * Adds a member. An e-mail that already has a user keeps its password and gains the membership;
-     * otherwise the user is created with `passwordHash` (which the caller must then provide).
-     * Returns undefined when the person is already a member of the account.
+     * Adds a member. An e-mail without a user gets one with `passwordHash` (which the caller must
+     * then provide) and an active membership; a person who already has a user keeps their password
+     * and sign-in, and is only invited: the membership waits for them to accept it.
      */
     const add = (input: { accountId: string; email: Email; role: Role; assignedBots: ReadonlyArray<string>; passwordHash: () => Effect.Effect<string | undefined> }) =>
       Effect.gen(function*() {
         const existing = yield* sql<{ userId: string }>`SELECT user_id FROM users WHERE lower(email) = ${input.email}`
         let userId = existing[0]?.userId
-        let created = false
+        const status: MemberStatus = userId === undefined ? "active" : "invited"
         if (userId === undefined) {
           const hash = yield* input.passwordHash()
           if (hash === undefined) return { _tag: "PasswordRequired" } as const
           const [row] = yield* sql<{ userId: string }>`INSERT INTO users (email, password_hash) VALUES (${input.email}, ${hash}) RETURNING user_id`
           userId = row!.userId
-          created = true
         }
         const rows = yield* sql<MemberRow>`
-          INSERT INTO memberships (account_id, user_id, role, assigned_bots)
-          VALUES (${input.accountId}, ${userId}, ${input.role}, ${input.assignedBots}::text[])
+          INSERT INTO memberships (account_id, user_id, role, assigned_bots, status)
+          VALUES (${input.accountId}, ${userId}, ${input.role}, ${input.assignedBots}::text[], ${status})
           ON CONFLICT (account_id, user_id) DO NOTHING
-          RETURNING member_id, user_id, ${input.email} AS email, role, assigned_bots, created_at`
+          RETURNING member_id, user_id, ${input.email} AS email, role, assigned_bots, status, created_at`
         if (rows[0] === undefined) return { _tag: "AlreadyMember" } as const
-        return { _tag: "Added", member: rows[0], userCreated: created } as const
+        return { _tag: "Added", member: rows[0] } as const
       }).pipe(
         sql.withTransaction,
         // Two owners adding the same new e-mail at once: one creates the user, the other retries.
@@ -74,7 +87,7 @@ export class TeamRepo extends Effect.Service<TeamRepo>()("herald/TeamRepo", {
           assigned_bots = COALESCE(${changes.assignedBots ?? null}::text[], m.assigned_bots)
         FROM users u
         WHERE m.account_id = ${accountId} AND m.member_id::text = ${memberId} AND m.role <> 'owner' AND u.user_id = m.user_id
-        RETURNING m.member_id, m.user_id, u.email, m.role, m.assigned_bots, m.created_at`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+        RETURNING m.member_id, m.user_id, u.email, m.role, m.assigned_bots, m.status, m.created_at`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
 
     const remove = (accountId: string, memberId: string) =>
       sql`DELETE FROM memberships WHERE account_id = ${accountId} AND member_id::text = ${memberId} AND role <> 'owner' RETURNING member_id`.pipe(
@@ -82,6 +95,30 @@ export class TeamRepo extends Effect.Service<TeamRepo>()("herald/TeamRepo", {
         Effect.orDie
       )
 
-    return { list, find, existingBots, add, update, remove } as const
+    /** The person's pending invitations, oldest first. */
+    const invitations = (userId: string) =>
+      sql<InvitationRow>`
+        SELECT m.member_id, m.account_id, a.label AS account_label, m.role, m.assigned_bots, m.created_at
+        FROM memberships m JOIN accounts a ON a.account_id = m.account_id
+        WHERE m.user_id = ${userId} AND m.status = 'invited' ORDER BY m.created_at`.pipe(Effect.orDie)
+
+    /** Makes the person's own invitation an active membership; undefined when they have no such invitation. */
+    const accept = (userId: string, memberId: string) =>
+      sql<InvitationRow>`
+        UPDATE memberships m SET status = 'active'
+        FROM accounts a
+        WHERE m.member_id::text = ${memberId} AND m.user_id = ${userId} AND m.status = 'invited' AND a.account_id = m.account_id
+        RETURNING m.member_id, m.account_id, a.label AS account_label, m.role, m.assigned_bots, m.created_at`.pipe(
+        Effect.map((rows) => rows[0]),
+        Effect.orDie
+      )
+
+    /** Deletes the person's own invitation; the account id it was for, undefined when they have no such invitation. */
+    const decline = (userId: string, memberId: string) =>
+      sql<{ accountId: string }>`
+        DELETE FROM memberships WHERE member_id::text = ${memberId} AND user_id = ${userId} AND status = 'invited'
+        RETURNING account_id`.pipe(Effect.map((rows) => rows[0]?.accountId), Effect.orDie)
+
+    return { list, find, existingBots, add, update, remove, invitations, accept, decline } as const
   })
 }) {}

@@ -1,26 +1,45 @@
 import { Effect, Option, Redacted, Schema } from "effect"
 import { requireOwnerSession } from "../domain/access.ts"
-import { Conflict, InvalidRequest, NotFound } from "../domain/errors.ts"
+import { ApiKeyEndpointNotAllowed, Conflict, InvalidRequest, NotFound } from "../domain/errors.ts"
 import { type Email, Password, type Role } from "../domain/identity.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { Passwords } from "../security/Passwords.ts"
-import { type MemberRow, TeamRepo } from "../storage/TeamRepo.ts"
+import { type InvitationRow, type MemberRow, TeamRepo } from "../storage/TeamRepo.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 
 const present = (m: MemberRow) => ({
   member_id: m.role === "owner" ? "" : m.memberId,
-  user_id: m.userId,
+  // An invited person's id is theirs to give: the account learns it when they accept.
+  user_id: m.status === "invited" ? "" : m.userId,
   email: m.email,
   role: m.role,
   assigned_bots: m.assignedBots,
+  status: m.status,
   created_at: new Date(m.createdAt).toISOString()
+})
+
+const presentInvitation = (i: InvitationRow) => ({
+  member_id: i.memberId,
+  account_id: i.accountId,
+  account_label: i.accountLabel,
+  role: i.role,
+  assigned_bots: i.assignedBots,
+  invited_at: new Date(i.createdAt).toISOString()
 })
 
 const requireOwner = (principal: Principal) => requireOwnerSession(principal, "manage the team")
 
+/** Invitations are the person's own business: a signed-in person, whatever their role; never a key. */
+const requirePerson = (principal: Principal) =>
+  principal.credential.kind === "user" ? Effect.void : Effect.fail(new ApiKeyEndpointNotAllowed({ message: "API keys cannot answer invitations" }))
+
+const noInvitation = (memberId: string) => new NotFound({ message: `you have no pending invitation ${memberId}` })
+
 /**
  * The account's team (DESIGN.md, Team). Roles and bot scopes changed here apply to the member's
- * existing tokens on their next request, since every request re-reads them.
+ * existing tokens on their next request, since every request re-reads them. A person who already
+ * has a Herald user is invited rather than added: nothing about them reaches the account, and
+ * their sign-in does not change until they accept.
  */
 export class Team extends Effect.Service<Team>()("herald/Team", {
   effect: Effect.gen(function*() {
@@ -63,9 +82,11 @@ export class Team extends Effect.Service<Team>()("herald/Team", {
           case "PasswordRequired":
             return yield* InvalidRequest.single("password", "is required for a person who has no Herald user yet")
           case "AlreadyMember":
-            return yield* new Conflict({ message: `${input.email} is already a member of this account`, key: "email" })
+            return yield* new Conflict({ message: `${input.email} is already a member of this account or invited to it`, key: "email" })
           case "Added":
-            return { success: true as const, member: present(result.member), user_created: result.userCreated }
+            return result.member.status === "invited"
+              ? { success: true as const, member_id: result.member.memberId, status: "invited" as const }
+              : { success: true as const, member_id: result.member.memberId, status: "active" as const, member: present(result.member), user_created: true as const }
         }
       })
 
@@ -88,6 +109,32 @@ export class Team extends Effect.Service<Team>()("herald/Team", {
         return { success: true as const }
       })
 
-    return { list, add, update, remove } as const
+    /** The signed-in person's pending invitations, whichever account their token is for. */
+    const invitations = (principal: Principal) =>
+      Effect.gen(function*() {
+        yield* requirePerson(principal)
+        const rows = yield* repo.invitations(principal.personUserId)
+        return { success: true as const, invitations: rows.map(presentInvitation) }
+      })
+
+    const accept = (principal: Principal, memberId: string) =>
+      Effect.gen(function*() {
+        yield* requirePerson(principal)
+        const accepted = yield* repo.accept(principal.personUserId, memberId)
+        if (accepted === undefined) return yield* noInvitation(memberId)
+        yield* feed.committed("memberships", accepted.accountId)
+        return { success: true as const, status: "active" as const, ...presentInvitation(accepted) }
+      })
+
+    const decline = (principal: Principal, memberId: string) =>
+      Effect.gen(function*() {
+        yield* requirePerson(principal)
+        const accountId = yield* repo.decline(principal.personUserId, memberId)
+        if (accountId === undefined) return yield* noInvitation(memberId)
+        yield* feed.committed("memberships", accountId)
+        return { success: true as const }
+      })
+
+    return { list, add, update, remove, invitations, accept, decline } as const
   })
 }) {}

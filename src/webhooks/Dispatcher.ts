@@ -1,9 +1,8 @@
-import { Context, Duration, Effect, Exit, MetricBoundaries, MetricKey, Option, type Tracer } from "effect"
+import { Context, Duration, Effect, Exit, Metric, MetricBoundaries, Option, type Tracer } from "effect"
 import { Webhook } from "standardwebhooks"
 import { Agent, request } from "undici"
 import { type LeaseGuard, leaseIsCurrent } from "../actors/runtime/leaseGuard.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { labelled } from "../observability/labelled.ts"
 import { guardedLookup, urlProblem } from "./urlPolicy.ts"
 
 /** One HTTP attempt of a delivery. */
@@ -48,12 +47,15 @@ export interface AttemptOutcome {
 
 const SNIPPET_BYTES = 512
 
-const attempts = MetricKey.counter("herald_webhook_attempts_total", { description: "Webhook attempts finished, by endpoint", incremental: true })
-const failures = MetricKey.counter("herald_webhook_failures_total", { description: "Webhook attempts that failed (not 2xx), by endpoint", incremental: true })
-const latency = MetricKey.histogram(
+// The node's totals, never per endpoint: a label value would be a tenant's webhook id, and /metrics
+// is the operator's, not the accounts'. An account reads its own endpoints' failures through
+// GET /api/v1/rcs/webhooks/stats.
+const attempts = Metric.counter("herald_webhook_attempts_total", { description: "Webhook attempts finished on this node", incremental: true })
+const failures = Metric.counter("herald_webhook_failures_total", { description: "Webhook attempts that failed (not 2xx) on this node", incremental: true })
+const latency = Metric.histogram(
   "herald_webhook_attempt_seconds",
   MetricBoundaries.fromIterable([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]),
-  "Duration of webhook attempts, by endpoint"
+  "Duration of webhook attempts on this node"
 )
 
 interface Lane {
@@ -114,16 +116,6 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("herald/webhooks/Di
     let active = 0
     let waiting = 0
     const globalWaiting: Array<() => void> = []
-    const endpointMetrics = (webhookId: string) => {
-      const labels = { webhook_id: webhookId }
-      return { attempts: labelled(attempts, labels), failures: labelled(failures, labels), latency: labelled(latency, labels) }
-    }
-    const metrics = new Map<string, ReturnType<typeof endpointMetrics>>()
-    const metricsOf = (webhookId: string) => {
-      let m = metrics.get(webhookId)
-      if (m === undefined) metrics.set(webhookId, m = endpointMetrics(webhookId))
-      return m
-    }
 
     const send = async (job: AttemptJob): Promise<AttemptOutcome> => {
       const sentAt = Date.now()
@@ -216,10 +208,9 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("herald/webhooks/Di
             release(job.webhookId, admitted)
             if (outcome === undefined) return
             endSpan(span, outcome)
-            const m = metricsOf(job.webhookId)
-            m.attempts.unsafeUpdate(1, [])
-            if (outcome.statusCode < 200 || outcome.statusCode >= 300) m.failures.unsafeUpdate(1, [])
-            m.latency.unsafeUpdate(outcome.tookMs / 1000, [])
+            attempts.unsafeUpdate(1, [])
+            if (outcome.statusCode < 200 || outcome.statusCode >= 300) failures.unsafeUpdate(1, [])
+            latency.unsafeUpdate(outcome.tookMs / 1000, [])
             done(outcome)
           })
       })

@@ -82,7 +82,7 @@ describe("dependencies out of reach under load", () => {
         // It cannot renew its leases: it stops every partition (by its own gauge, since its
         // /health/ready says NATS is down and lists none), and the other owns them all.
         const fencedMs = await eventually(async () => {
-          expect(await metricOwned(cut.process.url)).toBe(0)
+          expect(await metricOwned(cut.process.metricsUrl)).toBe(0)
           return Date.now() - cutAt
         }, { timeoutMs: 60_000, intervalMs: 200 })
         const takenOverMs = await dep.awaitOwnedBy(other, cutAt)

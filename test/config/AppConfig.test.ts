@@ -24,6 +24,22 @@ describe("AppConfig", () => {
       expect(settings.gatewaySimPort).toBe(8090)
       expect(settings.webhookAllowPrivate).toBe(false)
       expect(settings.logLevel).toEqual(LogLevel.Info)
+      // Metrics are served by no port until one of their settings says where and how.
+      expect(settings.metricsPort).toEqual(Option.none())
+      expect(settings.metricsToken).toEqual(Option.none())
+    }))
+
+  it.effect("reads the metrics port and token; empty is unset", () =>
+    Effect.gen(function*() {
+      const token = "m".repeat(32)
+      const set = Either.getOrThrow(yield* load({ METRICS_PORT: "9464", METRICS_TOKEN: token }))
+      expect(set.metricsPort).toEqual(Option.some(9464))
+      expect(Option.map(set.metricsToken, Redacted.value)).toEqual(Option.some(token))
+      expect(String(set.metricsToken)).not.toContain(token)
+      expect(Either.getOrThrow(yield* load({ METRICS_PORT: "0" })).metricsPort).toEqual(Option.some(0))
+      const empty = Either.getOrThrow(yield* load({ METRICS_PORT: "", METRICS_TOKEN: "" }))
+      expect(empty.metricsPort).toEqual(Option.none())
+      expect(empty.metricsToken).toEqual(Option.none())
     }))
 
   it.effect("reads every variable", () =>
@@ -142,7 +158,10 @@ describe("AppConfig", () => {
     [{ LOG_FORMAT: "xml" }, "LOG_FORMAT"],
     [{ WEBHOOK_ALLOW_PRIVATE: "maybe" }, "WEBHOOK_ALLOW_PRIVATE"],
     [{ GATEWAY_RBM_URL: "ftp://x" }, "GATEWAY_RBM_URL"],
-    [{ HERALD_SECRETS_KEY_PREVIOUS: "too-short" }, "HERALD_SECRETS_KEY_PREVIOUS: must be at least 32 characters"]
+    [{ HERALD_SECRETS_KEY_PREVIOUS: "too-short" }, "HERALD_SECRETS_KEY_PREVIOUS: must be at least 32 characters"],
+    [{ METRICS_PORT: "nine" }, "METRICS_PORT: must be an integer from 0 to 65535"],
+    [{ METRICS_PORT: "70000" }, "METRICS_PORT: must be an integer from 0 to 65535"],
+    [{ METRICS_TOKEN: "short" }, "METRICS_TOKEN: must be at least 32 characters"]
   ]
   for (const [env, expected] of bad) {
     it.effect(`rejects ${JSON.stringify(env)} naming the variable`, () =>

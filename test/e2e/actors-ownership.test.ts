@@ -51,7 +51,7 @@ describe("three worker nodes", () => {
     const ready = (await (await fetch(`${w.url}/health/ready`)).json()) as { role: string; partitions_owned: Record<string, Array<number>> }
     expect(ready.role).toBe("worker")
     expect(ready.partitions_owned.counter!.length).toBeGreaterThan(0)
-    const text = await (await fetch(`${w.url}/metrics`)).text()
+    const text = await (await fetch(`${w.metricsUrl}/metrics`)).text()
     for (const name of [
       "herald_actor_commands_processed_total",
       "herald_actor_mailbox_depth",

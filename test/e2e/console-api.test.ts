@@ -51,8 +51,10 @@ beforeAll(async () => {
     const added = await rest("POST", "/api/v1/rcs/team", owner, { email, role, assigned_bots: assigned, password: PASSWORD })
     expect(added.status).toBe(200)
   }
-  // Someone in two accounts: Beta's owner adds the viewer too.
-  expect((await rest("POST", "/api/v1/rcs/team", await tokenOf("other@console.test"), { email: "viewer@console.test", role: "operator", assigned_bots: ["*"] })).status).toBe(200)
+  // Someone in two accounts: Beta's owner invites the viewer too, who accepts.
+  const invited = await rest("POST", "/api/v1/rcs/team", await tokenOf("other@console.test"), { email: "viewer@console.test", role: "operator", assigned_bots: ["*"] })
+  expect(invited.body.status).toBe("invited")
+  expect((await rest("POST", `/api/v1/rcs/team/invitations/${invited.body.member_id}/accept`, await tokenOf("viewer@console.test"))).status).toBe(200)
 })
 afterAll(async () => {
   await Promise.all([nodeA?.kill(), nodeB?.kill()])

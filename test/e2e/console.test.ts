@@ -756,4 +756,29 @@ describe("the console in Chromium", () => {
     expect(requests.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith("data:"))).toEqual([])
     expect(requests.length).toBeGreaterThan(20)
   }, 180_000)
+  it("an invitation: the owner invites a person who has a Herald user, who sees it on the team page and accepts it", async () => {
+    const INVITEE = "invitee@console.test"
+    await cli("admin", "create-account", "--email", INVITEE, "--password", PASSWORD, "--label", "Invitee Shop")
+    const owner = await signedIn(OWNER)
+    await goTo(owner.page, "Team and API keys", "Team and API keys")
+    await owner.page.getByRole("button", { name: "Add member" }).click()
+    await owner.page.getByRole("textbox", { name: "E-mail" }).fill(INVITEE)
+    await owner.page.getByRole("button", { name: "Add the member" }).click()
+    await owner.page.getByText(`${INVITEE} already has a Herald user and was invited`).waitFor()
+    const invited = ((await rest("GET", "/api/v1/rcs/team")).body.members as Array<{ member_id: string; email: string; status: string }>).find((m) => m.email === INVITEE)!
+    expect(invited.status).toBe("invited")
+    const row = owner.page.getByTestId(`member-${invited.member_id}`)
+    await row.getByText("Invited").waitFor()
+    await row.getByRole("button", { name: `Withdraw ${INVITEE}` }).waitFor()
+
+    // The invitee signs in as before (their own account, no choice) and answers on the team page.
+    const invitee = await signedIn(INVITEE)
+    await goTo(invitee.page, "Team and API keys", "Team and API keys")
+    const invitation = invitee.page.getByTestId(`invitation-${invited.member_id}`)
+    await invitation.getByRole("rowheader", { name: "Acme Retail" }).waitFor()
+    await invitation.getByRole("button", { name: "Accept Acme Retail" }).click()
+    await invitee.page.getByText("You joined Acme Retail as operator.").waitFor()
+    expect(await invitation.count()).toBe(0)
+    expect(((await rest("GET", "/api/v1/rcs/team")).body.members as Array<{ email: string; status: string }>).find((m) => m.email === INVITEE)!.status).toBe("active")
+  }, 120_000)
 })

@@ -54,7 +54,7 @@ describe("herald serve", () => {
 
   it("exposes Prometheus metrics per route", async () => {
     await fetch(`${node.url}/health/live`)
-    const text = await (await fetch(`${node.url}/metrics`)).text()
+    const text = await (await fetch(`${node.metricsUrl}/metrics`)).text()
     expect(text).toMatch(/http_requests_total\{method="GET",route="\/health\/live",status="200"\} \d+/)
     expect(text).toContain("# TYPE http_request_duration_seconds histogram")
   })

@@ -68,7 +68,7 @@ const once = (client: Client, query: string, variables?: Json) =>
 
 /** The node's live listeners (GraphQL subscriptions) as its /metrics reports them. */
 const listenersOn = async (node: HeraldProcess) => {
-  const text = await (await fetch(`${node.url}/metrics`)).text()
+  const text = await (await fetch(`${node.metricsUrl}/metrics`)).text()
   const line = text.split("\n").find((l) => l.startsWith("herald_live_listeners"))
   return line === undefined ? 0 : Number(line.split(" ").at(-1))
 }
@@ -282,7 +282,7 @@ describe("limits and shutdown", () => {
     }
     await nats.flush()
     await eventually(async () => {
-      const text = await (await fetch(`${apiB.url}/metrics`)).text()
+      const text = await (await fetch(`${apiB.metricsUrl}/metrics`)).text()
       expect(text).toMatch(/herald_graphql_slow_consumers_dropped_total(\{[^}]*\})? [1-9]/)
     }, { timeoutMs: 20_000 })
     ;(socket as unknown as { _socket: { resume: () => void } })._socket.resume()

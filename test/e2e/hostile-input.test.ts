@@ -337,8 +337,9 @@ const MAKE: Record<FreshKind, () => Promise<string>> = {
     (await must("broadcast", call("POST", "/api/v1/rcs/broadcasts", fx.owner, { name: "fuzz", bot_id: fx.bot, template_id: fx.template, contact_list_id: fx.list, scheduled_at: tomorrow() }))).broadcast.id,
   key: async () => (await must("key", call("POST", "/api/v1/rcs/api-keys", fx.owner, { name: "throwaway", scopes: ["contacts:read"] }))).key_id,
   member: async () => {
+    // The spare person has a Herald user: invited (an invitation is a member the owner may change or remove).
     const r = await call("POST", "/api/v1/rcs/team", fx.owner, { email: USERS.spare.email, role: "viewer", assigned_bots: ["*"] })
-    if (r.status === 200) return r.body.member.member_id
+    if (r.status === 200) return r.body.member_id
     const [row] = await db<{ member_id: string }>(
       "SELECT m.member_id::text FROM memberships m JOIN users u USING (user_id) WHERE u.email = $1 AND m.account_id = $2",
       [USERS.spare.email, fx.account]
@@ -1555,7 +1556,9 @@ beforeAll(async () => {
     const added = await must("member", call("POST", "/api/v1/rcs/team", fx.owner, { email: user.email, role: "viewer", assigned_bots: ["*"], password: user.password }))
     if (user === USERS.target) fx.member = added.member.member_id
   }
-  await must("multi member", call("POST", "/api/v1/rcs/team", fx.owner, { email: USERS.multi.email, role: "viewer", assigned_bots: ["*"] }))
+  // In two accounts: the multi person has their own, and accepts the invitation to this one.
+  const multi = await must("multi member", call("POST", "/api/v1/rcs/team", fx.owner, { email: USERS.multi.email, role: "viewer", assigned_bots: ["*"] }))
+  await must("multi accepts", call("POST", `/api/v1/rcs/team/invitations/${multi.member_id}/accept`, await login(USERS.multi.email, USERS.multi.password)))
   await sessionToken()
   fx.pw = await login(USERS.pw.email, USERS.pw.password)
   fx.tfa = await login(USERS.tfa.email, USERS.tfa.password)

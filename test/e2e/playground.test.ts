@@ -122,7 +122,7 @@ describe("GraphQL playground", () => {
       await page.locator(".graphiql-execute-button").click()
       const reference = `order-${randomBytes(4).toString("hex")}`
       // The socket's subscription is in place once the node counts its listener.
-      await expect.poll(async () => /herald_live_listeners\S* 1\b/.test(await (await fetch(`${node.url}/metrics`)).text()), { timeout: 15_000 }).toBe(true)
+      await expect.poll(async () => /herald_live_listeners\S* 1\b/.test(await (await fetch(`${node.metricsUrl}/metrics`)).text()), { timeout: 15_000 }).toBe(true)
       const paid = await fetch(`${simUrl}/simulate/wa/payment`, {
         method: "POST",
         headers: { "content-type": "application/json" },

@@ -1,13 +1,13 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpServer } from "@effect/platform"
 import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { request } from "node:http"
 import { connect } from "node:net"
 import { NotFound } from "../../src/domain/errors.ts"
 import { withEnvelopeErrors, withStrictPayloads } from "../../src/http/Api.ts"
 import { NotFoundResponse } from "../../src/http/errors.ts"
-import { MetricsRoute } from "../../src/http/HttpMetrics.ts"
+import { metricsRoute } from "../../src/http/HttpMetrics.ts"
 import { apiGroup, serveApi } from "../../src/http/adapter/apiRoutes.ts"
 import { serveRoutes } from "../../src/http/adapter/NodeAdapter.ts"
 import { MAX_BODY_BYTES } from "../../src/http/requestBody.ts"
@@ -46,7 +46,7 @@ const ProbeHandlers = apiGroup(ProbeApi, "probe", (h) =>
     .handle("defect", () => Effect.die(new Error("bug"))))
 
 const ServerLive = serveRoutes(
-  Layer.mergeAll(serveApi(ProbeApi).pipe(Layer.provide(ProbeHandlers)), MetricsRoute),
+  Layer.mergeAll(serveApi(ProbeApi).pipe(Layer.provide(ProbeHandlers)), metricsRoute(Option.none())),
   // Short, so that the stalled-body test does not wait out the production 10 s.
   { idleMs: 500, deadlineMs: 2_000 }
 ).pipe(Layer.provideMerge(listenerOn(0)))

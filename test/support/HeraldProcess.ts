@@ -7,6 +7,12 @@ const BIN = fileURLToPath(new URL("../../bin/herald.js", import.meta.url))
 export interface HeraldProcess {
   readonly url: string
   readonly port: number
+  /**
+   * Where GET /metrics answers: the node's metrics port (METRICS_PORT, a free one unless the env
+   * names one other than 0), or its API port when the env sets METRICS_PORT to "" (then only with
+   * METRICS_TOKEN).
+   */
+  readonly metricsUrl: string
   readonly child: ChildProcess
   /** Everything the process printed so far (stdout and stderr). */
   readonly output: () => string
@@ -39,20 +45,21 @@ export const runHerald = (args: ReadonlyArray<string>, env: Record<string, strin
 }
 
 /**
- * Polls `url` until it answers 2xx. Fails, with what the process printed, if `child` ends first,
- * or kills it and fails once `timeoutMs` has passed.
+ * Polls `url` until it answers 2xx (or a status `accept` takes). Fails, with what the process
+ * printed, if `child` ends first, or kills it and fails once `timeoutMs` has passed.
  */
 export const untilAnswers = async (
   child: ChildProcess,
   url: string,
   what: string,
-  options: { readonly output?: () => string; readonly timeoutMs?: number; readonly intervalMs?: number } = {}
+  options: { readonly output?: () => string; readonly timeoutMs?: number; readonly intervalMs?: number; readonly accept?: (status: number) => boolean } = {}
 ) => {
+  const accept = options.accept ?? ((status: number) => status >= 200 && status < 300)
   // A process on a 2-core machine running three test files, each with nodes of its own, can take
   // half a minute before it prints anything.
   const deadline = Date.now() + (options.timeoutMs ?? 60_000)
   const output = options.output ?? (() => "")
-  while (!(await fetch(url).then((r) => r.ok, () => false))) {
+  while (!(await fetch(url).then((r) => accept(r.status), () => false))) {
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(`${what} exited with ${child.exitCode ?? child.signalCode} before it was up:\n${output()}`)
     }
@@ -96,14 +103,19 @@ export const startHerald = async (
   options: { readonly waitReady?: boolean; readonly timeoutMs?: number; readonly entry?: Entry } = {}
 ): Promise<HeraldProcess> => {
   const port = env.PORT ? Number(env.PORT) : await freePort()
-  const run = runHerald(options.entry ? [] : ["serve"], { ...env, PORT: String(port) }, options.entry)
+  const metricsPort = env.METRICS_PORT === undefined ? await freePort() : env.METRICS_PORT === "" ? undefined : Number(env.METRICS_PORT)
+  const run = runHerald(options.entry ? [] : ["serve"], { ...env, PORT: String(port), METRICS_PORT: metricsPort === undefined ? "" : String(metricsPort) }, options.entry)
   const url = `http://127.0.0.1:${port}`
   const output = () => run.stdout() + run.stderr()
   const path = options.waitReady === false ? "/health/live" : "/health/ready"
   await untilAnswers(run.child, url + path, "herald", { output, intervalMs: 100, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) })
+  const metricsUrl = metricsPort === undefined ? url : `http://127.0.0.1:${metricsPort}`
+  // Its own listener, started beside the API's: up too before the node is handed over (401: up, behind METRICS_TOKEN).
+  if (metricsPort !== undefined) await untilAnswers(run.child, `${metricsUrl}/metrics`, "herald's metrics port", { output, accept: (s) => s === 200 || s === 401 })
   return {
     url,
     port,
+    metricsUrl,
     child: run.child,
     output,
     logs: () =>

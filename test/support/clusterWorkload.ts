@@ -96,12 +96,12 @@ export const readOwned = (url: string): Promise<Owned | undefined> =>
     .catch(() => undefined)
 
 /**
- * Partitions a node holds by its own metric (`herald_actor_partitions_owned`, summed over kinds).
- * /metrics answers whatever the node's dependencies do, where /health/ready (503 while NATS or
- * Postgres is down) leaves the partitions out.
+ * Partitions a node holds by its own metric (`herald_actor_partitions_owned`, summed over kinds),
+ * read from its metrics port (`HeraldProcess.metricsUrl`). /metrics answers whatever the node's
+ * dependencies do, where /health/ready (503 while NATS or Postgres is down) leaves the partitions out.
  */
-export const metricOwned = (url: string): Promise<number | undefined> =>
-  fetch(`${url}/metrics`, { signal: AbortSignal.timeout(2_000) })
+export const metricOwned = (metricsUrl: string): Promise<number | undefined> =>
+  fetch(`${metricsUrl}/metrics`, { signal: AbortSignal.timeout(2_000) })
     .then(async (r) => {
       const lines = (await r.text()).split("\n").filter((line) => line.startsWith("herald_actor_partitions_owned{"))
       // No gauge at all says nothing (a node that never owned anything may not have one yet).

@@ -122,6 +122,8 @@ export const settingsFor = (iso: Isolation, overrides: Partial<AppSettings> = {}
   emailRetryBaseMs: 200,
   consoleSessionHours: 12,
   opsToken: Option.none(),
+  metricsPort: Option.none(),
+  metricsToken: Option.none(),
   tracing: tracingOff,
   ...overrides
 })

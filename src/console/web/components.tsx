@@ -95,6 +95,26 @@ export interface Result {
   readonly text: string
 }
 
+/**
+ * A table's row actions: one row busy at a time, and what came of the last action (the text the
+ * action answers, or its error) for a ResultRegion.
+ */
+export const useRowActions = () => {
+  const [result, setResult] = useState<Result | null>(null)
+  const [busy, setBusy] = useState<string | null>(null)
+  const run = async (rowId: string, action: () => Promise<string>): Promise<void> => {
+    setBusy(rowId)
+    try {
+      setResult({ tone: "good", text: await action() })
+    } catch (cause) {
+      setResult({ tone: "bad", text: errorMessage(cause) })
+    } finally {
+      setBusy(null)
+    }
+  }
+  return { result, setResult, busy, run } as const
+}
+
 /** Where the answer of an action is told: always in the page, so screen readers hear it when it changes. */
 export const ResultRegion = ({ result, id }: { readonly result: Result | null; readonly id?: string }) => (
   <div aria-live="polite" aria-atomic="true" class="result-region" id={id}>

@@ -189,7 +189,24 @@ export interface Member {
   readonly email: string
   readonly role: Role
   readonly assigned_bots: ReadonlyArray<string>
+  /** invited: a person who already had a Herald user and has not accepted yet (no access). */
+  readonly status: "active" | "invited"
   readonly created_at: string
+}
+
+/** The answer to adding a member: a new person is a member at once; a known one is invited (and nothing about them is said). */
+export type AddMemberAnswer =
+  | { readonly status: "active"; readonly member_id: string; readonly member: Member; readonly user_created: true }
+  | { readonly status: "invited"; readonly member_id: string }
+
+/** An invitation to another account's team, as the invited person sees it. */
+export interface Invitation {
+  readonly member_id: string
+  readonly account_id: string
+  readonly account_label: string
+  readonly role: Exclude<Role, "owner">
+  readonly assigned_bots: ReadonlyArray<string>
+  readonly invited_at: string
 }
 
 export interface ApiKey {

@@ -26,7 +26,7 @@ import { LeanRequest } from "./LeanRequest.ts"
 import { routeContextOf } from "./apiRoutes.ts"
 import { LayeredMap } from "./LayeredMap.ts"
 import { type RequestRewrite, RequestRewrites } from "./RequestRewrites.ts"
-import { type Route, type RouteMatch, RouteTable, RouteTableLive } from "./RouteTable.ts"
+import { type Route, type RouteMatch, RouteTable, routeTableLayer } from "./RouteTable.ts"
 import { writeResponse } from "./writeResponse.ts"
 
 /** Seconds a 503 asks its client to wait: about one NATS leader election, or a database reconnect. */
@@ -268,4 +268,4 @@ export const serveRoutes = <A, E, R>(
     const runtime = yield* Effect.runtime<never>()
     const rewrites = yield* Effect.serviceOption(RequestRewrites)
     server.on("request", makeRequestListener(table, runtime, timeouts, Option.getOrElse(rewrites, () => [])))
-  })).pipe(Layer.provide(routes.pipe(Layer.provideMerge(RouteTableLive)))) as any
+  })).pipe(Layer.provide(routes.pipe(Layer.provideMerge(routeTableLayer())))) as any

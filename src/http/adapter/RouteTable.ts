@@ -30,9 +30,10 @@ const unsupported = (what: string) => Effect.dieMessage(`the lean HTTP adapter d
 /**
  * The route table and the router service that fills it. Route-level and global platform
  * middleware are refused loudly rather than silently skipped: Herald's per-request duties run once
- * at the edge instead.
+ * at the edge instead. A new layer on every call: layers are shared by reference in one graph, and
+ * each listener (the API's, METRICS_PORT's) has a table of its own.
  */
-export const RouteTableLive: Layer.Layer<RouteTable | HttpLayerRouter.HttpRouter> = Layer.effectContext(Effect.sync(() => {
+export const routeTableLayer = (): Layer.Layer<RouteTable | HttpLayerRouter.HttpRouter> => Layer.effectContext(Effect.sync(() => {
   const table = HttpLayerRouter.FindMyWay.make<Route>({})
   const addAll = (routes: ReadonlyArray<Route>) =>
     Effect.contextWith((context: Context.Context<never>) => {

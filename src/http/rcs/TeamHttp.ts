@@ -13,4 +13,7 @@ export const TeamHttpLive = apiGroup(HeraldApi, "team", (handlers) =>
           team.add(p, { email: payload.email, role: payload.role, assignedBots: payload.assigned_bots, password: Option.fromNullable(payload.password) })))
       .handle("update", ({ path, payload }) =>
         Effect.flatMap(CurrentPrincipal, (p) => team.update(p, path.member_id, { role: payload.role, assignedBots: payload.assigned_bots })))
-      .handle("remove", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => team.remove(p, path.member_id)))))
+      .handle("remove", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => team.remove(p, path.member_id)))
+      .handle("invitations", () => Effect.flatMap(CurrentPrincipal, team.invitations))
+      .handle("acceptInvitation", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => team.accept(p, path.member_id)))
+      .handle("declineInvitation", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => team.decline(p, path.member_id)))))

@@ -32,6 +32,7 @@ import chunkClaimOwner from "./0029_chunk_claim_owner.ts"
 import timerTrace from "./0030_timer_trace.ts"
 import idempotencySealed from "./0033_idempotency_sealed.ts"
 import opsSessions from "./0034_ops_sessions.ts"
+import memberInvitations from "./0035_member_invitations.ts"
 import sealedSigningKeys from "./0037_sealed_signing_keys.ts"
 
 /**
@@ -71,5 +72,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0030_timer_trace": timerTrace,
   "0033_idempotency_sealed": idempotencySealed,
   "0034_ops_sessions": opsSessions,
+  "0035_member_invitations": memberInvitations,
   "0037_sealed_signing_keys": sealedSigningKeys
 }

@@ -1,8 +1,10 @@
-// Team and API keys: the members (added and removed by the owner) and the account's API keys
-// (made and revoked by the owner; a new key is shown once).
+// Team and API keys: the signed-in person's invitations to other accounts (accepted or declined by
+// them), the members (added, invited and removed by the owner) and the account's API keys (made and
+// revoked by the owner; a new key is shown once).
 import { useEffect, useRef, useState } from "preact/hooks"
 import { api, ApiError, errorMessage, idempotencyKey } from "../api.ts"
 import {
+  Badge,
   Field,
   FormToggle,
   Loading,
@@ -13,12 +15,13 @@ import {
   RowAction,
   SecretPanel,
   TableWrap,
-  useConfirm
+  useConfirm,
+  useRowActions
 } from "../components.tsx"
 import { Time } from "../format.tsx"
 import { useLoad, useTitle } from "../hooks.ts"
 import { denyOwner, roleLabel, useSession } from "../session.tsx"
-import type { ApiKey, Bot, Member } from "../types.ts"
+import type { AddMemberAnswer, ApiKey, Bot, Invitation, Member } from "../types.ts"
 
 export const TeamPage = () => {
   useTitle("Team and API keys")
@@ -30,9 +33,62 @@ export const TeamPage = () => {
     <>
       <h1>Team and API keys</h1>
       <RoleNote text={deny === undefined ? undefined : "Only the account's owner can change the team and the API keys."} />
+      <Invitations />
       <Members deny={deny} self={session.member_id} bots={bots.data?.bots ?? []} botName={botName} />
       <ApiKeys deny={deny} />
     </>
+  )
+}
+
+// The signed-in person's own invitations: shown only when there are some.
+
+const Invitations = () => {
+  const invitations = useLoad((signal) => api.get<{ readonly invitations: ReadonlyArray<Invitation> }>("/rcs/team/invitations", signal), [])
+  const { result, busy, run } = useRowActions()
+
+  const answer = (invitation: Invitation, verb: "accept" | "decline"): Promise<void> =>
+    run(invitation.member_id, async () => {
+      await api.post(`/rcs/team/invitations/${encodeURIComponent(invitation.member_id)}/${verb}`)
+      invitations.setData((data) => data === undefined ? data : { invitations: data.invitations.filter((i) => i.member_id !== invitation.member_id) })
+      return verb === "accept"
+        ? `You joined ${invitation.account_label} as ${roleLabel(invitation.role).toLowerCase()}. Sign out and sign in again to choose it.`
+        : `You declined the invitation to ${invitation.account_label}.`
+    })
+
+  const pending = invitations.data?.invitations ?? []
+  if (pending.length === 0 && result === null) return null
+  return (
+    <section aria-labelledby="invitations-title">
+      <h2 id="invitations-title">Your invitations</h2>
+      <ResultRegion result={result} />
+      {pending.length > 0 && (
+        <TableWrap label="Your invitations">
+          <table class="table">
+            <thead>
+              <tr>
+                <th scope="col">Account</th>
+                <th scope="col">Role</th>
+                <th scope="col">Invited</th>
+                <th scope="col"><span class="sr-only">Actions</span></th>
+              </tr>
+            </thead>
+            <tbody>
+              {pending.map((i) => (
+                <tr key={i.member_id} data-testid={`invitation-${i.member_id}`}>
+                  <th scope="row">{i.account_label}</th>
+                  <td>{roleLabel(i.role)}</td>
+                  <td class="nowrap"><Time iso={i.invited_at} /></td>
+                  <td class="nowrap">
+                    <RowAction label="Accept" subject={i.account_label} busy={busy === i.member_id} onClick={() => void answer(i, "accept")} testId={`accept-${i.member_id}`} />{" "}
+                    <RowAction label="Decline" subject={i.account_label} danger busy={busy === i.member_id} onClick={() => void answer(i, "decline")} testId={`decline-${i.member_id}`} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      )}
+    </section>
   )
 }
 
@@ -46,34 +102,38 @@ const Members = ({ deny, self, bots, botName }: {
 }) => {
   const team = useLoad((signal) => api.get<{ readonly members: ReadonlyArray<Member> }>("/rcs/team", signal), [])
   const [formOpen, setFormOpen] = useState(false)
-  const [result, setResult] = useState<Result | null>(null)
-  const [busy, setBusy] = useState<string | null>(null)
+  const { result, setResult, busy, run } = useRowActions()
   const [confirmDialog, confirm] = useConfirm()
 
   const remove = async (member: Member): Promise<void> => {
-    const ok = await confirm({
-      title: `Remove ${member.email}?`,
-      body: <p>They can no longer sign in to this account, and their sessions and tokens for it stop working at once.</p>,
-      confirmLabel: "Remove the member",
-      danger: true
-    })
+    const invited = member.status === "invited"
+    const ok = await confirm(invited
+      ? { title: `Withdraw the invitation to ${member.email}?`, body: <p>They can no longer accept it.</p>, confirmLabel: "Withdraw the invitation", danger: true }
+      : {
+        title: `Remove ${member.email}?`,
+        body: <p>They can no longer sign in to this account, and their sessions and tokens for it stop working at once.</p>,
+        confirmLabel: "Remove the member",
+        danger: true
+      })
     if (!ok) return
-    setBusy(member.member_id)
-    try {
+    await run(member.member_id, async () => {
       await api.del(`/rcs/team/${encodeURIComponent(member.member_id)}`)
       team.setData((data) => data === undefined ? data : { members: data.members.filter((m) => m.member_id !== member.member_id) })
-      setResult({ tone: "good", text: `${member.email} was removed from the team.` })
-    } catch (cause) {
-      setResult({ tone: "bad", text: errorMessage(cause) })
-    } finally {
-      setBusy(null)
-    }
+      return invited ? `The invitation to ${member.email} was withdrawn.` : `${member.email} was removed from the team.`
+    })
   }
 
-  const added = (member: Member, userCreated: boolean): void => {
-    team.setData((data) => ({ members: [...(data?.members ?? []).filter((m) => m.member_id !== member.member_id), member] }))
+  const added = (answer: AddMemberAnswer, email: string): void => {
     setFormOpen(false)
-    setResult({ tone: "good", text: `${member.email} was added as ${member.role}${userCreated ? ", with a new Herald user" : ""}.` })
+    if (answer.status === "invited") {
+      // The answer says nothing about an invited person: the list, read again, shows the invitation.
+      team.reload()
+      setResult({ tone: "good", text: `${email} already has a Herald user and was invited: they become a member when they accept.` })
+      return
+    }
+    const member = answer.member
+    team.setData((data) => ({ members: [...(data?.members ?? []).filter((m) => m.member_id !== member.member_id), member] }))
+    setResult({ tone: "good", text: `${member.email} was added as ${member.role}, with a new Herald user.` })
   }
 
   const botsText = (assigned: ReadonlyArray<string>): string =>
@@ -98,6 +158,7 @@ const Members = ({ deny, self, bots, botName }: {
                   <th scope="col">E-mail</th>
                   <th scope="col">Role</th>
                   <th scope="col">Bots</th>
+                  <th scope="col">Status</th>
                   <th scope="col">Added</th>
                   <th scope="col"><span class="sr-only">Action</span></th>
                 </tr>
@@ -111,11 +172,12 @@ const Members = ({ deny, self, bots, botName }: {
                     </th>
                     <td>{roleLabel(m.role)}</td>
                     <td>{botsText(m.assigned_bots)}</td>
+                    <td>{m.status === "invited" ? <Badge tone="info">Invited</Badge> : <Badge tone="good">Active</Badge>}</td>
                     <td class="nowrap"><Time iso={m.created_at} /></td>
                     <td>
                       {m.role !== "owner" && (
                         <RowAction
-                          label="Remove"
+                          label={m.status === "invited" ? "Withdraw" : "Remove"}
                           subject={m.email}
                           danger
                           deny={deny}
@@ -137,7 +199,7 @@ const Members = ({ deny, self, bots, botName }: {
 
 const AddMemberForm = ({ bots, onAdded, onCancel }: {
   readonly bots: ReadonlyArray<Bot>
-  readonly onAdded: (member: Member, userCreated: boolean) => void
+  readonly onAdded: (answer: AddMemberAnswer, email: string) => void
   readonly onCancel: () => void
 }) => {
   const [email, setEmail] = useState("")
@@ -160,14 +222,14 @@ const AddMemberForm = ({ bots, onAdded, onCancel }: {
     setBusy(true)
     setError(null)
     try {
-      const answer = await api.post<{ readonly member: Member; readonly user_created: boolean }>("/rcs/team", {
+      const answer = await api.post<AddMemberAnswer>("/rcs/team", {
         email: email.trim(),
         role,
         assigned_bots: allBots ? ["*"] : [...chosen],
         ...(password !== "" ? { password } : {})
       })
       setPassword("")
-      onAdded(answer.member, answer.user_created)
+      onAdded(answer, email.trim())
     } catch (cause) {
       setError(errorMessage(cause))
     } finally {
@@ -188,7 +250,11 @@ const AddMemberForm = ({ bots, onAdded, onCancel }: {
             <option value="viewer">Viewer: reads only</option>
           </select>
         </Field>
-        <Field id="am-password" label="Password (for a new user)" hint="Needed only when the person has no Herald user yet: 8 to 256 characters.">
+        <Field
+          id="am-password"
+          label="Password (for a new user)"
+          hint="Needed only when the person has no Herald user yet: 8 to 256 characters. A person who has one is invited, and joins when they accept."
+        >
           <input
             id="am-password"
             type="password"
