@@ -31,6 +31,10 @@ interface Rule {
   readonly fresh?: () => Promise<string>
 }
 
+// Answered by the invited person alone, whatever their role or account: tested apart below
+// ("an invitation is answered by its invitee only").
+const INVITEE_ONLY = new Set(["POST /api/v1/rcs/team/invitations/:member_id/accept", "POST /api/v1/rcs/team/invitations/:member_id/decline"])
+
 const PUBLIC = new Set([
   "GET /health/live", "GET /health/ready", "POST /api/v1/rcs/auth/login", "POST /api/v1/rcs/auth/select-account",
   // The verification link: its token is the credential.
@@ -88,6 +92,8 @@ const ROUTES: ReadonlyArray<Rule> = [
   { method: "POST", route: "/api/v1/rcs/team", role: "owner", key: false, body: () => ({ email: `m${Math.random().toString(36).slice(2)}@example.com`, role: "viewer", assigned_bots: ["*"], password: "matrix password" }) },
   { method: "PATCH", route: "/api/v1/rcs/team/:member_id", role: "owner", key: false, owned: true, body: () => ({ assigned_bots: ["*"] }) },
   { method: "DELETE", route: "/api/v1/rcs/team/:member_id", role: "owner", key: false, owned: true },
+  // A person's own pending invitations (every signed-in person has a list, maybe empty).
+  { method: "GET", route: "/api/v1/rcs/team/invitations", role: "viewer", key: false },
   { method: "POST", route: "/api/v1/app/developer/secret-key", role: "owner", key: false },
   { method: "PUT", route: "/api/v1/app/developer/webhook", role: "owner", key: false, body: () => ({ url: "https://example.com/developer" }) },
   { method: "GET", route: "/api/v1/app/developer/webhook", role: "owner", key: false },
@@ -352,7 +358,7 @@ describe("authorization matrix", () => {
     for (const group of Object.values((HeraldApi as any).groups) as Array<any>) {
       for (const endpoint of Object.values(group.endpoints) as Array<any>) declared.push(`${endpoint.method} ${endpoint.path}`)
     }
-    const covered = new Set([...PUBLIC, ...[...ROUTES, ...SECRET_KEY_ROUTES, ...PARTNER_ROUTES].map((r) => `${r.method} ${r.route}`)])
+    const covered = new Set([...PUBLIC, ...INVITEE_ONLY, ...[...ROUTES, ...SECRET_KEY_ROUTES, ...PARTNER_ROUTES].map((r) => `${r.method} ${r.route}`)])
     expect(declared.filter((d) => !covered.has(d))).toEqual([])
   })
 
@@ -461,5 +467,92 @@ describe("authorization matrix", () => {
       if (got !== code || res.status !== status) failures.push(`${credential}: expected ${status} ${code}, got ${res.status} ${got}`)
     }
     expect(failures).toEqual([])
+  })
+})
+
+describe("rules beyond one route's role", () => {
+  const codeOf = (res: { status: number; body: any }) => (AUTH_CODES.has(res.body.code) ? res.body.code : res.status === 404 ? "not_found" : res.status < 500 ? "allowed" : `status ${res.status}`)
+
+  it("an invitation is answered by its invitee only: every other credential gets 401, 403 or 404, the invitee 200", async () => {
+    // other@matrix.io is a person already (the other account's owner): adding them invites them.
+    const invite = async () => {
+      const r = await call("POST", "/api/v1/rcs/team", credentials.owner, { email: "other@matrix.io", role: "viewer", assigned_bots: ["*"] })
+      expect(r.body).toMatchObject({ success: true, status: "invited" })
+      return r.body.member_id as string
+    }
+    const want = (credential: string) =>
+      ["no credential", "expired JWT", "tampered JWT", "alg none"].includes(credential) ? "unauthorized"
+      : ["revoked key", "expired key"].includes(credential) ? "invalid_api_key"
+      : credential.startsWith("key ") ? "api_key_endpoint_not_allowed"
+      : "not_found"
+    const failures: Array<string> = []
+    for (const answer of ["decline", "accept"]) {
+      const memberId = await invite()
+      for (const credential of CREDENTIALS.filter((c) => c !== "other account's JWT")) {
+        const res = await call("POST", `/api/v1/rcs/team/invitations/${memberId}/${answer}`, credentials[credential])
+        if (codeOf(res) !== want(credential)) failures.push(`${answer}, ${credential}: expected ${want(credential)}, got ${res.status} ${JSON.stringify(res.body).slice(0, 100)}`)
+      }
+      const own = await call("POST", `/api/v1/rcs/team/invitations/${memberId}/${answer}`, credentials["other account's JWT"])
+      if (own.status !== 200) failures.push(`${answer}, the invitee: ${own.status} ${JSON.stringify(own.body).slice(0, 100)}`)
+    }
+    expect(failures).toEqual([])
+  })
+
+  it("the developer webhook is the owner's on every RCS webhook route: members get 403 forbidden, keys 403, the owner is allowed", async () => {
+    const put = await call("PUT", "/api/v1/app/developer/webhook", credentials.owner, { url: "https://example.com/developer-matrix" })
+    expect(put.status).toBe(200)
+    const developer = put.body.webhook_id as string
+    const dead = "wd_00000000-0000-4000-8000-0000000000dd"
+    await putDeadLetter(db, dead, developer)
+    const routes: ReadonlyArray<[string, string, unknown?]> = [
+      ["PATCH", `/api/v1/rcs/webhooks/${developer}`, { active: true }],
+      ["POST", `/api/v1/rcs/webhooks/${developer}/rotate-secret`],
+      ["POST", `/api/v1/rcs/webhooks/${developer}/test`],
+      ["GET", `/api/v1/rcs/webhooks/${developer}/deliveries`],
+      ["POST", `/api/v1/rcs/webhooks/dead-letter/${dead}/replay`],
+      ["DELETE", `/api/v1/rcs/webhooks/${developer}`]
+    ]
+    const want = (credential: string) =>
+      ["no credential", "expired JWT", "tampered JWT", "alg none"].includes(credential) ? "unauthorized"
+      : ["revoked key", "expired key"].includes(credential) ? "invalid_api_key"
+      : credential.startsWith("key ") ? "api_key_endpoint_not_allowed"
+      : credential === "other account's JWT" ? "not_found"
+      : credential === "owner" ? "allowed"
+      : "forbidden"
+    const failures: Array<string> = []
+    for (const [method, path, body] of routes) {
+      for (const credential of [...CREDENTIALS.filter((c) => c !== "owner"), "owner"]) {
+        const res = await call(method, path, credentials[credential], body)
+        if (codeOf(res) !== want(credential)) failures.push(`${method} ${path}, ${credential}: expected ${want(credential)}, got ${res.status} ${JSON.stringify(res.body).slice(0, 100)}`)
+      }
+    }
+    expect(failures).toEqual([])
+  })
+
+  it("the developer webhook is listed to the owner's session only", async () => {
+    const put = await call("PUT", "/api/v1/app/developer/webhook", credentials.owner, { url: "https://example.com/developer-listed" })
+    const developer = put.body.webhook_id as string
+    const listed = async (credential: string) => ((await call("GET", "/api/v1/rcs/webhooks", credentials[credential])).body.webhooks ?? []).map((w: any) => w.webhook_id)
+    expect(await listed("owner")).toContain(developer)
+    for (const credential of ["viewer", "operator", "key with scope"]) expect(await listed(credential), credential).not.toContain(developer)
+  })
+
+  it("an Idempotency-Key is the principal's: the owner's key sent by a viewer or an operator is their own 403, never the owner's answer", async () => {
+    const send = (token: string | undefined, path: string, body?: unknown) =>
+      fetch(`${node.url}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "idempotency-key": `matrix-${path}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        body: body === undefined ? undefined : JSON.stringify(body)
+      }).then(async (r) => ({ status: r.status, text: await r.text() }))
+    const routes: ReadonlyArray<[string, unknown?]> = [["/api/v1/app/developer/secret-key"], ["/api/v1/rcs/api-keys", { name: "replayed", scopes: ["contacts:read"] }]]
+    for (const [path, body] of routes) {
+      const owners = await send(credentials.owner, path, body)
+      expect(owners.status, path).toBe(200)
+      for (const credential of ["viewer", "operator"]) {
+        const replayed = await send(credentials[credential], path, body)
+        expect([replayed.status, JSON.parse(replayed.text).code], `${path}, ${credential}`).toEqual([403, "forbidden"])
+        expect(replayed.text).not.toMatch(/sk_live_|rcs_pk_live_/)
+      }
+    }
   })
 })
