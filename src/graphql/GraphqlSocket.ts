@@ -141,14 +141,14 @@ export const GraphqlSocketLive = Layer.scopedDiscard(
       })
 
     // A change of an account row (its key's hash, its plan) from any node or process: its sockets
-    // are checked as soon as this node hears of it (SecretKeys' cache has forgotten the account by
-    // then: the feed tells every listener before this check runs).
+    // are checked as soon as this node hears of it, after the feed has told every listener (so
+    // SecretKeys' cache has forgotten the account, whichever listener came first).
     const runOwned = yield* FiberSet.makeRuntime<never>()
     yield* changes.subscribe((table, accountId) => {
       if (table !== "accounts") return
       for (const connection of connections.values()) {
         if (connection.accountId === accountId) {
-          runOwned(recheckSockets(accountId))
+          runOwned(Effect.zipRight(Effect.yieldNow(), recheckSockets(accountId)))
           return
         }
       }
