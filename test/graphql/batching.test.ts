@@ -10,6 +10,7 @@ import { type GraphqlContext, makeLoaders, type Run } from "../../src/graphql/re
 import type { GraphqlServices } from "../../src/graphql/services.ts"
 import type { SecretKeyAccount } from "../../src/security/SecretKeys.ts"
 import { SqlLive } from "../../src/storage/Database.ts"
+import { ListCursors } from "../../src/storage/ListCursors.ts"
 import { Storage } from "../../src/storage/Migrations.ts"
 import { IsolationLive, TestConfig } from "../support/isolation.ts"
 
@@ -23,7 +24,7 @@ const Counting = Statement.setTransformer((self) => Effect.sync(() => {
   return self
 }))
 
-const Env = Layer.mergeAll(GraphqlReads.Default, Counting).pipe(
+const Env = Layer.mergeAll(GraphqlReads.Default, ListCursors.Default, Counting).pipe(
   Layer.provideMerge(Layer.mergeAll(SqlLive, Storage.Default.pipe(Layer.provide(SqlLive)))),
   Layer.provideMerge(TestConfig()),
   Layer.provideMerge(IsolationLive)
@@ -75,7 +76,7 @@ const countFor = (accountId: string, limit: number, query = QUERY) =>
         if (Exit.isSuccess(exit)) return exit.value
         throw Option.getOrElse(Cause.failureOption(exit.cause), () => Cause.squash(exit.cause))
       })
-    const services = { reads: yield* GraphqlReads } as unknown as GraphqlServices
+    const services = { reads: yield* GraphqlReads, cursors: yield* ListCursors } as unknown as GraphqlServices
     const account = { accountId, label: "batch", plan: "enterprise", planRatePerMinute: null } as unknown as SecretKeyAccount
     const context: GraphqlContext = { account, services, run, loaders: makeLoaders(account, services, run) }
     const before = statements
