@@ -3,8 +3,9 @@ import { Effect } from "effect"
 import { FeatureLocked, NotFound } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
-import { pageOf, positionOf, readCursor } from "../storage/pageCursor.ts"
+import { positionOf } from "../storage/pageCursor.ts"
 import { type AgentDefinition, type AgentInput, checkAgent, type FaqEntry } from "./agentRules.ts"
+import { ListCursors } from "../storage/ListCursors.ts"
 
 export const AGENTS_LIMIT_DEFAULT = 20
 export const AGENTS_LIMIT_MAX = 100
@@ -56,6 +57,7 @@ const requireAgentsPlan = (account: SecretKeyAccount) =>
 export class AiAgents extends Effect.Service<AiAgents>()("herald/aiAgents/AiAgents", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const cursors = yield* ListCursors
     const columns = sql.literal(COLUMNS)
 
     const find = (accountId: string, agentId: string) =>
@@ -110,13 +112,14 @@ export class AiAgents extends Effect.Service<AiAgents>()("herald/aiAgents/AiAgen
 
     const list = (account: SecretKeyAccount, query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) =>
       Effect.gen(function*() {
-        const after = yield* readCursor(query.cursor)
+        const scope = { list: "ai-agents", accountId: account.accountId }
+        const after = yield* cursors.readPosition(scope, query.cursor)
         const limit = query.limit ?? AGENTS_LIMIT_DEFAULT
         const rows = yield* sql<AgentRow>`
           SELECT ${columns} FROM ai_agents WHERE account_id = ${account.accountId}
             ${after === undefined ? sql`` : sql`AND (created_at, agent_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`}
           ORDER BY created_at DESC, agent_id DESC LIMIT ${limit + 1}`.pipe(Effect.orDie)
-        const page = pageOf(rows, limit, (row) => ({ createdAt: row.position, id: row.agentId }))
+        const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.agentId }))
         return { success: true as const, ai_agents: page.rows.map(present), next_cursor: page.nextCursor ?? "" }
       })
 
@@ -128,5 +131,6 @@ export class AiAgents extends Effect.Service<AiAgents>()("herald/aiAgents/AiAgen
       remove: forAgentsPlan(remove),
       list: forAgentsPlan(list)
     } as const
-  })
+  }),
+  dependencies: [ListCursors.Default]
 }) {}

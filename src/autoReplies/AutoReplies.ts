@@ -11,12 +11,12 @@ import type { GatewayReport } from "../gateway/RcsGateway.ts"
 import { toE164 } from "../messaging/phone.ts"
 import { Send, SenderKind } from "../messaging/SenderKind.ts"
 import { type BotRow, BotsRepo } from "../storage/BotsRepo.ts"
-import { pageOf, readCursor } from "../storage/pageCursor.ts"
 import { TemplatesRepo } from "../templates/TemplatesRepo.ts"
 import { Wallet } from "../wallet/Wallet.ts"
 import { AutoRepliesRepo, type FireRow, type RuleRow, RULES_PER_BOT_MAX, type StoredReply } from "./AutoRepliesRepo.ts"
 import { NotFired } from "./errors.ts"
 import { type MatchKind, pickRule, type Reply, replyOf } from "./rules.ts"
+import { ListCursors } from "../storage/ListCursors.ts"
 
 type InboundReport = Extract<GatewayReport, { _tag: "Inbound" }>
 
@@ -74,6 +74,7 @@ export class AutoReplies extends Effect.Service<AutoReplies>()("herald/autoRepli
     const sql = yield* SqlClient.SqlClient
     const wallet = yield* Wallet
     const repo = yield* AutoRepliesRepo
+    const cursors = yield* ListCursors
     const bots = yield* BotsRepo
     const templates = yield* TemplatesRepo
     const outbox = yield* Outbox
@@ -161,10 +162,11 @@ export class AutoReplies extends Effect.Service<AutoReplies>()("herald/autoRepli
     /** The bot's firings, newest first, paged by an opaque cursor (DESIGN.md, Lists). */
     const fires = Effect.fn("AutoReplies.fires")(function*(principal: Principal, botId: string, query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) {
       const bot = yield* visibleBot(principal, botId)
-      const after = yield* readCursor(query.cursor)
+      const scope = { list: `auto-reply-fires:${bot.botId}`, accountId: principal.accountId }
+      const after = yield* cursors.readPosition(scope, query.cursor)
       const limit = Math.min(query.limit ?? FIRES_LIMIT_DEFAULT, FIRES_LIMIT_MAX)
       const rows = yield* repo.fires(bot.botId, after, limit)
-      const page = pageOf(rows, limit, (row) => ({ createdAt: row.position, id: row.fireId }))
+      const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.fireId }))
       return {
         success: true as const,
         fires: page.rows.map(presentFire),
@@ -259,5 +261,5 @@ export class AutoReplies extends Effect.Service<AutoReplies>()("herald/autoRepli
 
     return { list, create, update, remove, fires, onInbound } as const
   }),
-  dependencies: [AutoRepliesRepo.Default, TemplatesRepo.Default, BotsRepo.Default, Wallet.Default]
+  dependencies: [AutoRepliesRepo.Default, TemplatesRepo.Default, BotsRepo.Default, Wallet.Default, ListCursors.Default]
 }) {}

@@ -11,8 +11,7 @@ import { InsufficientBalance } from "../messaging/errors.ts"
 import { ContactListsRepo } from "../contacts/ContactListsRepo.ts"
 import { BotsCache } from "../storage/BotsCache.ts"
 import { canBroadcast } from "../storage/BotsRepo.ts"
-import { isIntegerKey, keyPage, readKeyCursor } from "../storage/keyCursor.ts"
-import { pageOf, readCursor } from "../storage/pageCursor.ts"
+import { isIntegerKey } from "../storage/keyCursor.ts"
 import { checkDefaults, placeholdersOf } from "../templates/placeholders.ts"
 import { TemplatesRepo } from "../templates/TemplatesRepo.ts"
 import { Wallet } from "../wallet/Wallet.ts"
@@ -20,9 +19,14 @@ import { BroadcastKind, Cancel, Start } from "./BroadcastKind.ts"
 import { type BroadcastRow, BroadcastsRepo, type BroadcastStatus, type TargetRow, type TargetStatus } from "./BroadcastsRepo.ts"
 import { BotNotPromotional } from "./errors.ts"
 import { isoOrNull } from "../storage/isoTimestamp.ts"
+import { type CursorScope, ListCursors } from "../storage/ListCursors.ts"
 
 export const PAGE_LIMIT_DEFAULT = 100
 export const PAGE_LIMIT_MAX = 1000
+
+/** The cursors of the account's broadcasts and of one broadcast's targets (REST's and GraphQL's alike). */
+export const broadcastsScope = (accountId: string): CursorScope => ({ list: "broadcasts", accountId })
+export const targetsScope = (accountId: string, broadcastId: string): CursorScope => ({ list: `broadcast-targets:${broadcastId}`, accountId })
 
 export interface CreateInput {
   readonly name: string
@@ -82,6 +86,7 @@ export class Broadcasts extends Effect.Service<Broadcasts>()("herald/broadcasts/
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* BroadcastsRepo
+    const cursors = yield* ListCursors
     const bots = yield* BotsCache
     const templates = yield* TemplatesRepo
     const lists = yield* ContactListsRepo
@@ -159,14 +164,15 @@ export class Broadcasts extends Effect.Service<Broadcasts>()("herald/broadcasts/
     const list = (principal: Principal, params: { limit?: number | undefined; cursor?: string | undefined; status?: BroadcastStatus | undefined }) =>
       Effect.gen(function*() {
         const limit = Math.min(params.limit ?? PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX)
-        const after = yield* readCursor(params.cursor)
+        const scope = broadcastsScope(principal.accountId)
+        const after = yield* cursors.readPosition(scope, params.cursor)
         const rows = yield* repo.page(principal.accountId, {
           after,
           limit,
           bots: seesAllBots(principal) ? undefined : principal.bots,
           status: params.status
         })
-        const page = pageOf(rows, limit, (row) => ({ createdAt: row.position, id: row.broadcastId }))
+        const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.broadcastId }))
         return {
           success: true as const,
           broadcasts: page.rows.map(broadcastView),
@@ -177,10 +183,11 @@ export class Broadcasts extends Effect.Service<Broadcasts>()("herald/broadcasts/
 
     const targets = (principal: Principal, broadcastId: string, params: { limit?: number | undefined; cursor?: string | undefined; status?: TargetStatus | undefined }) =>
       Effect.gen(function*() {
-        yield* visible(principal, broadcastId)
+        const row = yield* visible(principal, broadcastId)
         const limit = Math.min(params.limit ?? PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX)
-        const before = yield* readKeyCursor(params.cursor, isIntegerKey)
-        const page = keyPage(yield* repo.targets(broadcastId, { before, limit, statuses: params.status === undefined ? undefined : [params.status] }), limit, (target) => target.targetNo)
+        const scope = targetsScope(principal.accountId, row.broadcastId)
+        const before = yield* cursors.readKey(scope, params.cursor, isIntegerKey)
+        const page = cursors.keyPage(scope, yield* repo.targets(broadcastId, { before, limit, statuses: params.status === undefined ? undefined : [params.status] }), limit, (target) => target.targetNo)
         return {
           success: true as const,
           targets: page.rows.map(targetView),
@@ -205,5 +212,5 @@ export class Broadcasts extends Effect.Service<Broadcasts>()("herald/broadcasts/
 
     return { create, get, list, targets, cancel } as const
   }),
-  dependencies: [BroadcastsRepo.Default, BotsCache.Default, TemplatesRepo.Default, ContactListsRepo.Default, Wallet.Default]
+  dependencies: [BroadcastsRepo.Default, BotsCache.Default, TemplatesRepo.Default, ContactListsRepo.Default, Wallet.Default, ListCursors.Default]
 }) {}

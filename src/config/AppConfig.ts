@@ -121,6 +121,10 @@ export interface AppSettings {
   readonly capiMaxAttempts: number
   /** Events one GraphQL subscription may hold for a client reading too slowly before the client is dropped. */
   readonly graphqlSubscriptionBuffer: number
+  /** A GraphQL socket is pinged this often and cut off when it has not answered the last ping by the next (graphql-ws's keep-alive). */
+  readonly graphqlPingMs: number
+  /** A GraphQL socket running no operation for this long is closed (1000): idle sockets are not kept forever. */
+  readonly graphqlIdleMs: number
   /** Where partner e-mail is relayed (smtp:// or smtps://); unset on a single-process node: the SMTP sink in-process. */
   readonly smtpUrl: Option.Option<string>
   /** The in-process SMTP sink listens here (0 picks a free port). */
@@ -376,6 +380,8 @@ const allSettings: Config.Config<AppSettings> = Config.all({
   capiRetryBaseMs: integerIn("HERALD_CAPI_RETRY_BASE_MS", 10, 600_000).pipe(Config.withDefault(1_000)),
   capiMaxAttempts: integerIn("HERALD_CAPI_MAX_ATTEMPTS", 1, 100).pipe(Config.withDefault(12)),
   graphqlSubscriptionBuffer: integerIn("HERALD_GRAPHQL_SUBSCRIPTION_BUFFER", 1, 1_000_000).pipe(Config.withDefault(1_000)),
+  graphqlPingMs: integerIn("HERALD_GRAPHQL_PING_MS", 100, 600_000).pipe(Config.withDefault(12_000)),
+  graphqlIdleMs: integerIn("HERALD_GRAPHQL_IDLE_MS", 100, 86_400_000).pipe(Config.withDefault(300_000)),
   smtpUrl: url("SMTP_URL", ["smtp", "smtps"]).pipe(Config.option),
   smtpSimPort: integerIn("SMTP_SIM_PORT", 0, 65535).pipe(Config.withDefault(2525)),
   smtpFeedbackSecret: Config.string("SMTP_FEEDBACK_SECRET").pipe(Config.withDefault(DEV_SMTP_FEEDBACK_SECRET), Config.map(Redacted.make)),

@@ -4,13 +4,13 @@ import { mayWrite, requireRole } from "../domain/access.ts"
 import { Conflict, NotFound } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
 import type { Principal } from "../domain/signIn.ts"
-import { isBigintKey, keyPage, readKeyCursor } from "../storage/keyCursor.ts"
-import { pageOf, readCursor } from "../storage/pageCursor.ts"
+import { isBigintKey } from "../storage/keyCursor.ts"
 import { type ContactRow, ContactListsRepo, type ListRow } from "./ContactListsRepo.ts"
 import { UnsupportedMediaType } from "./errors.ts"
 import { importFormatOf, Imports, type Upload } from "./Imports.ts"
 import { columnsOf, ImportTally } from "./importTally.ts"
 import { type ImportFormat, LIST_ROWS } from "./readers.ts"
+import { ListCursors } from "../storage/ListCursors.ts"
 
 export const LIST_LIMIT_DEFAULT = 100
 export const LIST_LIMIT_MAX = 1000
@@ -51,6 +51,7 @@ export class ContactLists extends Effect.Service<ContactLists>()("herald/contact
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* ContactListsRepo
+    const cursors = yield* ListCursors
     const imports = yield* Imports
 
     /** A live list of the caller's account: anything else, a malformed id included, is a 404. */
@@ -71,10 +72,11 @@ export class ContactLists extends Effect.Service<ContactLists>()("herald/contact
 
     /** Newest first, paged by an opaque cursor (DESIGN.md, Lists). */
     const list = Effect.fn("ContactLists.list")(function*(principal: Principal, query: PageQuery) {
-      const after = yield* readCursor(query.cursor)
+      const scope = { list: "contact-lists", accountId: principal.accountId }
+      const after = yield* cursors.readPosition(scope, query.cursor)
       const limit = Math.min(query.limit ?? LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX)
       const rows = yield* repo.page(principal.accountId, after, limit)
-      const page = pageOf(rows, limit, (row) => ({ createdAt: row.position, id: row.listId }))
+      const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.listId }))
       return {
         success: true as const,
         lists: page.rows.map(presentList),
@@ -102,10 +104,11 @@ export class ContactLists extends Effect.Service<ContactLists>()("herald/contact
 
     /** The list's contacts, newest first, paged by an opaque cursor. Personal data: a signed-in member only. */
     const contacts = Effect.fn("ContactLists.contacts")(function*(principal: Principal, listId: string, query: PageQuery) {
-      const before = yield* readKeyCursor(query.cursor, isBigintKey)
       const row = yield* visible(principal, listId)
+      const scope = { list: `contact-list:${row.listId}`, accountId: principal.accountId }
+      const before = yield* cursors.readKey(scope, query.cursor, isBigintKey)
       const limit = Math.min(query.limit ?? LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX)
-      const page = keyPage(yield* repo.contactsPage(row.listId, before, limit), limit, (contact) => contact.contactId)
+      const page = cursors.keyPage(scope, yield* repo.contactsPage(row.listId, before, limit), limit, (contact) => contact.contactId)
       return {
         success: true as const,
         contacts: page.rows.map(presentContact),
@@ -150,5 +153,5 @@ export class ContactLists extends Effect.Service<ContactLists>()("herald/contact
 
     return { create, list, get, remove, contacts, importContacts, chunk: repo.chunk } as const
   }),
-  dependencies: [ContactListsRepo.Default, Imports.Default]
+  dependencies: [ContactListsRepo.Default, Imports.Default, ListCursors.Default]
 }) {}

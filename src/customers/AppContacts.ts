@@ -2,12 +2,12 @@ import { Effect } from "effect"
 import { describeIssues, FieldIssue, InvalidRequest, NotFound, renameFields } from "../domain/errors.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
 import { Segments } from "../segments/Segments.ts"
-import { pageOf, readCursor } from "../storage/pageCursor.ts"
 import { presentAppCustomer } from "./appCustomer.ts"
-import { Customers, CUSTOMERS_LIMIT_DEFAULT } from "./Customers.ts"
+import { Customers, CUSTOMERS_LIMIT_DEFAULT, customersScope } from "./Customers.ts"
 import { CustomersRepo } from "./CustomersRepo.ts"
 import { MAX_TAG_LENGTH } from "./traitFilters.ts"
 import { customerText, MAX_NAME, MAX_USER_ID, mergeWith, parseTraitChanges } from "./traits.ts"
+import { ListCursors } from "../storage/ListCursors.ts"
 
 export interface ContactInput {
   readonly phone: string
@@ -46,6 +46,7 @@ export class AppContacts extends Effect.Service<AppContacts>()("herald/customers
     const repo = yield* CustomersRepo
     const customers = yield* Customers
     const segments = yield* Segments
+    const cursors = yield* ListCursors
 
     const found = (accountId: string, customerId: string) =>
       Effect.flatMap(repo.find(accountId, customerId), (row) => (row === undefined ? Effect.fail(new NotFound({ message: `no contact ${customerId}` })) : Effect.succeed(row)))
@@ -93,7 +94,8 @@ export class AppContacts extends Effect.Service<AppContacts>()("herald/customers
         }
         if (query.search !== undefined && query.search.length > 200) issues.push(new FieldIssue({ path: "search", message: "must be at most 200 characters" }))
         if (issues.length > 0) return yield* refused(issues)
-        const after = yield* readCursor(query.cursor)
+        const scope = customersScope(account.accountId)
+        const after = yield* cursors.readPosition(scope, query.cursor)
         const segment = query.segment_id === undefined ? { filters: [], tags: [] } : yield* segments.queryFor(account, query.segment_id)
         const limit = query.limit ?? CUSTOMERS_LIMIT_DEFAULT
         const rows = yield* repo.search({
@@ -102,11 +104,11 @@ export class AppContacts extends Effect.Service<AppContacts>()("herald/customers
           after,
           limit
         })
-        const page = pageOf(rows, limit, (row) => ({ createdAt: row.position, id: row.customerId }))
+        const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.customerId }))
         return { success: true as const, contacts: page.rows.map(presentAppCustomer), next_cursor: page.nextCursor ?? "" }
       })
 
     return { create, update, get, remove, list } as const
   }),
-  dependencies: [CustomersRepo.Default, Customers.Default, Segments.Default]
+  dependencies: [CustomersRepo.Default, Customers.Default, Segments.Default, ListCursors.Default]
 }) {}

@@ -2,14 +2,17 @@ import { Effect } from "effect"
 import { describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
 import { toE164 } from "../messaging/phone.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
-import { pageOf, readCursor } from "../storage/pageCursor.ts"
 import { digitsOf } from "../whatsapp/events.ts"
 import { type CustomerRow, CustomersRepo } from "./CustomersRepo.ts"
 import { parseCustomerQuery } from "./traitFilters.ts"
 import { customerText, MAX_NAME, MAX_USER_ID, mergeWith, parseTraitChanges } from "./traits.ts"
+import { type CursorScope, ListCursors } from "../storage/ListCursors.ts"
 
 export const CUSTOMERS_LIMIT_DEFAULT = 50
 export const CUSTOMERS_LIMIT_MAX = 1_000
+
+/** The cursors of every list of the account's customers (search, app contacts, a segment's members, GraphQL's contacts). */
+export const customersScope = (accountId: string): CursorScope => ({ list: "customers", accountId })
 
 /** A customer as the public API shows it (Interakt's naming: digits without '+'). */
 export const presentCustomer = (row: CustomerRow) => ({
@@ -42,6 +45,7 @@ export interface SearchInput {
 export class Customers extends Effect.Service<Customers>()("herald/customers/Customers", {
   effect: Effect.gen(function*() {
     const repo = yield* CustomersRepo
+    const cursors = yield* ListCursors
 
     /**
      * A customer by phone, created or updated (traits merged, a null trait removed, tags added):
@@ -66,10 +70,11 @@ export class Customers extends Effect.Service<Customers>()("herald/customers/Cus
       Effect.gen(function*() {
         const query = parseCustomerQuery(input)
         if ("issues" in query) return yield* new InvalidRequest({ message: describeIssues(query.issues), errors: [...query.issues] })
-        const after = yield* readCursor(input.cursor)
+        const scope = customersScope(account.accountId)
+        const after = yield* cursors.readPosition(scope, input.cursor)
         const limit = input.limit ?? CUSTOMERS_LIMIT_DEFAULT
         const rows = yield* repo.search({ accountId: account.accountId, query, after, limit })
-        const page = pageOf(rows, limit, (row) => ({ createdAt: row.position, id: row.customerId }))
+        const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.customerId }))
         return {
           result: true as const,
           success: true as const,
@@ -88,5 +93,5 @@ export class Customers extends Effect.Service<Customers>()("herald/customers/Cus
 
     return { save, track, search, get } as const
   }),
-  dependencies: [CustomersRepo.Default]
+  dependencies: [CustomersRepo.Default, ListCursors.Default]
 }) {}

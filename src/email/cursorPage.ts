@@ -1,10 +1,7 @@
-import { Effect, Redacted, Schema } from "effect"
-import { createHmac, hkdfSync } from "node:crypto"
+import { Effect, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
-import { isUuid } from "../domain/ids.ts"
-import { isUtcMicros } from "../domain/timestamps.ts"
-import { safeEqual } from "../security/secrets.ts"
-import type { PagePosition } from "../storage/pageCursor.ts"
+import { cursorSigner } from "../security/cursorSigner.ts"
+import { type PagePosition, positionFrom } from "../storage/pageCursor.ts"
 
 /** The partner lists' refusal of a cursor they did not give out, or one that was edited: 400 `invalid_cursor`. */
 export class InvalidCursor extends Schema.TaggedError<InvalidCursor>()("InvalidCursor", {
@@ -46,27 +43,11 @@ export const pageFields = {
  */
 export class CursorPages extends Effect.Service<CursorPages>()("herald/email/CursorPages", {
   effect: Effect.map(AppConfig, (config) => {
-    const key = Buffer.from(hkdfSync("sha256", Redacted.value(config.secretsKey), "herald", "partner-cursor-v1", 32))
-    const mac = (scope: string, body: string) => createHmac("sha256", key).update(`${scope}\n${body}`).digest("base64url").slice(0, 22)
-
-    const encode = (scope: string, position: PagePosition) => {
-      const body = Buffer.from(JSON.stringify([position.createdAt, position.id])).toString("base64url")
-      return `${body}.${mac(scope, body)}`
-    }
-
+    const signer = cursorSigner(config.secretsKey, "partner-cursor-v1")
+    const encode = (scope: string, position: PagePosition) => signer.sign(scope, [position.createdAt, position.id])
     const decode = (scope: string, cursor: string): PagePosition | undefined => {
-      const dot = cursor.indexOf(".")
-      if (dot <= 0) return undefined
-      const body = cursor.slice(0, dot)
-      if (!safeEqual(cursor.slice(dot + 1), mac(scope, body))) return undefined
-      try {
-        const parsed: unknown = JSON.parse(Buffer.from(body, "base64url").toString("utf8"))
-        if (!Array.isArray(parsed) || parsed.length !== 2) return undefined
-        const [createdAt, id] = parsed as [unknown, unknown]
-        return typeof createdAt === "string" && isUtcMicros(createdAt) && typeof id === "string" && isUuid(id) ? { createdAt, id } : undefined
-      } catch {
-        return undefined
-      }
+      const values = signer.open(scope, cursor)
+      return values === undefined ? undefined : positionFrom(values)
     }
 
     /**

@@ -1,4 +1,6 @@
-import { encodePageCursor, type PagePosition } from "../storage/pageCursor.ts"
+import { isUtcMicros } from "../domain/timestamps.ts"
+import type { CursorScope } from "../storage/ListCursors.ts"
+import type { GraphqlContext } from "./resolvers.ts"
 
 /** GraphQL's `page: {limit, cursor}` after the cost check (which refuses a limit outside 1..100). */
 export interface PageArgs {
@@ -20,5 +22,26 @@ export const connectionOf = <R, N>(rows: ReadonlyArray<R>, limit: number, cursor
   return { edges, pageInfo: { hasNextPage: rows.length > limit, endCursor: edges.at(-1)?.cursor ?? null } }
 }
 
-/** The cursor of a row of a (created_at, uuid) list. */
-export const positionCursor = (position: PagePosition) => encodePageCursor(position)
+/**
+ * One list's cursors in a resolver, signed for the list and the account (ListCursors): `read` gives
+ * what the page's cursor carries (an edited one, or another list's, is VALIDATION_ERROR naming
+ * `page.cursor`), `connection` signs each edge's.
+ */
+export const listCursors = (context: GraphqlContext, scope: CursorScope) => ({
+  read: <A>(page: PageArgs | null | undefined, values: (values: ReadonlyArray<unknown>) => A | undefined) =>
+    context.run(context.services.cursors.open(scope, page?.cursor, values, "page.cursor")),
+  connection: <R, N>(rows: ReadonlyArray<R>, limit: number, valuesOf: (row: R) => ReadonlyArray<unknown>, node: (row: R) => N) =>
+    connectionOf(rows, limit, (row) => context.services.cursors.sign(scope, valuesOf(row)), node)
+})
+
+/** A position in a list ordered by (time, text id), newest first: messages (a wamid or a uuid) and calls (Meta's call id). */
+export interface TimeIdPosition {
+  readonly at: string
+  readonly id: string
+}
+
+export const timeIdFrom = (values: ReadonlyArray<unknown>): TimeIdPosition | undefined => {
+  if (values.length !== 2) return undefined
+  const [at, id] = values
+  return typeof at === "string" && isUtcMicros(at) && typeof id === "string" && id.length > 0 && id.length <= 512 ? { at, id } : undefined
+}

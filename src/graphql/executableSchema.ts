@@ -1,4 +1,4 @@
-import { buildSchema, GraphQLError, GraphQLObjectType, GraphQLScalarType, type GraphQLSchema, Kind, type ValueNode } from "graphql"
+import { buildSchema, GraphQLError, type GraphQLFieldResolver, GraphQLObjectType, GraphQLScalarType, type GraphQLSchema, Kind, type ValueNode } from "graphql"
 import { resolvers } from "./resolvers.ts"
 import { SDL } from "./schema.ts"
 import { paymentResolvers, subscriptionResolvers } from "./subscriptions/resolvers.ts"
@@ -40,6 +40,24 @@ const scalars: Record<string, Partial<GraphQLScalarType>> = {
   }
 }
 
+/** Each request's answers of Query's fields, by field and arguments (keyed by the request's context). */
+const rootAnswers = new WeakMap<object, Map<string, unknown>>()
+
+/**
+ * A Query field resolved once per request for the same arguments, as DataLoader caches a key:
+ * 499 aliases of `wallet { balance }` (under the cost limit, each costing 2) read the wallet once,
+ * not 499 times. graphql-js coerces arguments in the field's declared order, so equal arguments
+ * print the same. Only Query's fields: they read; a mutation runs each time it is asked for.
+ */
+const oncePerRequest = (fieldName: string, resolve: GraphQLFieldResolver<unknown, object>): GraphQLFieldResolver<unknown, object> =>
+  (parent, args, context, info) => {
+    let answers = rootAnswers.get(context)
+    if (answers === undefined) rootAnswers.set(context, answers = new Map())
+    const key = `${fieldName}(${JSON.stringify(args)})`
+    if (!answers.has(key)) answers.set(key, resolve(parent, args, context, info))
+    return answers.get(key)
+  }
+
 /** The SDL with Herald's resolvers and scalars: built once per node. */
 export const makeExecutableSchema = (): GraphQLSchema => {
   const schema = buildSchema(SDL + SUBSCRIPTION_SDL)
@@ -50,7 +68,7 @@ export const makeExecutableSchema = (): GraphQLSchema => {
     for (const [fieldName, resolve] of Object.entries(fields)) {
       const field = declared[fieldName]
       if (field === undefined) throw new Error(`a resolver for ${typeName}.${fieldName}, which the schema does not declare`)
-      field.resolve = resolve as typeof field.resolve
+      field.resolve = typeName === "Query" ? oncePerRequest(fieldName, resolve as GraphQLFieldResolver<unknown, object>) : resolve as typeof field.resolve
     }
   }
   const subscription = schema.getSubscriptionType()!.getFields()

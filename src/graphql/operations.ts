@@ -4,6 +4,7 @@ import { type DocumentNode, execute, type ExecutionResult, getOperationAST, Grap
 import type { Unstorable } from "../domain/storable.ts"
 import { ApiRateLimits } from "../ratelimit/ApiRateLimits.ts"
 import { type SecretKeyAccount, SecretKeys } from "../security/SecretKeys.ts"
+import { ListCursors } from "../storage/ListCursors.ts"
 import { costOf, MAX_COST } from "./cost.ts"
 import { fromDomainError, graphqlError } from "./errors.ts"
 import { makeExecutableSchema } from "./executableSchema.ts"
@@ -165,5 +166,6 @@ export class GraphqlOperations extends Effect.Service<GraphqlOperations>()("hera
       )
 
     return { schema, authenticate, admit, prepare, contextFor, execute: executeQuery } as const
-  })
+  }),
+  dependencies: [ListCursors.Default]
 }) {}

@@ -3,12 +3,10 @@ import { Effect } from "effect"
 import { type BroadcastRow, BroadcastsRepo, type BroadcastStatus, type TargetStatus } from "../broadcasts/BroadcastsRepo.ts"
 import { CustomersRepo } from "../customers/CustomersRepo.ts"
 import type { CustomerQuery } from "../customers/traitFilters.ts"
-import { InvalidRequest } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
-import { isUtcMicros } from "../domain/timestamps.ts"
-import { isIntegerKey, readKeyCursor } from "../storage/keyCursor.ts"
-import { type PagePosition, positionOf, readCursor } from "../storage/pageCursor.ts"
+import { type PagePosition, positionOf } from "../storage/pageCursor.ts"
 import { Wallet } from "../wallet/Wallet.ts"
+import type { TimeIdPosition } from "./connections.ts"
 import { WaTemplatesRepo, type WaTemplateStatus } from "../whatsapp/templates/WaTemplatesRepo.ts"
 import type { TemplateCategory } from "../whatsapp/templates/templateRules.ts"
 
@@ -45,36 +43,6 @@ export interface MessageRow {
 const CONVERSATION_COLUMNS = `v.conversation_id::text, v.customer_id::text, v.status, v.assignee_user_id::text, v.assignee_ai_agent_id::text, v.last_message, v.updated_at,
   ${positionOf("v.created_at")} AS position`
 
-/** A cursor of a GraphQL list that is not one it gave out, named as GraphQL's argument (`page.cursor`). */
-const notOurCursor = () => InvalidRequest.single("page.cursor", "is not a cursor this list gave out")
-
-/**
- * The cursor of a list ordered by (time, text id), newest first: messages (a wamid or a uuid) and
- * calls (Meta's call id). The last row's time to the microsecond and its id.
- */
-const encodeTimeIdCursor = (at: string, id: string) => Buffer.from(JSON.stringify([at, id])).toString("base64url")
-const decodeTimeIdCursor = (cursor: string | null | undefined): Effect.Effect<{ at: string; id: string } | undefined, InvalidRequest> => {
-  if (cursor === undefined || cursor === null || cursor === "") return Effect.succeed(undefined)
-  try {
-    const parsed: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))
-    if (
-      Array.isArray(parsed) && parsed.length === 2 && typeof parsed[0] === "string" && isUtcMicros(parsed[0]) &&
-      typeof parsed[1] === "string" && parsed[1].length > 0 && parsed[1].length <= 512
-    ) {
-      return Effect.succeed({ at: parsed[0], id: parsed[1] })
-    }
-  } catch {
-    // not one of ours: answered below
-  }
-  return Effect.fail(notOurCursor())
-}
-export const encodeMessageCursor = (row: MessageRow) => encodeTimeIdCursor(row.at, row.id)
-
-/** REST's cursor readers name their query parameter (`cursor`); GraphQL names the argument. */
-const asPageCursor = <A>(effect: Effect.Effect<A, InvalidRequest>) => Effect.mapError(effect, notOurCursor)
-/** The position a (created_at, uuid) list's `page.cursor` names: none for the first page. */
-export const readPageCursor = (cursor: string | null | undefined) => asPageCursor(readCursor(cursor ?? undefined))
-
 /** A WhatsApp call as WaReports.recordCall stored it: direction and status as Meta sent them. */
 export interface CallRow {
   readonly callId: string
@@ -108,8 +76,6 @@ export const callStatusOf = (stored: string): CallStatusName => {
 const CALL_COLUMNS = `c.call_id, c.conversation_id::text, c.direction, c.status, c.duration_sec, c.recording_url, c.occurred_at,
   ${positionOf("c.occurred_at")} AS position`
 
-export const encodeCallCursor = (row: CallRow) => encodeTimeIdCursor(row.position, row.callId)
-
 /**
  * The SQL behind GraphQL's reads, every one scoped to the caller's account. The by-id reads take
  * many ids at once: they are DataLoader batch functions (one statement per level of a query).
@@ -135,8 +101,7 @@ export class GraphqlReads extends Effect.Service<GraphqlReads>()("herald/graphql
     const contactsByIds = (accountId: string, ids: ReadonlyArray<string>) =>
       Effect.map(customers.findMany(accountId, ids.filter(isUuid)), (rows) => new Map(rows.map((row) => [row.customerId, row])))
 
-    const contacts = (accountId: string, query: CustomerQuery, cursor: string | null | undefined, limit: number) =>
-      Effect.flatMap(readPageCursor(cursor), (after) => customers.search({ accountId, query, after, limit }))
+    const contacts = (accountId: string, query: CustomerQuery, after: PagePosition | undefined, limit: number) => customers.search({ accountId, query, after, limit })
 
     const conversationsByIds = (accountId: string, ids: ReadonlyArray<string>) =>
       Effect.map(
@@ -209,9 +174,8 @@ export class GraphqlReads extends Effect.Service<GraphqlReads>()("herald/graphql
       ).pipe(Effect.orDie)
 
     /** A conversation's messages both ways, newest first. */
-    const messages = (accountId: string, conversationId: string, cursor: string | null | undefined, limit: number) =>
+    const messages = (accountId: string, conversationId: string, after: TimeIdPosition | undefined, limit: number) =>
       Effect.gen(function*() {
-        const after = yield* decodeTimeIdCursor(cursor)
         const at = sql.literal(`'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`)
         return yield* sql<MessageRow>`
           WITH conv AS (SELECT conversation_id, phone_number_id, customer_phone FROM conversations WHERE conversation_id = ${conversationId} AND account_id = ${accountId}),
@@ -231,8 +195,8 @@ export class GraphqlReads extends Effect.Service<GraphqlReads>()("herald/graphql
       Effect.map(Effect.forEach(ids.filter(isUuid), (id) => templates.find(accountId, id)), (rows) =>
         new Map(rows.flatMap((row) => (row === undefined ? [] : [[row.templateId, row] as const]))))
 
-    const templatePage = (accountId: string, status: WaTemplateStatus | undefined, category: TemplateCategory | undefined, cursor: string | null | undefined, limit: number) =>
-      Effect.flatMap(readPageCursor(cursor), (after) => templates.page({ accountId, status, category, after, limit }))
+    const templatePage = (accountId: string, status: WaTemplateStatus | undefined, category: TemplateCategory | undefined, after: PagePosition | undefined, limit: number) =>
+      templates.page({ accountId, status, category, after, limit })
 
     /** One of the account's broadcasts (any bot: the secret key is account-wide), with its counters: REST's read. */
     const broadcast = (accountId: string, broadcastId: string): Effect.Effect<BroadcastRow | undefined> =>
@@ -242,18 +206,16 @@ export class GraphqlReads extends Effect.Service<GraphqlReads>()("herald/graphql
     const broadcastPage = (
       accountId: string,
       filter: { readonly status?: BroadcastStatus | undefined; readonly botId?: string | undefined },
-      cursor: string | null | undefined,
+      after: PagePosition | undefined,
       limit: number
-    ) =>
-      Effect.flatMap(readPageCursor(cursor), (after) =>
-        broadcasts.page(accountId, { after, limit, bots: filter.botId === undefined ? undefined : [filter.botId], status: filter.status }))
+    ) => broadcasts.page(accountId, { after, limit, bots: filter.botId === undefined ? undefined : [filter.botId], status: filter.status })
 
     /**
-     * A broadcast's targets newest first, of any of `statuses` when given: REST's read, with its
-     * cursor (the last target_no). The caller has checked the broadcast is the account's.
+     * A broadcast's targets newest first, of any of `statuses` when given, before target_no `before`:
+     * REST's read. The caller has checked the broadcast is the account's.
      */
-    const broadcastTargets = (broadcastId: string, statuses: ReadonlyArray<TargetStatus> | undefined, cursor: string | null | undefined, limit: number) =>
-      Effect.flatMap(asPageCursor(readKeyCursor(cursor ?? undefined, isIntegerKey)), (before) => broadcasts.targets(broadcastId, { before, limit, statuses }))
+    const broadcastTargets = (broadcastId: string, statuses: ReadonlyArray<TargetStatus> | undefined, before: number | undefined, limit: number) =>
+      broadcasts.targets(broadcastId, { before, limit, statuses })
 
     const callColumns = sql.literal(CALL_COLUMNS)
 
@@ -265,9 +227,8 @@ export class GraphqlReads extends Effect.Service<GraphqlReads>()("herald/graphql
       ).pipe(Effect.orDie)
 
     /** The account's calls newest first (occurred_at, then call_id: index wa_calls_account_idx); filters in SQL, mapped back to Meta's values. */
-    const calls = (accountId: string, filter: { readonly status?: CallStatusName | undefined; readonly direction?: DirectionName | undefined }, cursor: string | null | undefined, limit: number) =>
+    const calls = (accountId: string, filter: { readonly status?: CallStatusName | undefined; readonly direction?: DirectionName | undefined }, after: TimeIdPosition | undefined, limit: number) =>
       Effect.gen(function*() {
-        const after = yield* decodeTimeIdCursor(cursor)
         const status = filter.status === undefined ? [] : [
           filter.status === "COMPLETED"
             ? sql`lower(c.status) = 'completed'`

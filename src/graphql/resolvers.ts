@@ -8,21 +8,23 @@ import { describeIssues, FieldIssue, InvalidRequest, NotFound, renameFields } fr
 import { planRatePerMinute } from "../domain/plans.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
 import { readE164 } from "../messaging/phone.ts"
-import { encodeKeyCursor } from "../storage/keyCursor.ts"
+import { broadcastsScope, targetsScope } from "../broadcasts/Broadcasts.ts"
+import { customersScope } from "../customers/Customers.ts"
+import { isIntegerKey } from "../storage/keyCursor.ts"
+import type { CursorScope } from "../storage/ListCursors.ts"
+import { positionFrom } from "../storage/pageCursor.ts"
+import { waTemplatesScope } from "../whatsapp/templates/WaTemplates.ts"
 import type { BroadcastRow, TargetRow, TargetStatus } from "../broadcasts/BroadcastsRepo.ts"
 import type { WaTemplateRow } from "../whatsapp/templates/WaTemplatesRepo.ts"
-import { connectionOf, limitOf, type PageArgs, positionCursor } from "./connections.ts"
-import type { LedgerRow } from "../wallet/Wallet.ts"
+import { limitOf, listCursors, type PageArgs, timeIdFrom } from "./connections.ts"
+import { type LedgerRow, ledgerScope } from "../wallet/Wallet.ts"
 import {
   callDirectionOf,
   type CallRow,
   callStatusOf,
   type ConversationRow,
-  encodeCallCursor,
-  encodeMessageCursor,
   type LastMessage,
-  type MessageRow,
-  readPageCursor
+  type MessageRow
 } from "./reads.ts"
 import type { GraphqlServices } from "./services.ts"
 import type { OpenFeed } from "./subscriptions/resolvers.ts"
@@ -216,7 +218,10 @@ const callNode = (row: CallRow): CallNode => ({
   started_at: new Date(new Date(row.occurredAt).getTime() - row.durationSec * 1000).toISOString()
 })
 
-const cursorOfPosition = (row: { readonly position: string }, id: string) => positionCursor({ createdAt: row.position, id })
+/** The cursors of GraphQL's own lists (the others share REST's: ledgerScope, customersScope, …). */
+const conversationsScope = (accountId: string): CursorScope => ({ list: "conversations", accountId })
+const messagesScope = (accountId: string, conversationId: string): CursorScope => ({ list: `conversation-messages:${conversationId}`, accountId })
+const callsScope = (accountId: string): CursorScope => ({ list: "calls", accountId })
 
 /** GraphQL's trait filter (enum ops, JSON values) in the REST search's shape, checked by the same code. */
 const customerQueryOf = (filter: { search?: string | null; tags?: ReadonlyArray<string> | null; traits?: ReadonlyArray<{ trait: string; op: string; value?: unknown }> | null } | null | undefined) => {
@@ -251,34 +256,40 @@ export const resolvers: Record<string, Record<string, Resolver<any>>> = {
       const row = await run(services.reads.me(account.accountId))
       return { balance: Number(row.walletBalance), currency: row.currency }
     },
-    walletTransactions: async (_, { page }: { page?: PageArgs }, { account, run, services }) => {
+    walletTransactions: async (_, { page }: { page?: PageArgs }, context) => {
+      const { account, run, services } = context
+      const list = listCursors(context, ledgerScope(account.accountId))
       const limit = limitOf(page)
-      const after = await run(readPageCursor(page?.cursor))
-      const rows = await run(services.reads.ledger(account.accountId, after, limit))
-      return connectionOf(rows, limit, (row) => cursorOfPosition(row, row.txnId), ledgerNode)
+      const rows = await run(services.reads.ledger(account.accountId, await list.read(page, positionFrom), limit))
+      return list.connection(rows, limit, (row) => [row.position, row.txnId], ledgerNode)
     },
     contact: async (_, { id }, { loaders }) => {
       const row = await loaders.contact.load(id)
       return row === undefined ? notFoundContact(id) : contactNode(row)
     },
-    contacts: async (_, { filter, page }, { account, run, services }) => {
+    contacts: async (_, { filter, page }, context) => {
+      const { account, run, services } = context
+      const list = listCursors(context, customersScope(account.accountId))
       const limit = limitOf(page)
-      const rows = await run(services.reads.contacts(account.accountId, customerQueryOf(filter), page?.cursor, limit))
-      return connectionOf(rows, limit, (row) => cursorOfPosition(row, row.customerId), contactNode)
+      const query = customerQueryOf(filter)
+      const rows = await run(services.reads.contacts(account.accountId, query, await list.read(page, positionFrom), limit))
+      return list.connection(rows, limit, (row) => [row.position, row.customerId], contactNode)
     },
     conversation: async (_, { id }, { loaders }) => {
       const row = await loaders.conversation.load(id)
       return row === undefined ? notFoundConversation(id) : conversationNode(row)
     },
-    conversations: async (_, { filter, page }, { account, run, services }) => {
+    conversations: async (_, { filter, page }, context) => {
+      const { account, run, services } = context
+      const list = listCursors(context, conversationsScope(account.accountId))
       const limit = limitOf(page)
-      const after = await run(readPageCursor(page?.cursor))
+      const after = await list.read(page, positionFrom)
       const rows = await run(services.reads.conversations(account.accountId, {
         status: filter?.status ? filter.status.toLowerCase() : undefined,
         assigneeEmail: filter?.assignee_email ?? undefined,
         unassigned: filter?.unassigned ?? undefined
       }, after, limit))
-      return connectionOf(rows, limit, (row) => cursorOfPosition(row, row.conversationId), conversationNode)
+      return list.connection(rows, limit, (row) => [row.position, row.conversationId], conversationNode)
     },
     messages: async (_, { conversationId, page }, context, info) => {
       const conversation = await context.loaders.conversation.load(conversationId)
@@ -290,22 +301,26 @@ export const resolvers: Record<string, Record<string, Resolver<any>>> = {
       if (row === undefined) throw new NotFound({ message: `no template ${id}` })
       return templateNode(row)
     },
-    templates: async (_, { status, category, page }, { account, run, services }) => {
+    templates: async (_, { status, category, page }, context) => {
+      const { account, run, services } = context
+      const list = listCursors(context, waTemplatesScope(account.accountId))
       const limit = limitOf(page)
-      const rows = await run(services.reads.templatePage(account.accountId, status ?? undefined, category ?? undefined, page?.cursor, limit))
-      return connectionOf(rows, limit, (row) => cursorOfPosition(row, row.templateId), templateNode)
+      const rows = await run(services.reads.templatePage(account.accountId, status ?? undefined, category ?? undefined, await list.read(page, positionFrom), limit))
+      return list.connection(rows, limit, (row) => [row.position, row.templateId], templateNode)
     },
     broadcast: async (_, { id }, { account, run, services }) => {
       const row = await run(services.reads.broadcast(account.accountId, id))
       return row === undefined ? notFoundBroadcast(id) : broadcastNode(row)
     },
-    broadcasts: async (_, { filter, page }, { account, run, services }) => {
+    broadcasts: async (_, { filter, page }, context) => {
+      const { account, run, services } = context
+      const list = listCursors(context, broadcastsScope(account.accountId))
       const limit = limitOf(page)
       const rows = await run(services.reads.broadcastPage(account.accountId, {
         status: filter?.status ? filter.status.toLowerCase() : undefined,
         botId: filter?.bot_id ?? undefined
-      }, page?.cursor, limit))
-      return connectionOf(rows, limit, (row) => cursorOfPosition(row, row.broadcastId), broadcastNode)
+      }, await list.read(page, positionFrom), limit))
+      return list.connection(rows, limit, (row) => [row.position, row.broadcastId], broadcastNode)
     },
     broadcastReport: async (_, { id }, { account, run, services }) => {
       const row = await run(services.reads.broadcast(account.accountId, id))
@@ -316,17 +331,22 @@ export const resolvers: Record<string, Record<string, Resolver<any>>> = {
       if (row === undefined) throw new NotFound({ message: `no call ${id}` })
       return callNode(row)
     },
-    calls: async (_, { filter, page }, { account, run, services }) => {
+    calls: async (_, { filter, page }, context) => {
+      const { account, run, services } = context
+      const list = listCursors(context, callsScope(account.accountId))
       const limit = limitOf(page)
-      const rows = await run(services.reads.calls(account.accountId, { status: filter?.status ?? undefined, direction: filter?.direction ?? undefined }, page?.cursor, limit))
-      return connectionOf(rows, limit, encodeCallCursor, callNode)
+      const after = await list.read(page, timeIdFrom)
+      const rows = await run(services.reads.calls(account.accountId, { status: filter?.status ?? undefined, direction: filter?.direction ?? undefined }, after, limit))
+      return list.connection(rows, limit, (row) => [row.position, row.callId], callNode)
     }
   },
   BroadcastReport: {
-    targets: async (report: { readonly row: BroadcastRow }, { page, status }, { run, services }) => {
+    targets: async (report: { readonly row: BroadcastRow }, { page, status }, context) => {
+      const list = listCursors(context, targetsScope(context.account.accountId, report.row.broadcastId))
       const limit = limitOf(page)
-      const rows = await run(services.reads.broadcastTargets(report.row.broadcastId, status ? targetStatusesOf(status) : undefined, page?.cursor, limit))
-      return connectionOf(rows, limit, (row) => encodeKeyCursor(row.targetNo), targetNode)
+      const before = await list.read(page, (values) => (values.length === 1 && isIntegerKey(values[0]) ? values[0] : undefined))
+      const rows = await context.run(context.services.reads.broadcastTargets(report.row.broadcastId, status ? targetStatusesOf(status) : undefined, before, limit))
+      return list.connection(rows, limit, (row) => [row.targetNo], targetNode)
     }
   },
   Call: {
@@ -344,12 +364,14 @@ export const resolvers: Record<string, Record<string, Resolver<any>>> = {
     tags: (node: ContactNode) => node.row.tags,
     traits: (node: ContactNode) => node.row.traits,
     created_at: (node: ContactNode) => iso(node.row.createdAt),
-    conversations: async (node: ContactNode, { page }, { account, run, services, loaders }) => {
+    conversations: async (node: ContactNode, { page }, context) => {
+      const { account, run, services, loaders } = context
+      const list = listCursors(context, conversationsScope(account.accountId))
       const limit = limitOf(page)
       const rows = page?.cursor
-        ? await run(services.reads.conversations(account.accountId, { customerId: node.row.customerId }, await run(readPageCursor(page.cursor)), limit))
+        ? await run(services.reads.conversations(account.accountId, { customerId: node.row.customerId }, await list.read(page, positionFrom), limit))
         : await loaders.conversationsOfContact(limit).load(node.row.customerId)
-      return connectionOf(rows, limit, (row) => cursorOfPosition(row, row.conversationId), conversationNode)
+      return list.connection(rows, limit, (row) => [row.position, row.conversationId], conversationNode)
     }
   },
   Conversation: {
@@ -364,10 +386,12 @@ export const resolvers: Record<string, Record<string, Resolver<any>>> = {
       return { kind: "MEMBER", email: email ?? null, member_id: null, ai_agent_id: null, name: null }
     },
     last_message: (node: ConversationNode) => (node.row.lastMessage === null ? null : lastMessageNode(node.row.conversationId, node.row.lastMessage)),
-    messages: async (node: ConversationNode, { page }, { account, run, services }) => {
+    messages: async (node: ConversationNode, { page }, context) => {
+      const { account, run, services } = context
+      const list = listCursors(context, messagesScope(account.accountId, node.row.conversationId))
       const limit = limitOf(page)
-      const rows = await run(services.reads.messages(account.accountId, node.row.conversationId, page?.cursor, limit))
-      return connectionOf(rows, limit, encodeMessageCursor, (row) => messageNode(node.row.conversationId, row))
+      const rows = await run(services.reads.messages(account.accountId, node.row.conversationId, await list.read(page, timeIdFrom), limit))
+      return list.connection(rows, limit, (row) => [row.at, row.id], (row) => messageNode(node.row.conversationId, row))
     }
   },
   Message: {

@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { Conversations } from "../conversations/Conversations.ts"
 import { Customers } from "../customers/Customers.ts"
 import { CustomersRepo } from "../customers/CustomersRepo.ts"
+import { ListCursors } from "../storage/ListCursors.ts"
 import { PublicMessages } from "../whatsapp/PublicMessages.ts"
 import { GraphqlReads } from "./reads.ts"
 
@@ -11,6 +12,7 @@ export const graphqlServices = Effect.all({
   customers: Customers,
   customersRepo: CustomersRepo,
   conversations: Conversations,
-  messages: PublicMessages
+  messages: PublicMessages,
+  cursors: ListCursors
 })
 export type GraphqlServices = Effect.Effect.Success<typeof graphqlServices>

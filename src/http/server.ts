@@ -150,7 +150,7 @@ const JwksRoute = HttpLayerRouter.use((router) =>
 const OpenApiRoute = HttpLayerRouter.add("GET", "/api/v1/openapi.json", HttpServerResponse.unsafeJson(openApiDocument()))
 
 /** GraphQL over POST and over WebSocket, on one set of operations (schema, limits, services). */
-const GraphqlLive = Layer.merge(GraphqlRoute, GraphqlSocketLive).pipe(Layer.provide(Layer.merge(GraphqlOperations.Default, LiveHub.Default)))
+const GraphqlLive = Layer.merge(GraphqlRoute, GraphqlSocketLive).pipe(Layer.provide(Layer.mergeAll(GraphqlOperations.Default, LiveHub.Default, ChangeFeed.Default)))
 
 const FullRoutes = Layer.mergeAll(
   serveApi(ServedApi),

@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
-import { pageOf, positionOf, readCursor } from "../storage/pageCursor.ts"
+import { positionOf } from "../storage/pageCursor.ts"
+import { ListCursors } from "../storage/ListCursors.ts"
 
 export const INTEGRATIONS = ["meta_capi"] as const
 export const LOGS_LIMIT_DEFAULT = 50
@@ -24,11 +25,13 @@ interface LogRow {
 export class IntegrationLogs extends Effect.Service<IntegrationLogs>()("herald/integrations/IntegrationLogs", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const cursors = yield* ListCursors
     const position = sql.literal(positionOf("created_at"))
 
     const list = (account: SecretKeyAccount, query: { readonly integration?: string | undefined; readonly limit?: number | undefined; readonly cursor?: string | undefined }) =>
       Effect.gen(function*() {
-        const after = yield* readCursor(query.cursor)
+        const scope = { list: "integration-logs", accountId: account.accountId }
+        const after = yield* cursors.readPosition(scope, query.cursor)
         const limit = query.limit ?? LOGS_LIMIT_DEFAULT
         const rows = yield* sql<LogRow>`
           SELECT log_id::text, integration, status_code, outcome, attempt, took_ms, events, response_snippet, created_at, ${position} AS position
@@ -37,7 +40,7 @@ export class IntegrationLogs extends Effect.Service<IntegrationLogs>()("herald/i
             ${query.integration === undefined ? sql`` : sql`AND integration = ${query.integration}`}
             ${after === undefined ? sql`` : sql`AND (created_at, log_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`}
           ORDER BY created_at DESC, log_id DESC LIMIT ${limit + 1}`.pipe(Effect.orDie)
-        const page = pageOf(rows, limit, (row) => ({ createdAt: row.position, id: row.logId }))
+        const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.logId }))
         return {
           success: true as const,
           logs: page.rows.map((row) => ({
@@ -56,5 +59,6 @@ export class IntegrationLogs extends Effect.Service<IntegrationLogs>()("herald/i
       })
 
     return { list } as const
-  })
+  }),
+  dependencies: [ListCursors.Default]
 }) {}

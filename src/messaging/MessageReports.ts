@@ -7,10 +7,10 @@ import type { Principal } from "../domain/signIn.ts"
 import { toContentMessage } from "../gateway/rbm/content.ts"
 import { RcsGateway } from "../gateway/RcsGateway.ts"
 import { BotsCache } from "../storage/BotsCache.ts"
-import { pageOf, readCursor } from "../storage/pageCursor.ts"
 import { type BotFilter, type InboundRow, type MessageRow, type MessageStatus, MessagesRepo, type StatusRow } from "./MessagesRepo.ts"
 import { toE164 } from "./phone.ts"
 import { isoOrNull } from "../storage/isoTimestamp.ts"
+import { ListCursors } from "../storage/ListCursors.ts"
 
 export const REPORT_LIMIT_DEFAULT = 100
 export const REPORT_LIMIT_MAX = 1000
@@ -76,6 +76,7 @@ const botsOf = (principal: Principal): BotFilter => (seesAllBots(principal) ? "a
 export class MessageReports extends Effect.Service<MessageReports>()("herald/messaging/MessageReports", {
   effect: Effect.gen(function*() {
     const repo = yield* MessagesRepo
+    const cursors = yield* ListCursors
     const gateway = yield* RcsGateway
     const bots = yield* BotsCache
 
@@ -90,7 +91,8 @@ export class MessageReports extends Effect.Service<MessageReports>()("herald/mes
       Effect.gen(function*() {
         if (query.botId !== undefined && !isUuid(query.botId)) return yield* InvalidRequest.single("bot_id", "is not a bot id")
         if (query.botId !== undefined && !botInScope(principal, query.botId)) return yield* BotNotInScope.instance()
-        const after = yield* readCursor(query.cursor)
+        const scope = { list: "rcs-messages", accountId: principal.accountId }
+        const after = yield* cursors.readPosition(scope, query.cursor)
         const limit = Math.min(query.limit ?? REPORT_LIMIT_DEFAULT, REPORT_LIMIT_MAX)
         const rows = yield* repo.page({
           accountId: principal.accountId,
@@ -102,7 +104,7 @@ export class MessageReports extends Effect.Service<MessageReports>()("herald/mes
           after,
           limit
         })
-        const page = pageOf(rows, limit, (row) => ({ createdAt: row.position, id: row.messageId }))
+        const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.messageId }))
         return { success: true as const, messages: page.rows.map(presentMessage), next_cursor: page.nextCursor ?? "" }
       })
 
@@ -168,5 +170,5 @@ export class MessageReports extends Effect.Service<MessageReports>()("herald/mes
 
     return { list, message, preview, recipient } as const
   }),
-  dependencies: [MessagesRepo.Default, BotsCache.Default]
+  dependencies: [MessagesRepo.Default, BotsCache.Default, ListCursors.Default]
 }) {}

@@ -4,12 +4,13 @@ import { Conflict, describeIssues, FieldIssue, InvalidRequest, NotFound } from "
 import { isUuid } from "../domain/ids.ts"
 import { unstorableText } from "../domain/storable.ts"
 import { presentAppCustomer } from "../customers/appCustomer.ts"
-import { CUSTOMERS_LIMIT_DEFAULT } from "../customers/Customers.ts"
+import { CUSTOMERS_LIMIT_DEFAULT, customersScope } from "../customers/Customers.ts"
 import { CustomersRepo } from "../customers/CustomersRepo.ts"
 import { type CustomerQuery, parseCustomerQuery } from "../customers/traitFilters.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
-import { type PagePosition, pageOf, positionOf, readCursor } from "../storage/pageCursor.ts"
+import { type PagePosition, positionOf } from "../storage/pageCursor.ts"
 import { isUniqueViolation } from "../storage/sqlState.ts"
+import { ListCursors } from "../storage/ListCursors.ts"
 
 export const SEGMENTS_LIMIT_DEFAULT = 20
 export const SEGMENTS_LIMIT_MAX = 100
@@ -66,6 +67,7 @@ export class Segments extends Effect.Service<Segments>()("herald/segments/Segmen
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const customers = yield* CustomersRepo
+    const cursors = yield* ListCursors
     const columns = sql.literal(COLUMNS)
 
     const present = (accountId: string, row: SegmentRow) =>
@@ -160,9 +162,10 @@ export class Segments extends Effect.Service<Segments>()("herald/segments/Segmen
     /** Newest first; each with its count, two counted at a time (each is a query over the account's customers). */
     const list = (account: SecretKeyAccount, query: PageQuery) =>
       Effect.gen(function*() {
-        const after = yield* readCursor(query.cursor)
+        const scope = { list: "segments", accountId: account.accountId }
+        const after = yield* cursors.readPosition(scope, query.cursor)
         const limit = query.limit ?? SEGMENTS_LIMIT_DEFAULT
-        const paged = pageOf(yield* page(account.accountId, after, limit), limit, (row) => ({ createdAt: row.position, id: row.segmentId }))
+        const paged = cursors.positionPage(scope, yield* page(account.accountId, after, limit), limit, (row) => ({ createdAt: row.position, id: row.segmentId }))
         return {
           success: true as const,
           segments: yield* Effect.forEach(paged.rows, (row) => present(account.accountId, row), { concurrency: 2 }),
@@ -174,14 +177,15 @@ export class Segments extends Effect.Service<Segments>()("herald/segments/Segmen
     const members = (account: SecretKeyAccount, segmentId: string, query: PageQuery) =>
       Effect.gen(function*() {
         const row = yield* find(account.accountId, segmentId)
-        const after = yield* readCursor(query.cursor)
+        const scope = customersScope(account.accountId)
+        const after = yield* cursors.readPosition(scope, query.cursor)
         const limit = query.limit ?? CUSTOMERS_LIMIT_DEFAULT
         const rows = yield* customers.search({ accountId: account.accountId, query: queryOf(row), after, limit })
-        const paged = pageOf(rows, limit, (customer) => ({ createdAt: customer.position, id: customer.customerId }))
+        const paged = cursors.positionPage(scope, rows, limit, (customer) => ({ createdAt: customer.position, id: customer.customerId }))
         return { success: true as const, contacts: paged.rows.map(presentAppCustomer), next_cursor: paged.nextCursor ?? "" }
       })
 
     return { create, update, get, remove, list, members, queryFor } as const
   }),
-  dependencies: [CustomersRepo.Default]
+  dependencies: [CustomersRepo.Default, ListCursors.Default]
 }) {}

@@ -5,12 +5,12 @@ import { checkContent, type ContentCheck, MEDIA_URL_MAX, mediaKindOfUrl, mediaOf
 import { BotNotInScope, Conflict, NotFound } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { BotsRepo } from "../storage/BotsRepo.ts"
-import { pageOf, readCursor } from "../storage/pageCursor.ts"
 import { NoActiveBot, TemplateInvalid } from "./errors.ts"
 import { MediaProbe } from "./mediaProbe.ts"
 import { judgeMedia } from "./mediaVerdict.ts"
 import { contentOf, type TemplateFields } from "./templateInput.ts"
 import { type TemplateRow, TemplatesRepo, type TemplateStatus } from "./TemplatesRepo.ts"
+import { ListCursors } from "../storage/ListCursors.ts"
 
 export const LIST_LIMIT_DEFAULT = 100
 export const LIST_LIMIT_MAX = 1000
@@ -65,6 +65,7 @@ const probeable = (url: string) => url.length <= MEDIA_URL_MAX && /^https?:\/\//
 export class Templates extends Effect.Service<Templates>()("herald/templates/Templates", {
   effect: Effect.gen(function*() {
     const repo = yield* TemplatesRepo
+    const cursors = yield* ListCursors
     const bots = yield* BotsRepo
     const media = yield* MediaProbe
 
@@ -128,7 +129,8 @@ export class Templates extends Effect.Service<Templates>()("herald/templates/Tem
     const list = (principal: Principal, query: ListQuery) =>
       Effect.gen(function*() {
         if (query.botId !== undefined && !botInScope(principal, query.botId)) return yield* BotNotInScope.instance()
-        const after = yield* readCursor(query.cursor)
+        const scope = { list: "rcs-templates", accountId: principal.accountId }
+        const after = yield* cursors.readPosition(scope, query.cursor)
         const limit = Math.min(query.limit ?? LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX)
         const rows = yield* repo.page({
           accountId: principal.accountId,
@@ -138,7 +140,7 @@ export class Templates extends Effect.Service<Templates>()("herald/templates/Tem
           after,
           limit
         })
-        const page = pageOf(rows, limit, (row) => ({ createdAt: row.position, id: row.templateId }))
+        const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.templateId }))
         return {
           success: true as const,
           templates: page.rows.map(present),
@@ -170,5 +172,5 @@ export class Templates extends Effect.Service<Templates>()("herald/templates/Tem
 
     return { create, list, get, remove } as const
   }),
-  dependencies: [TemplatesRepo.Default, MediaProbe.Default]
+  dependencies: [TemplatesRepo.Default, MediaProbe.Default, ListCursors.Default]
 }) {}

@@ -2,11 +2,15 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { requireRole } from "../domain/access.ts"
 import type { Principal } from "../domain/signIn.ts"
-import { type PagePosition, pageOf, positionOf, readCursor } from "../storage/pageCursor.ts"
+import { type PagePosition, positionOf } from "../storage/pageCursor.ts"
 import { PreparedStatements } from "../storage/PreparedStatements.ts"
+import { type CursorScope, ListCursors } from "../storage/ListCursors.ts"
 
 export const LEDGER_LIMIT_DEFAULT = 100
 export const LEDGER_LIMIT_MAX = 1000
+
+/** The ledger's cursors (the wallet's REST read and GraphQL's walletTransactions alike). */
+export const ledgerScope = (accountId: string): CursorScope => ({ list: "wallet-transactions", accountId })
 
 export interface LedgerRow {
   readonly txnId: string
@@ -40,6 +44,7 @@ const BALANCE_FRESH_MS = 1_000
 export class Wallet extends Effect.Service<Wallet>()("herald/wallet/Wallet", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const cursors = yield* ListCursors
     // Read by every send (the balance check): a prepared statement.
     const walletRow = (yield* PreparedStatements).prepare<{ walletBalance: string; currency: string }>(
       "SELECT wallet_balance, currency FROM accounts WHERE account_id = $1::uuid"
@@ -57,11 +62,12 @@ export class Wallet extends Effect.Service<Wallet>()("herald/wallet/Wallet", {
     const read = (principal: Principal, query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) =>
       Effect.gen(function*() {
         yield* requireRole(principal, "owner", "read the wallet")
-        const after = yield* readCursor(query.cursor)
+        const scope = ledgerScope(principal.accountId)
+        const after = yield* cursors.readPosition(scope, query.cursor)
         const limit = Math.min(query.limit ?? LEDGER_LIMIT_DEFAULT, LEDGER_LIMIT_MAX)
         const wallet = yield* walletOf(principal.accountId)
         const rows = yield* ledger(principal.accountId, after, limit)
-        const page = pageOf(rows, limit, (row) => ({ createdAt: row.position, id: row.txnId }))
+        const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.txnId }))
         return {
           success: true as const,
           ...wallet,
@@ -110,5 +116,5 @@ export class Wallet extends Effect.Service<Wallet>()("herald/wallet/Wallet", {
 
     return { read, ledger, walletOf, balanceFor, spent } as const
   }),
-  dependencies: [PreparedStatements.Default]
+  dependencies: [PreparedStatements.Default, ListCursors.Default]
 }) {}

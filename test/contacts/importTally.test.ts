@@ -1,5 +1,4 @@
 import { describe, expect, it } from "@effect/vitest"
-import { decodeKeyCursor, encodeKeyCursor, isBigintKey, isIntegerKey } from "../../src/storage/keyCursor.ts"
 import type { ParsedRow } from "../../src/contacts/contactRow.ts"
 import { columnsOf, ImportTally, type ValidContact } from "../../src/contacts/importTally.ts"
 
@@ -42,22 +41,5 @@ describe("the import tally", () => {
       names: [null, "b"],
       params: ["{}", null]
     })
-  })
-})
-
-describe("the key cursors (contacts, broadcast targets)", () => {
-  it("round-trip a contact_id and refuse anything else", () => {
-    expect(decodeKeyCursor(encodeKeyCursor("123456789012"), isBigintKey)).toBe("123456789012")
-    for (const bad of ["", "x", Buffer.from("[\"0\"]").toString("base64url"), Buffer.from("[12]").toString("base64url"), Buffer.from("[\"1\",\"2\"]").toString("base64url")]) {
-      expect(decodeKeyCursor(bad, isBigintKey)).toBeUndefined()
-    }
-  })
-
-  it("round-trip a target_no and refuse anything else", () => {
-    expect(decodeKeyCursor(encodeKeyCursor(0), isIntegerKey)).toBe(0)
-    expect(decodeKeyCursor(encodeKeyCursor(999_999), isIntegerKey)).toBe(999_999)
-    for (const bad of [encodeKeyCursor(-1), encodeKeyCursor(1.5), encodeKeyCursor(2 ** 31), encodeKeyCursor("7"), "nonsense"]) {
-      expect(decodeKeyCursor(bad, isIntegerKey)).toBeUndefined()
-    }
   })
 })

@@ -360,6 +360,51 @@ describe("cursor-paged lists", () => {
     expect(paged.sort()).toEqual(LISTS.map((l) => l.route).sort())
   })
 
+  describe("signed cursors", () => {
+    /** A list's first page of one row, with `cursor` when given: the answer. */
+    const pageOf = (list: ListUnderTest, cursor = "") =>
+      callJson(node.url, "GET", `${list.url()}?limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, list.auth?.() ?? token)
+    const firstCursor = async (list: ListUnderTest) => {
+      const first = await pageOf(list)
+      expect(first.status, JSON.stringify(first.body)).toBe(200)
+      expect(first.body.next_cursor, list.route).toMatch(/\S/)
+      return first.body.next_cursor as string
+    }
+    /** What a cursor carries, and the cursor with its last value edited under the same signature (still well formed). */
+    const [body, signature] = [(c: string) => c.split(".")[0]!, (c: string) => c.split(".")[1] ?? ""]
+    const edited = (cursor: string) => {
+      const values = JSON.parse(Buffer.from(body(cursor), "base64url").toString("utf8")) as Array<string | number>
+      const last = values[values.length - 1]!
+      values[values.length - 1] = typeof last === "number" ? last - 1 : `${last.slice(0, -1)}${last.endsWith("1") ? "2" : "1"}`
+      return `${Buffer.from(JSON.stringify(values)).toString("base64url")}.${signature(cursor)}`
+    }
+    const refusedCursor = (r: { status: number; body: any }, what: string) => {
+      expect(r.status, `${what}: ${JSON.stringify(r.body)}`).toBe(400)
+      expect(r.body.code, what).toBe("invalid_request")
+      expect(r.body.errors[0].path, what).toBe("cursor")
+    }
+    const other = (list: ListUnderTest) => LISTS.find((l) => l.route === (list.route === "/api/v1/rcs/wallet" ? "/api/v1/public/templates" : "/api/v1/rcs/wallet"))!
+
+    for (const list of LISTS) {
+      it(`${list.route}: the cursor as given pages; edited, unsigned, or another list's is 400 invalid_request`, async () => {
+        const cursor = await firstCursor(list)
+        expect((await pageOf(list, cursor)).status).toBe(200)
+        for (const [what, bad] of [["edited", edited(cursor)], ["unsigned", body(cursor)], ["another list's", await firstCursor(other(list))]]) {
+          refusedCursor(await pageOf(list, bad), `${list.route} ${what}`)
+        }
+      })
+    }
+
+    it("POST /api/v1/public/customers/search: the same", async () => {
+      const search = (cursor?: string) => callJson(node.url, "POST", "/api/v1/public/customers/search", `Basic ${ids.secretKey}`, { limit: 1, ...(cursor ? { cursor } : {}) })
+      const cursor = (await search()).body.next_cursor as string
+      expect((await search(cursor)).status).toBe(200)
+      for (const [what, bad] of [["edited", edited(cursor)], ["unsigned", body(cursor)], ["another list's", await firstCursor(other(LISTS[0]!))]]) {
+        refusedCursor(await search(bad), `customers/search ${what}`)
+      }
+    })
+  })
+
   const limit = fc.oneof(fc.constantFrom(1, 7, 100, 999, 1000), fc.integer({ min: 2, max: 400 }))
   const place = fc.constantFrom<Place>("top", "tie", "middle")
 

@@ -63,6 +63,11 @@ const inbound = async (from: string, name?: string) => {
   return ((await r.json()) as { id: string }).id
 }
 
+/** What a (signed) cursor carries. */
+const cursorValues = (cursor: string) => JSON.parse(Buffer.from(cursor.split(".")[0]!, "base64url").toString("utf8")) as Array<any>
+/** The cursor edited: other values under its signature. */
+const edited = (cursor: string, values: ReadonlyArray<unknown>) => `${Buffer.from(JSON.stringify(values)).toString("base64url")}.${cursor.split(".")[1]}`
+
 const CONTACT = `id contact_id name phone tags traits`
 const CONVERSATION = `id status contact { id phone name } last_message { id direction text type } assignee { kind email }`
 
@@ -186,9 +191,20 @@ describe("me, wallet and its transactions", () => {
     const times = nodes.map((n) => Date.parse(n.created_at))
     expect(times).toEqual([...times].sort((x, y) => y - x))
     expect(Math.max(...nodes.map((n) => n.balance_after))).toBe(13.25)
-    // A cursor that is not one of ours.
-    const bad = await refused(query, { cursor: "garbage" })
-    expect(bad.error.extensions.code).toBe("VALIDATION_ERROR")
+    // A cursor that is not one of ours; one edited to another well-formed position (another id, the
+    // first row's time); the same position unsigned.
+    const [at, id] = cursorValues(first.pageInfo.endCursor)
+    for (
+      const cursor of [
+        "garbage",
+        edited(first.pageInfo.endCursor, [at, "00000000-0000-4000-8000-000000000000"]),
+        edited(first.pageInfo.endCursor, [first.edges[0].node.created_at.replace("Z", "000Z"), id]),
+        Buffer.from(JSON.stringify([at, id])).toString("base64url")
+      ]
+    ) {
+      const bad = await refused(query, { cursor })
+      expect(bad.error.extensions, cursor).toMatchObject({ code: "VALIDATION_ERROR", field: "page.cursor" })
+    }
   })
 })
 
@@ -226,6 +242,10 @@ describe("contacts", () => {
       expect(n.tags).toContain("vip")
       expect(n.traits.city).toBe("Pune")
     }
+    // Another account's cursor of the same list is no cursor here.
+    const theirCursor = (await data(`{ contacts(page: {limit: 1}) { pageInfo { endCursor } } }`, undefined, keys.b)).contacts.pageInfo.endCursor
+    expect(theirCursor).toEqual(expect.any(String))
+    expect((await refused(query, { cursor: theirCursor })).error.extensions).toMatchObject({ code: "VALIDATION_ERROR", field: "page.cursor" })
     // Filters through variables: the same contacts (a number compared as a number).
     const gte = await data(`query($f: ContactFilter) { contacts(filter: $f) { edges { node { id } } } }`, { f: { traits: [{ trait: "n", op: "GTE", value: 2 }] } })
     expect(gte.contacts.edges.map((e: Json) => e.node.id)).toEqual([ids.p3, ids.p2])
@@ -573,7 +593,9 @@ describe("broadcasts and broadcastReport, against REST's reads", () => {
     expect(await targetsOf(done.id, "READ")).toEqual(targets.filter((t) => t.status === "read").map(asGraphql))
     expect(await targetsOf(done.id, "QUEUED")).toEqual([])
     // A cursor that is no target number, and one that is not a cursor.
-    for (const c of [Buffer.from(JSON.stringify(["3"])).toString("base64url"), "garbage"]) {
+    const { endCursor } = (await data(TARGETS, { id: done.id })).broadcastReport.targets.pageInfo
+    const [targetNo] = cursorValues(endCursor)
+    for (const c of [edited(endCursor, ["3"]), edited(endCursor, [targetNo - 1]), Buffer.from(JSON.stringify([targetNo])).toString("base64url"), "garbage"]) {
       const bad = await refused(TARGETS, { id: done.id, c })
       expect(bad.error.extensions, c).toMatchObject({ code: "VALIDATION_ERROR", field: "page.cursor" })
       expect(bad.error.path, c).toEqual(["broadcastReport", "targets"])
@@ -593,8 +615,8 @@ describe("broadcasts and broadcastReport, against REST's reads", () => {
     expect(await ids({ bot_id: botId })).toEqual([scheduledId, done.id])
     expect(await ids({ status: "RUNNING" })).toEqual([])
     expect(await ids({ bot_id: "not-a-uuid" })).toEqual([])
-    const [at, id] = JSON.parse(Buffer.from(first.pageInfo.endCursor, "base64url").toString("utf8"))
-    for (const c of [Buffer.from(JSON.stringify([at, `${id}x`])).toString("base64url"), Buffer.from(JSON.stringify(["yesterday", id])).toString("base64url"), "garbage"]) {
+    const [at, id] = cursorValues(first.pageInfo.endCursor)
+    for (const c of [edited(first.pageInfo.endCursor, [at, `${id}x`]), edited(first.pageInfo.endCursor, ["yesterday", id]), edited(first.pageInfo.endCursor, [at, done.id]), Buffer.from(JSON.stringify([at, id])).toString("base64url"), "garbage"]) {
       const bad = await refused(query, { c })
       expect(bad.error.extensions, c).toMatchObject({ code: "VALIDATION_ERROR", field: "page.cursor" })
     }
@@ -702,8 +724,9 @@ describe("calls", () => {
 
   it("an edited cursor, or none of ours: VALIDATION_ERROR naming page.cursor", async () => {
     const query = `query($c: String) { calls(page: {limit: 1, cursor: $c}) { edges { node { id } } pageInfo { endCursor } } }`
-    const [at, id] = JSON.parse(Buffer.from((await data(query)).calls.pageInfo.endCursor, "base64url").toString("utf8"))
-    for (const c of [Buffer.from(JSON.stringify(["yesterday", id])).toString("base64url"), Buffer.from(JSON.stringify([at])).toString("base64url"), "garbage"]) {
+    const cursor = (await data(query)).calls.pageInfo.endCursor
+    const [at, id] = cursorValues(cursor)
+    for (const c of [edited(cursor, ["yesterday", id]), edited(cursor, [at]), edited(cursor, [at, "wacid.another"]), Buffer.from(JSON.stringify([at, id])).toString("base64url"), "garbage"]) {
       const bad = await refused(query, { c })
       expect(bad.error.extensions, c).toMatchObject({ code: "VALIDATION_ERROR", field: "page.cursor" })
       expect(bad.data, c).toBeNull()

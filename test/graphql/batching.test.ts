@@ -3,12 +3,14 @@ import { Statement } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer, Option, Runtime } from "effect"
 import { execute, parse } from "graphql"
+import { costOf, MAX_COST } from "../../src/graphql/cost.ts"
 import { makeExecutableSchema } from "../../src/graphql/executableSchema.ts"
 import { GraphqlReads } from "../../src/graphql/reads.ts"
 import { type GraphqlContext, makeLoaders, type Run } from "../../src/graphql/resolvers.ts"
 import type { GraphqlServices } from "../../src/graphql/services.ts"
 import type { SecretKeyAccount } from "../../src/security/SecretKeys.ts"
 import { SqlLive } from "../../src/storage/Database.ts"
+import { ListCursors } from "../../src/storage/ListCursors.ts"
 import { Storage } from "../../src/storage/Migrations.ts"
 import { IsolationLive, TestConfig } from "../support/isolation.ts"
 
@@ -22,7 +24,7 @@ const Counting = Statement.setTransformer((self) => Effect.sync(() => {
   return self
 }))
 
-const Env = Layer.mergeAll(GraphqlReads.Default, Counting).pipe(
+const Env = Layer.mergeAll(GraphqlReads.Default, ListCursors.Default, Counting).pipe(
   Layer.provideMerge(Layer.mergeAll(SqlLive, Storage.Default.pipe(Layer.provide(SqlLive)))),
   Layer.provideMerge(TestConfig()),
   Layer.provideMerge(IsolationLive)
@@ -65,8 +67,8 @@ const seed = Effect.gen(function*() {
   return accountId
 })
 
-/** Runs the query as the route does (the same resolvers, loaders and runner), counting statements. */
-const countFor = (accountId: string, limit: number) =>
+/** Runs `query` as the route does (the same resolvers, loaders and runner), counting statements. */
+const countFor = (accountId: string, limit: number, query = QUERY) =>
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
     const run: Run = (effect) =>
@@ -74,11 +76,11 @@ const countFor = (accountId: string, limit: number) =>
         if (Exit.isSuccess(exit)) return exit.value
         throw Option.getOrElse(Cause.failureOption(exit.cause), () => Cause.squash(exit.cause))
       })
-    const services = { reads: yield* GraphqlReads } as unknown as GraphqlServices
+    const services = { reads: yield* GraphqlReads, cursors: yield* ListCursors } as unknown as GraphqlServices
     const account = { accountId, label: "batch", plan: "enterprise", planRatePerMinute: null } as unknown as SecretKeyAccount
     const context: GraphqlContext = { account, services, run, loaders: makeLoaders(account, services, run) }
     const before = statements
-    const result = yield* Effect.promise(async () => execute({ schema: makeExecutableSchema(), document: parse(QUERY), variableValues: { limit }, contextValue: context }))
+    const result = yield* Effect.promise(async () => execute({ schema: makeExecutableSchema(), document: parse(query), variableValues: { limit }, contextValue: context }))
     return { statements: statements - before, result: result as { data: any; errors?: ReadonlyArray<unknown> } }
   })
 
@@ -100,5 +102,29 @@ layer(Env, { timeout: 60_000 })("GraphQL batching", (it) => {
       // The page, its contacts, its assignees, its sends: one statement per level.
       expect(large.statements).toBe(small.statements)
       expect(large.statements).toBe(4)
+    }))
+
+  it.effect("499 aliases of wallet { balance } pass the cost rule and read the wallet once", () =>
+    Effect.gen(function*() {
+      yield* (yield* Storage).awaitReadyFor("30 seconds")
+      const sql = yield* SqlClient.SqlClient
+      const [user] = yield* sql<{ userId: string }>`INSERT INTO users (email, password_hash) VALUES ('alias@batch.io', 'x') RETURNING user_id::text`
+      const [account] = yield* sql<{ accountId: string }>`
+        INSERT INTO accounts (label, plan, owner_user_id) VALUES ('aliases', 'enterprise', ${user!.userId}) RETURNING account_id::text`
+      const query = `{ ${Array.from({ length: 499 }, (_, i) => `w${i}: wallet { balance }`).join(" ")} }`
+      const report = costOf(makeExecutableSchema(), parse(query), undefined, undefined)
+      expect(report.problems).toEqual([])
+      expect(report.cost).toBeLessThanOrEqual(MAX_COST)
+      const accountId = account!.accountId
+      const { result, statements: ran } = yield* countFor(accountId, 0, query)
+      expect(result.errors).toBeUndefined()
+      expect(Object.keys(result.data)).toHaveLength(499)
+      expect(Object.values(result.data).every((w: any) => w.balance === 0)).toBe(true)
+      // The same field with the same arguments resolves once per request.
+      expect(ran).toBe(1)
+      // Different arguments still resolve apart: two page sizes are two reads.
+      const two = yield* countFor(accountId, 0, "{ a: walletTransactions(page: {limit: 1}) { pageInfo { hasNextPage } } b: walletTransactions(page: {limit: 2}) { pageInfo { hasNextPage } } c: walletTransactions(page: {limit: 1}) { pageInfo { hasNextPage } } }")
+      expect(two.result.errors).toBeUndefined()
+      expect(two.statements).toBe(2)
     }))
 })

@@ -113,6 +113,8 @@ export const settingsFor = (iso: Isolation, overrides: Partial<AppSettings> = {}
   secretsKeyPrevious: Option.none(),
   capiBatchWindowMs: 50,
   graphqlSubscriptionBuffer: 1_000,
+  graphqlPingMs: 12_000,
+  graphqlIdleMs: 300_000,
   capiRetryBaseMs: 100,
   capiMaxAttempts: 4,
   smtpUrl: Option.none(),

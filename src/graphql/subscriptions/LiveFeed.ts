@@ -6,8 +6,10 @@
  */
 export class LiveFeed<T> implements AsyncIterableIterator<T> {
   private readonly buffer: Array<T> = []
-  private waiting: ((result: IteratorResult<T>) => void) | undefined
+  private waiting: { readonly resolve: (result: IteratorResult<T>) => void; readonly reject: (error: Error) => void } | undefined
   private closed = false
+  /** Why the feed was ended with an error, until the consumer has been told. */
+  private failure: Error | undefined
 
   constructor(
     private readonly options: {
@@ -23,7 +25,7 @@ export class LiveFeed<T> implements AsyncIterableIterator<T> {
     const waiting = this.waiting
     if (waiting !== undefined) {
       this.waiting = undefined
-      waiting({ value, done: false })
+      waiting.resolve({ value, done: false })
     } else if (this.options.coalesce) {
       this.buffer.length = 0
       this.buffer.push(value)
@@ -40,7 +42,17 @@ export class LiveFeed<T> implements AsyncIterableIterator<T> {
     this.options.onClose()
     const waiting = this.waiting
     this.waiting = undefined
-    waiting?.({ value: undefined, done: true })
+    waiting?.resolve({ value: undefined, done: true })
+  }
+
+  /**
+   * Ends the feed at once with `error` (the subscription's right was taken away): what it holds is
+   * dropped and graphql-ws sends the error as the operation's `error` message.
+   */
+  fail(error: Error): void {
+    if (this.closed) return
+    this.failure = error
+    this.close()
   }
 
   get size(): number {
@@ -48,10 +60,15 @@ export class LiveFeed<T> implements AsyncIterableIterator<T> {
   }
 
   next(): Promise<IteratorResult<T>> {
+    const failure = this.failure
+    if (failure !== undefined) {
+      this.failure = undefined
+      return Promise.reject(failure)
+    }
     const value = this.buffer.shift()
     if (value !== undefined) return Promise.resolve({ value, done: false })
     if (this.closed) return Promise.resolve({ value: undefined, done: true })
-    return new Promise((resolve) => (this.waiting = resolve))
+    return new Promise((resolve, reject) => (this.waiting = { resolve, reject }))
   }
 
   /** The consumer stopped (the client's `complete`, a closed socket). */
@@ -72,6 +89,12 @@ export class LiveFeed<T> implements AsyncIterableIterator<T> {
     this.options.onClose()
     const waiting = this.waiting
     this.waiting = undefined
-    waiting?.({ value: undefined, done: true })
+    const failure = this.failure
+    if (waiting === undefined) return
+    if (failure === undefined) waiting.resolve({ value: undefined, done: true })
+    else {
+      this.failure = undefined
+      waiting.reject(failure)
+    }
   }
 }

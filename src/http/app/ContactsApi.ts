@@ -108,7 +108,7 @@ export class ContactsApi extends HttpApiGroup.make("appContacts")
         response: {
           success: true,
           contacts: [CONTACT, OTHER_CONTACT],
-          next_cursor: "WyIyMDI2LTAyLTI3VDE2OjA1OjEyLjM0NTAwMFoiLCI5YzhkN2U2Zi01YTRiLTRjM2QtOGUyZi0xYTBiOWM4ZDdlNmYiXQ"
+          next_cursor: "WyIyMDI2LTAyLTI3VDE2OjA1OjEyLjM0NTAwMFoiLCI5YzhkN2U2Zi01YTRiLTRjM2QtOGUyZi0xYTBiOWM4ZDdlNmYiXQ.q7Lw2c9V0bX1mRkT4sNaEg"
         },
         returns: "A page of contacts."
       }))

@@ -345,7 +345,7 @@ export class PublicApi extends HttpApiGroup.make("public")
           success: true,
           customers: [CUSTOMER],
           count: 1,
-          next_cursor: "WyIyMDI2LTAyLTE0VDA4OjE1OjAwLjAwMDAwMFoiLCIxYjdjMmQzZS00ZjUwLTRhNjEtOGI3Mi05YzhkN2U2ZjVhNGIiXQ"
+          next_cursor: "WyIyMDI2LTAyLTE0VDA4OjE1OjAwLjAwMDAwMFoiLCIxYjdjMmQzZS00ZjUwLTRhNjEtOGI3Mi05YzhkN2U2ZjVhNGIiXQ.Xf3kP0sVq8LmZ2TnR6wYbA"
         },
         returns: "A page of customers."
       }))

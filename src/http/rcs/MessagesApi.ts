@@ -215,7 +215,7 @@ export class MessagesApi extends HttpApiGroup.make("messages")
         summary: "List sent messages",
         description: "The message log (single sends and auto-replies), newest first, by cursor, filtered by bot, status and time. A cursor " +
           `that this list did not give out is 400. ${IN_SCOPE} ${KEY_READ}`,
-        response: { success: true, messages: [FAILED, MESSAGE], next_cursor: "WyIyMDI2LTAzLTAyVDEwOjE1OjI4LjkwNTAwMFoiLCIwYzllN2E1Mi00ZjFkLTRiOGUtOWEzYy0yZDVlNmY3YThiOWMiXQ" },
+        response: { success: true, messages: [FAILED, MESSAGE], next_cursor: "WyIyMDI2LTAzLTAyVDEwOjE1OjI4LjkwNTAwMFoiLCIwYzllN2E1Mi00ZjFkLTRiOGUtOWEzYy0yZDVlNmY3YThiOWMiXQ.bN4uR1zKc7YpHs0vWq2eTg" },
         returns: "A page of messages."
       }))
   )

@@ -2,15 +2,18 @@ import { Effect } from "effect"
 import { Conflict, fieldIssuesOf, NotFound, ServiceUnavailable } from "../../domain/errors.ts"
 import { WaGateway } from "../../gateway/WaGateway.ts"
 import type { SecretKeyAccount } from "../../security/SecretKeys.ts"
-import { pageOf, readCursor } from "../../storage/pageCursor.ts"
 import { isUniqueViolation } from "../../storage/sqlState.ts"
 import { NoWaNumber, WaTemplateInvalid } from "../errors.ts"
 import { WaNumbers } from "../numbers/WaNumbers.ts"
 import { checkTemplate, type TemplateCategory } from "./templateRules.ts"
 import { type WaTemplateRow, type WaTemplateStatus, WaTemplatesRepo } from "./WaTemplatesRepo.ts"
+import { type CursorScope, ListCursors } from "../../storage/ListCursors.ts"
 
 export const WA_TEMPLATES_LIMIT_DEFAULT = 100
 export const WA_TEMPLATES_LIMIT_MAX = 1000
+
+/** The cursors of the account's WhatsApp templates (the public API's list and GraphQL's templates alike). */
+export const waTemplatesScope = (accountId: string): CursorScope => ({ list: "wa-templates", accountId })
 
 export const presentWaTemplate = (row: WaTemplateRow) => ({
   id: row.templateId,
@@ -42,6 +45,7 @@ const invalid = (errors: ReadonlyArray<string>, warnings: ReadonlyArray<string>)
 export class WaTemplates extends Effect.Service<WaTemplates>()("herald/whatsapp/WaTemplates", {
   effect: Effect.gen(function*() {
     const repo = yield* WaTemplatesRepo
+    const cursors = yield* ListCursors
     const numbers = yield* WaNumbers
     const gateway = yield* WaGateway
 
@@ -75,10 +79,11 @@ export class WaTemplates extends Effect.Service<WaTemplates>()("herald/whatsapp/
 
     const list = (account: SecretKeyAccount, query: { status?: WaTemplateStatus | undefined; category?: TemplateCategory | undefined; limit?: number | undefined; cursor?: string | undefined }) =>
       Effect.gen(function*() {
-        const after = yield* readCursor(query.cursor)
+        const scope = waTemplatesScope(account.accountId)
+        const after = yield* cursors.readPosition(scope, query.cursor)
         const limit = Math.min(query.limit ?? WA_TEMPLATES_LIMIT_DEFAULT, WA_TEMPLATES_LIMIT_MAX)
         const rows = yield* repo.page({ accountId: account.accountId, status: query.status, category: query.category, after, limit })
-        const page = pageOf(rows, limit, (row) => ({ createdAt: row.position, id: row.templateId }))
+        const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.templateId }))
         return { result: true as const, success: true as const, templates: page.rows.map(presentWaTemplate), next_cursor: page.nextCursor ?? "" }
       })
 
@@ -100,5 +105,5 @@ export class WaTemplates extends Effect.Service<WaTemplates>()("herald/whatsapp/
 
     return { create, list, get, remove } as const
   }),
-  dependencies: [WaTemplatesRepo.Default, WaNumbers.Default]
+  dependencies: [WaTemplatesRepo.Default, WaNumbers.Default, ListCursors.Default]
 }) {}
