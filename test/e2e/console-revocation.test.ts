@@ -54,7 +54,7 @@ beforeAll(async () => {
   const account = (await cli("admin", "create-account", "--email", "owner@revocation.test", "--password", PASSWORD, "--label", "Revoked", "--plan", "growth")).account_id
   bot = (await cli("admin", "create-bot", account, "--name", "Only", "--status", "active")).bot_id
   owner = (await rest("POST", "/api/v1/rcs/auth/login", undefined, { email: "owner@revocation.test", password: PASSWORD })).body.token
-}, 240_000)
+})
 afterAll(async () => {
   await Promise.all([nodeA?.kill(), nodeB?.kill()])
 })

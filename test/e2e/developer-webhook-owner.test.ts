@@ -47,7 +47,7 @@ beforeAll(async () => {
   expect(rcs.status).toBe(200)
   rcsEndpoint = rcs.body.webhook_id
   await putDeadLetter(db, DEAD, developer.webhook_id)
-}, 60_000)
+})
 afterAll(async () => {
   await node?.kill()
   await consumer?.close()

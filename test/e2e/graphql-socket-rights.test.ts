@@ -87,7 +87,7 @@ beforeAll(async () => {
     accounts[name] = made.account_id
     sessions[name] = await ownerSession(apiA.url, `${name}@rights.io`, `${name} password`)
   }
-}, 180_000)
+})
 afterAll(async () => {
   for (const socket of open) socket.terminate()
   await Promise.all([apiA, apiB].map((n) => n?.kill()))

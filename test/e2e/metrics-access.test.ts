@@ -42,7 +42,7 @@ beforeAll(async () => {
   ids.webhook = created.body.webhook_id
   expect((await callJson(node.url, "POST", `/api/v1/rcs/webhooks/${ids.webhook}/test`, owner)).status).toBe(200)
   expect((await callJson(node.url, "GET", `/api/v1/rcs/bots/${ids.bot}`, owner)).status).toBe(200)
-}, 180_000)
+})
 afterAll(async () => {
   await Promise.all([node?.kill(), tokenOnApiPort?.kill(), tokenOnOwnPort?.kill()])
   await consumer?.close()

@@ -131,7 +131,7 @@ beforeAll(async () => {
   const capi = await call("PUT", "/api/v1/app/meta-ads/capi/config", ownerToken, { dataset_id: "123456789012345", access_token: secrets.capi })
   expect(capi.status, JSON.stringify(capi.body)).toBe(200)
   for (const [name, value] of Object.entries(secrets)) expect(value, name).toMatch(/\S{16,}/)
-}, 90_000)
+})
 afterAll(async () => {
   await node?.kill()
   await consumer?.close()

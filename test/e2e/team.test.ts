@@ -118,7 +118,7 @@ describe("invitations", () => {
     personToken = (await loginOf(PERSON)).body.token
     rival.account = (await cli("admin", "create-account", "--email", "rival@example.com", "--password", "rival password", "--label", "Rival")).account_id
     rival.owner = (await loginOf({ email: "rival@example.com", password: "rival password" })).body.token
-  }, 60_000)
+  })
 
   it("adding a person who already has a Herald user invites them; the answer carries nothing about them; their sign-in is unchanged", async () => {
     const added = await call("POST", "/api/v1/rcs/team", ownerToken, { email: "Elsewhere@Example.com", role: "operator", assigned_bots: [bot], password: "ignored password" })
