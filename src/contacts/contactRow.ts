@@ -108,10 +108,16 @@ export const csvColumns = (header: ReadonlyArray<string>): CsvColumns | string =
 
 /**
  * A CSV data record under `columns`: params hold every other column as a string (an empty cell
- * as "", or left out with `skipEmptyCells`). Missing trailing cells are empty; cells past the
+ * as "", or left out with `skipEmptyCells`), or as `cellValue` reads the cell of the column at
+ * that index (a customer import's typed traits). Missing trailing cells are empty; cells past the
  * header's width must be empty.
  */
-export const contactOfCsv = (row: number, columns: CsvColumns, fields: ReadonlyArray<string>, options: { readonly skipEmptyCells?: boolean } = {}): ParsedRow => {
+export const contactOfCsv = (
+  row: number,
+  columns: CsvColumns,
+  fields: ReadonlyArray<string>,
+  options: { readonly skipEmptyCells?: boolean; readonly cellValue?: (index: number, cell: string) => unknown } = {}
+): ParsedRow => {
   const phone = (fields[columns.phone] ?? "").trim()
   if (fields.length > columns.width && fields.slice(columns.width).some((f) => f.trim() !== "")) {
     return malformed(row, phone, `has ${fields.length} fields, the header has ${columns.width}`)
@@ -120,14 +126,14 @@ export const contactOfCsv = (row: number, columns: CsvColumns, fields: ReadonlyA
   const name = columns.name === undefined ? "" : (fields[columns.name] ?? "").trim()
   let params: string | null = null
   if (columns.params.length > 0) {
-    const object: Record<string, string> = {}
+    const object: Record<string, unknown> = {}
     let cells = 0
     for (const [index, key] of columns.params) {
       const value = fields[index] ?? ""
       if (options.skipEmptyCells === true && value.trim() === "") continue
       const problem = unstorableText(value)
       if (problem !== undefined) return malformed(row, reportable(phone), `${key} ${problem}`)
-      object[key] = value
+      object[key] = options.cellValue === undefined ? value : options.cellValue(index, value)
       cells++
     }
     if (cells > 0) params = JSON.stringify(object)

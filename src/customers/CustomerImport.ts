@@ -44,7 +44,7 @@ export const foldRepeats = (rows: ReadonlyArray<ValidContact>): { readonly batch
 
 /**
  * POST /api/v1/app/contacts/import (docs/app-api.md): CSV (phone, name, every other column a
- * trait) or NDJSON (POST /app/contacts's bodies) streamed into the account's customers through the
+ * trait, typed by src/customers/csvTraits.ts) or NDJSON (POST /app/contacts's bodies) streamed into the account's customers through the
  * contact lists' importer (src/contacts/Imports.ts: the same readers, pacing, permits and limits),
  * in one transaction: a body that breaks or is cut short leaves nothing written.
  */

@@ -4,6 +4,7 @@ import { FieldIssue } from "../domain/errors.ts"
 import { firstUnstorable, unstorableText } from "../domain/storable.ts"
 import { MAX_NAME, MAX_TRAITS, MAX_TRAITS_BYTES, MAX_USER_ID, parseTraitChanges } from "./traits.ts"
 import { traitNameProblem } from "./traitFilters.ts"
+import { csvTraitValue, traitColumn } from "./csvTraits.ts"
 
 const optionalText = (value: unknown, field: string, max: number): string | null | { readonly problem: string } => {
   if (value === undefined || value === null) return null
@@ -49,29 +50,56 @@ const customerOfJson = (row: number, value: unknown): ParsedRow => {
   }
 }
 
-/** Why a CSV header cannot name traits, worked out once per header. */
-const headerProblems = new WeakMap<CsvColumns, string | null>()
-const headerProblem = (columns: CsvColumns): string | null => {
-  let problem = headerProblems.get(columns)
-  if (problem === undefined) {
-    const named = columns.params.map(([, name]) => [name, traitNameProblem(name)] as const).find(([, p]) => p !== undefined)
-    problem = columns.params.length > MAX_TRAITS
-      ? `the header has ${columns.params.length} trait columns; a contact has at most ${MAX_TRAITS}`
-      : named === undefined ? null : `column ${JSON.stringify(named[0].slice(0, 40))}: the trait's name ${named[1]}`
-    headerProblems.set(columns, problem)
+/**
+ * A CSV header read as traits, worked out once per header: the columns under their traits' names
+ * (a `:text` suffix dropped) and the indexes of the columns whose cells are typed, or why the
+ * header cannot name traits.
+ */
+type TraitHeader = { readonly columns: CsvColumns; readonly typed: ReadonlySet<number> } | { readonly problem: string }
+const traitHeaders = new WeakMap<CsvColumns, TraitHeader>()
+
+const readTraitHeader = (columns: CsvColumns): TraitHeader => {
+  if (columns.params.length > MAX_TRAITS) return { problem: `the header has ${columns.params.length} trait columns; a contact has at most ${MAX_TRAITS}` }
+  const params: Array<readonly [number, string]> = []
+  const typed = new Set<number>()
+  const seen = new Set<string>()
+  for (const [index, header] of columns.params) {
+    const { name, typed: isTyped } = traitColumn(header)
+    const problem = traitNameProblem(name)
+    if (problem !== undefined) return { problem: `column ${JSON.stringify(header.slice(0, 40))}: the trait's name ${problem}` }
+    // Matched without regard to case, as csvColumns matches the header's names.
+    const key = name.toLowerCase()
+    if (key === "phone" || key === "name") return { problem: `column ${JSON.stringify(header)}: ${key} is not a trait and is always text` }
+    if (seen.has(key)) return { problem: `the header names trait ${JSON.stringify(name)} twice` }
+    seen.add(key)
+    params.push([index, name])
+    if (isTyped) typed.add(index)
   }
-  return problem
+  return { columns: { ...columns, params }, typed }
+}
+
+const traitHeaderOf = (columns: CsvColumns): TraitHeader => {
+  let header = traitHeaders.get(columns)
+  if (header === undefined) {
+    header = readTraitHeader(columns)
+    traitHeaders.set(columns, header)
+  }
+  return header
 }
 
 /**
  * A CSV record of a customer import: `phone` and `name` as for a contact list, every other column
- * a trait holding the cell's text. An empty cell sets nothing (a blank in a spreadsheet does not
+ * a trait, its cell typed by csvTraitValue (a number, a boolean, an ISO date or text) unless the
+ * column's header ends in `:text`. An empty cell sets nothing (a blank in a spreadsheet does not
  * erase what the customer has).
  */
 const customerOfCsv = (row: number, columns: CsvColumns, fields: ReadonlyArray<string>): ParsedRow => {
-  const problem = headerProblem(columns)
-  if (problem !== null) return malformed(row, (fields[columns.phone] ?? "").trim(), problem)
-  return contactOfCsv(row, columns, fields, { skipEmptyCells: true })
+  const header = traitHeaderOf(columns)
+  if ("problem" in header) return malformed(row, (fields[columns.phone] ?? "").trim(), header.problem)
+  return contactOfCsv(row, header.columns, fields, {
+    skipEmptyCells: true,
+    cellValue: (index, cell) => (header.typed.has(index) ? csvTraitValue(cell) : cell)
+  })
 }
 
 /** How a customer import reads its rows (src/customers/CustomerImport.ts). */

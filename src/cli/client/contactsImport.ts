@@ -88,7 +88,7 @@ const importCommand = Command.make(
   "import",
   {
     file: Args.file({ name: "FILE", exists: "yes" }).pipe(
-      Args.withDescription("CSV with a header row (phone required, name optional, other columns traits) or NDJSON (one POST /app/contacts body a line)"),
+      Args.withDescription("CSV with a header row (phone required, name optional, other columns traits: numbers, true/false and ISO dates typed, a column headed like zip:text kept as text) or NDJSON (one POST /app/contacts body a line)"),
       requiredArg
     ),
     format: Options.choice("format", ["csv", "ndjson"] as const).pipe(

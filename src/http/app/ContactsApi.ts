@@ -215,16 +215,18 @@ export class CustomerImportApi extends HttpApiGroup.make("appContactImport")
         summary: "Import contacts from CSV or NDJSON, streamed",
         description: "Creates or updates contacts by phone from a streamed body of up to 512 MiB (about ten million rows), as POST /api/v1/app/contacts " +
           "does for each row.\n\n" +
-          "- `text/csv`: a header row with `phone` (required) and `name`, matched without regard to case; every other column is a trait holding the " +
-          "cell's text. An empty cell sets nothing.\n" +
-          "- `application/x-ndjson`: one POST /api/v1/app/contacts body a line; an unknown field makes the line invalid.\n" +
+          "- `text/csv`: a header row with `phone` (required) and `name`, matched without regard to case; every other column is a trait whose cell is " +
+          "typed: a plain number (`5`, `-2.5`; no leading zero, `+`, exponent or separator, at most 15 digits) a number, `true`/`false` (any case) a " +
+          "boolean, an ISO 8601 date or date-time its text (compared as an instant by filters), anything else the cell's text. A header ending in " +
+          "`:text` (`zip:text`, the trait `zip`) keeps its cells as written. An empty cell sets nothing.\n" +
+          "- `application/x-ndjson`: one POST /api/v1/app/contacts body a line, traits keeping their JSON types; an unknown field makes the line invalid.\n" +
           "- `application/json`: `{contacts: [...]}`, each a POST /api/v1/app/contacts body (read as it streams, like the others).\n\n" +
           "The import is one transaction: a body that cannot be read (broken JSON, no `phone` column) is 400 naming where, a body cut short leaves " +
           "nothing written, and an import whose rows are mostly invalid stops with a 400. A secret key, on Growth and up; the key and the plan's " +
           "rate are checked before the body is read.",
         request: { contacts: [{ phone: "+919812345678", name: "Asha Rao", traits: { city: "Pune", orders: 12 }, tags: ["customer"] }, { phone: "+919845012345" }] },
         requestBodies: {
-          "text/csv": "phone,name,city,plan\n+919812345678,Asha Rao,Pune,gold\n+919845012345,Meera Shah,Mumbai,\n12,Nobody,Mumbai,silver\n",
+          "text/csv": "phone,name,city,plan,orders,zip:text\n+919812345678,Asha Rao,Pune,gold,12,411001\n+919845012345,Meera Shah,Mumbai,,,\n12,Nobody,Mumbai,silver,,\n",
           "application/x-ndjson": "{\"phone\":\"+919812345678\",\"name\":\"Asha Rao\",\"traits\":{\"city\":\"Pune\",\"orders\":12},\"tags\":[\"customer\"]}\n" +
             "{\"phone\":\"+919845012345\",\"name\":\"Meera Shah\",\"traits\":{\"coupon\":null}}\n" +
             "{\"phone\":\"12\"}\n"
