@@ -24,12 +24,18 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
 /** Why a body (HTTP) or a subscribe message's payload (WebSocket) holds what Postgres cannot store. */
 export const describeUnstorable = (issue: Unstorable) => `${issue.path === "" ? "the request" : issue.path} ${issue.message}`
 
-/** A body (HTTP) or a subscribe message's payload (WebSocket) as a GraphQL request, or why it is not one. */
+/**
+ * A body (HTTP), a GET's parameters or a subscribe message's payload (WebSocket) as a GraphQL
+ * request, or why it is not one. `extensions` is GraphQL over HTTP's map for protocol extensions:
+ * Herald uses none, so any object (or null) is accepted and ignored, and anything else is refused
+ * as `variables` is (docs/graphql.md).
+ */
 export const requestOf = (body: unknown): GraphqlRequest | string => {
-  if (!isRecord(body)) return "the body must be a JSON object {query, variables?, operationName?}"
+  if (!isRecord(body)) return "the body must be a JSON object {query, variables?, operationName?, extensions?}"
   if (typeof body.query !== "string" || body.query.trim() === "") return "query is required (a GraphQL document)"
   if (body.variables !== undefined && body.variables !== null && !isRecord(body.variables)) return "variables must be an object"
   if (body.operationName !== undefined && body.operationName !== null && typeof body.operationName !== "string") return "operationName must be a string"
+  if (body.extensions !== undefined && body.extensions !== null && !isRecord(body.extensions)) return "extensions must be an object"
   return {
     query: body.query,
     variables: isRecord(body.variables) ? body.variables : undefined,
