@@ -1,16 +1,14 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Cause, Effect, Exit, Layer, Option, Runtime } from "effect"
+import { Effect, Layer } from "effect"
 import { execute, parse } from "graphql"
 import { makeExecutableSchema } from "../../src/graphql/executableSchema.ts"
 import { withCodes } from "../../src/graphql/operations.ts"
 import { GraphqlReads } from "../../src/graphql/reads.ts"
-import { type GraphqlContext, makeLoaders, type Run } from "../../src/graphql/resolvers.ts"
-import type { GraphqlServices } from "../../src/graphql/services.ts"
-import type { SecretKeyAccount } from "../../src/security/SecretKeys.ts"
 import { SqlLive } from "../../src/storage/Database.ts"
 import { ListCursors } from "../../src/storage/ListCursors.ts"
 import { Storage } from "../../src/storage/Migrations.ts"
+import { graphqlContext } from "../support/graphqlContext.ts"
 import { IsolationLive, TestConfig } from "../support/isolation.ts"
 
 // What GraphQL shows of stored rows, against shared/design/graphql.md and docs/graphql.md: a
@@ -91,15 +89,7 @@ const seed = Effect.gen(function*() {
 
 const run = (accountId: string, query: string) =>
   Effect.gen(function*() {
-    const runtime = yield* Effect.runtime<never>()
-    const runner: Run = (effect) =>
-      Runtime.runPromiseExit(runtime)(effect).then((exit) => {
-        if (Exit.isSuccess(exit)) return exit.value
-        throw Option.getOrElse(Cause.failureOption(exit.cause), () => Cause.squash(exit.cause))
-      })
-    const services = { reads: yield* GraphqlReads, cursors: yield* ListCursors } as unknown as GraphqlServices
-    const account = { accountId, label: "present", plan: "enterprise", planRatePerMinute: null } as unknown as SecretKeyAccount
-    const context: GraphqlContext = { account, services, run: runner, loaders: makeLoaders(account, services, runner) }
+    const context = yield* graphqlContext(accountId, "present")
     const result = withCodes(yield* Effect.promise(async () => execute({ schema: makeExecutableSchema(), document: parse(query), contextValue: context })))
     expect(result.errors).toBeUndefined()
     return result.data as any
