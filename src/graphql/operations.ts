@@ -10,6 +10,7 @@ import { fromDomainError, graphqlError } from "./errors.ts"
 import { makeExecutableSchema } from "./executableSchema.ts"
 import { type GraphqlContext, makeLoaders, type Run } from "./resolvers.ts"
 import { graphqlServices } from "./services.ts"
+import { variableErrors } from "./variables.ts"
 import type { OpenFeed } from "./subscriptions/resolvers.ts"
 
 export interface GraphqlRequest {
@@ -23,12 +24,18 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
 /** Why a body (HTTP) or a subscribe message's payload (WebSocket) holds what Postgres cannot store. */
 export const describeUnstorable = (issue: Unstorable) => `${issue.path === "" ? "the request" : issue.path} ${issue.message}`
 
-/** A body (HTTP) or a subscribe message's payload (WebSocket) as a GraphQL request, or why it is not one. */
+/**
+ * A body (HTTP), a GET's parameters or a subscribe message's payload (WebSocket) as a GraphQL
+ * request, or why it is not one. `extensions` is GraphQL over HTTP's map for protocol extensions:
+ * Herald uses none, so any object (or null) is accepted and ignored, and anything else is refused
+ * as `variables` is (docs/graphql.md).
+ */
 export const requestOf = (body: unknown): GraphqlRequest | string => {
-  if (!isRecord(body)) return "the body must be a JSON object {query, variables?, operationName?}"
+  if (!isRecord(body)) return "the body must be a JSON object {query, variables?, operationName?, extensions?}"
   if (typeof body.query !== "string" || body.query.trim() === "") return "query is required (a GraphQL document)"
   if (body.variables !== undefined && body.variables !== null && !isRecord(body.variables)) return "variables must be an object"
   if (body.operationName !== undefined && body.operationName !== null && typeof body.operationName !== "string") return "operationName must be a string"
+  if (body.extensions !== undefined && body.extensions !== null && !isRecord(body.extensions)) return "extensions must be an object"
   return {
     query: body.query,
     variables: isRecord(body.variables) ? body.variables : undefined,
@@ -40,8 +47,14 @@ export const requestOf = (body: unknown): GraphqlRequest | string => {
 export const withCode = (error: GraphQLError): GraphQLError => {
   if (error.extensions?.code !== undefined) return error
   const original = error.originalError
-  // graphql-js's own errors (variable coercion, a null for a non-null field) have no original.
-  if (original === undefined) return new GraphQLError(error.message, { nodes: error.nodes, path: error.path, extensions: { code: "VALIDATION_ERROR" } })
+  // graphql-js's own refusals of the request (a variable that does not coerce, an unknown operation)
+  // come before any field runs, so without a path, and with no original or one of graphql-js's own
+  // uncoded errors: the client's mistake (prepare checks variables first; this is the safety net). An
+  // uncoded error with a path is a field's answer that did not serialize: Herald's fault, INTERNAL.
+  const graphqlJsOwn = original === undefined || (original instanceof GraphQLError && original.extensions?.code === undefined)
+  if (graphqlJsOwn && (original === undefined || error.path === undefined)) {
+    return new GraphQLError(error.message, { nodes: error.nodes, path: error.path, extensions: { code: "VALIDATION_ERROR" } })
+  }
   const coded = original instanceof GraphQLError && original.extensions?.code !== undefined ? original : fromDomainError(original)
   return new GraphQLError(coded.message, { nodes: error.nodes, path: error.path, extensions: coded.extensions })
 }
@@ -133,12 +146,16 @@ export class GraphqlOperations extends Effect.Service<GraphqlOperations>()("hera
       }))
 
     /**
-     * The request's document once it parses, validates and costs at most MAX_COST, or the errors
-     * that refuse it whole. Subscriptions need a socket: over HTTP they are refused here.
+     * The request's document once it parses, validates, its variables coerce (VALIDATION_ERROR naming
+     * each one's `field`) and it costs at most MAX_COST, or the errors that refuse it whole.
+     * Subscriptions need a socket: over HTTP they are refused here.
      */
     const prepare = (request: GraphqlRequest, transport: "http" | "socket"): Either.Either<DocumentNode, ReadonlyArray<GraphQLError>> => {
       const document = parsed.get(request.query)
       if (Either.isLeft(document)) return document
+      // Before anything runs, as graphql-js would, but naming the field each problem is about.
+      const invalidVariables = variableErrors(schema, document.right, request.operationName, request.variables)
+      if (invalidVariables.length > 0) return Either.left(invalidVariables)
       const report = costOf(schema, document.right, request.variables, request.operationName)
       if (report.problems.length > 0) return Either.left(report.problems.map((p) => graphqlError("VALIDATION_ERROR", p.message, { field: p.field })))
       if (report.cost > MAX_COST) {

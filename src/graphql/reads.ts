@@ -7,6 +7,7 @@ import { isUuid } from "../domain/ids.ts"
 import { type PagePosition, positionOf } from "../storage/pageCursor.ts"
 import { Wallet } from "../wallet/Wallet.ts"
 import type { TimeIdPosition } from "./connections.ts"
+import type { CloudContent } from "../whatsapp/message/publicMessage.ts"
 import { WaTemplatesRepo, type WaTemplateStatus } from "../whatsapp/templates/WaTemplatesRepo.ts"
 import type { TemplateCategory } from "../whatsapp/templates/templateRules.ts"
 
@@ -30,15 +31,30 @@ export interface LastMessage {
   readonly at: string
 }
 
-export interface MessageRow {
+/** What an outbound message's row tells of it beyond its status: what was sent, and its template's body. */
+export interface SentRow {
+  /** wa_messages.content: what went to Meta. */
+  readonly content: CloudContent
+  readonly templateBody: string | null
+  readonly templateCategory: string | null
+}
+
+export interface MessageRow extends Omit<SentRow, "content"> {
   readonly id: string
   readonly direction: "inbound" | "outbound"
   readonly type: string
+  /** The inbound message's text as WaReports read it; an outbound one's is read from its content. */
   readonly text: string | null
+  /** Outbound: wa_messages.content; inbound: Meta's webhook message (wa_inbound.payload). */
+  readonly content: unknown
   readonly status: string | null
   readonly callbackData: string | null
   readonly at: string
 }
+
+/** An outbound message's template body (the BODY component's text) and category, from its template's row `t`. */
+const TEMPLATE_COLUMNS = `(SELECT c ->> 'text' FROM jsonb_array_elements(t.components) c WHERE c ->> 'type' = 'BODY' LIMIT 1) AS template_body,
+  t.category AS template_category`
 
 const CONVERSATION_COLUMNS = `v.conversation_id::text, v.customer_id::text, v.status, v.assignee_user_id::text, v.assignee_ai_agent_id::text, v.last_message, v.updated_at,
   ${positionOf("v.created_at")} AS position`
@@ -157,20 +173,38 @@ export class GraphqlReads extends Effect.Service<GraphqlReads>()("herald/graphql
         }
       ).pipe(Effect.orDie)
 
-    /** E-mails of users by id (assignees). */
-    const emailsOf = (userIds: ReadonlyArray<string>) =>
+    /**
+     * Assignees by user id: the e-mail, and the member_id the team list shows (GET /api/v1/rcs/team):
+     * the membership's id, none for the account's owner (the contract's empty member_id) nor for a
+     * user who is no longer a member.
+     */
+    const membersOf = (accountId: string, userIds: ReadonlyArray<string>) =>
       Effect.map(
-        sql<{ userId: string; email: string }>`SELECT user_id::text, email FROM users WHERE user_id = ANY(${userIds.filter(isUuid)}::uuid[])`,
-        (rows) => new Map(rows.map((row) => [row.userId, row.email]))
+        sql<{ userId: string; email: string; memberId: string | null }>`
+          SELECT u.user_id::text, u.email, CASE WHEN m.role <> 'owner' THEN m.member_id::text END AS member_id
+          FROM users u LEFT JOIN memberships m ON m.user_id = u.user_id AND m.account_id = ${accountId}
+          WHERE u.user_id = ANY(${userIds.filter(isUuid)}::uuid[])`,
+        (rows) => new Map(rows.map((row) => [row.userId, row]))
       ).pipe(Effect.orDie)
 
-    /** Outbound messages' statuses and callback data by Herald's message id. */
+    const templateColumns = sql.literal(TEMPLATE_COLUMNS)
+
+    /** Outbound messages' statuses, callback data and content by Herald's message id. */
     const sendsOf = (accountId: string, messageIds: ReadonlyArray<string>) =>
       Effect.map(
-        sql<{ messageId: string; status: string; callbackData: string | null }>`
-          SELECT message_id::text, status, callback_data FROM wa_messages
-          WHERE account_id = ${accountId} AND message_id = ANY(${messageIds.filter(isUuid)}::uuid[])`,
+        sql<{ messageId: string; status: string; callbackData: string | null } & SentRow>`
+          SELECT m.message_id::text, m.status, m.callback_data, m.content, ${templateColumns}
+          FROM wa_messages m LEFT JOIN wa_templates t ON t.template_id = m.template_id
+          WHERE m.account_id = ${accountId} AND m.message_id = ANY(${messageIds.filter(isUuid)}::uuid[])`,
         (rows) => new Map(rows.map((row) => [row.messageId, row]))
+      ).pipe(Effect.orDie)
+
+    /** Inbound messages as Meta delivered them, by Meta's id (a conversation's last message). */
+    const inboundOf = (accountId: string, wamids: ReadonlyArray<string>) =>
+      Effect.map(
+        sql<{ upstreamId: string; payload: unknown }>`
+          SELECT upstream_id, payload FROM wa_inbound WHERE account_id = ${accountId} AND upstream_id = ANY(${wamids}::text[])`,
+        (rows) => new Map(rows.map((row) => [row.upstreamId, row.payload]))
       ).pipe(Effect.orDie)
 
     /** A conversation's messages both ways, newest first. */
@@ -180,13 +214,16 @@ export class GraphqlReads extends Effect.Service<GraphqlReads>()("herald/graphql
         return yield* sql<MessageRow>`
           WITH conv AS (SELECT conversation_id, phone_number_id, customer_phone FROM conversations WHERE conversation_id = ${conversationId} AND account_id = ${accountId}),
           both_ways AS (
-            SELECT i.upstream_id AS id, 'inbound' AS direction, i.type, i.text, NULL::text AS status, NULL::text AS callback_data, i.received_at AS t
+            SELECT i.upstream_id AS id, 'inbound' AS direction, i.type, i.text, i.payload AS content, NULL::text AS template_body,
+                   NULL::text AS template_category, NULL::text AS status, NULL::text AS callback_data, i.received_at AS t
             FROM wa_inbound i JOIN conv ON i.conversation_id = conv.conversation_id
             UNION ALL
-            SELECT m.message_id::text, 'outbound', m.type, m.content #>> '{object,body}', m.status, m.callback_data, m.created_at
+            SELECT m.message_id::text, 'outbound', m.type, NULL, m.content, ${templateColumns}, m.status, m.callback_data, m.created_at
             FROM wa_messages m JOIN conv ON m.phone_number_id = conv.phone_number_id AND m.recipient = conv.customer_phone
+            LEFT JOIN wa_templates t ON t.template_id = m.template_id
           )
-          SELECT id, direction, type, text, status, callback_data, to_char(t AT TIME ZONE 'UTC', ${at}) AS at FROM both_ways
+          SELECT id, direction, type, text, content, template_body, template_category, status, callback_data,
+                 to_char(t AT TIME ZONE 'UTC', ${at}) AS at FROM both_ways
           ${after === undefined ? sql`` : sql`WHERE (t, id) < (${after.at}::timestamptz, ${after.id})`}
           ORDER BY t DESC, id DESC LIMIT ${limit + 1}`.pipe(Effect.orDie)
       })
@@ -260,8 +297,9 @@ export class GraphqlReads extends Effect.Service<GraphqlReads>()("herald/graphql
       conversationsByIds,
       conversations,
       conversationsOfContacts,
-      emailsOf,
+      membersOf,
       sendsOf,
+      inboundOf,
       messages,
       templatesByIds,
       templatePage,

@@ -15,6 +15,7 @@ import type { CursorScope } from "../storage/ListCursors.ts"
 import { positionFrom } from "../storage/pageCursor.ts"
 import { waTemplatesScope } from "../whatsapp/templates/WaTemplates.ts"
 import type { BroadcastRow, TargetRow, TargetStatus } from "../broadcasts/BroadcastsRepo.ts"
+import type { CloudContent } from "../whatsapp/message/publicMessage.ts"
 import type { WaTemplateRow } from "../whatsapp/templates/WaTemplatesRepo.ts"
 import { limitOf, listCursors, type PageArgs, timeIdFrom } from "./connections.ts"
 import { type LedgerRow, ledgerScope } from "../wallet/Wallet.ts"
@@ -26,6 +27,7 @@ import {
   type LastMessage,
   type MessageRow
 } from "./reads.ts"
+import { inboundContent, outboundContent } from "./messageContent.ts"
 import type { GraphqlServices } from "./services.ts"
 import type { OpenFeed } from "./subscriptions/resolvers.ts"
 
@@ -60,8 +62,9 @@ export const makeLoaders = (account: SecretKeyAccount, services: GraphqlServices
   return {
     contact: byIds((ids) => reads.contactsByIds(account.accountId, ids)),
     conversation: byIds((ids) => reads.conversationsByIds(account.accountId, ids)),
-    email: byIds((ids) => reads.emailsOf(ids)),
+    member: byIds((ids) => reads.membersOf(account.accountId, ids)),
     send: byIds((ids) => reads.sendsOf(account.accountId, ids)),
+    inbound: byIds((ids) => reads.inboundOf(account.accountId, ids)),
     template: byIds((ids) => reads.templatesByIds(account.accountId, ids)),
     call: byIds((ids) => reads.callsByIds(account.accountId, ids)),
     /** The first page of each contact's conversations, per page size. */
@@ -91,12 +94,14 @@ const conversationNode = (row: ConversationRow) => ({ __kind: "Conversation" as 
 type ContactNode = ReturnType<typeof contactNode>
 type ConversationNode = ReturnType<typeof conversationNode>
 
+/** A message; a conversation's last message lacks what its own row holds (status, content), loaded when asked. */
 interface MessageNode {
   readonly id: string
   readonly conversation_id: string
   readonly direction: "INBOUND" | "OUTBOUND"
   readonly type: string
-  readonly text: string | null
+  readonly text?: string | null
+  readonly content?: Record<string, unknown> | null
   readonly status?: string | null
   readonly callback_data?: string | null
   readonly created_at: string
@@ -107,20 +112,29 @@ const messageNode = (conversationId: string, row: MessageRow): MessageNode => ({
   conversation_id: conversationId,
   direction: row.direction === "inbound" ? "INBOUND" : "OUTBOUND",
   type: row.type,
-  text: row.text,
+  ...(row.direction === "inbound"
+    ? { text: row.text, content: inboundContent(row.content) }
+    : outboundContent(row.content as CloudContent, { body: row.templateBody, category: row.templateCategory })),
   status: messageStatus(row.status),
   callback_data: row.callbackData,
   created_at: row.at
 })
 
+/** The stored last message: an inbound one's text is the one its row has; an outbound one's is read from its send. */
 const lastMessageNode = (conversationId: string, last: LastMessage): MessageNode => ({
   id: last.id,
   conversation_id: conversationId,
   direction: last.direction === "inbound" ? "INBOUND" : "OUTBOUND",
   type: last.type,
-  text: last.text,
+  ...(last.direction === "inbound" ? { text: last.text } : {}),
   created_at: iso(last.at)
 })
+
+/** A last message's send read as a Message's text and content (undefined: no such send of the account). */
+const sentContent = async (node: MessageNode, loaders: Loaders) => {
+  const send = await loaders.send.load(node.id)
+  return send === undefined ? undefined : outboundContent(send.content, { body: send.templateBody, category: send.templateCategory })
+}
 
 const templateNode = (row: WaTemplateRow) => ({
   id: row.templateId,
@@ -133,12 +147,17 @@ const templateNode = (row: WaTemplateRow) => ({
   created_at: iso(row.createdAt)
 })
 
+/** An admin credit's reference as GraphQL shows it (shared/design/graphql.md). */
+const ADMIN_CREDIT_REFERENCE = "admin"
+
 const ledgerNode = (row: LedgerRow) => ({
   id: row.txnId,
   kind: upper(row.kind),
   amount: row.kind === "charge" ? -Number(row.amount) : Number(row.amount),
   balance_after: row.balanceAfter === null ? null : Number(row.balanceAfter),
-  reference: row.reference,
+  // Every credit but an admin's names what it was for; `herald admin wallet-credit` books none (the
+  // ledger's unique reference would refuse a second one), and the design names it `admin`.
+  reference: row.reference ?? (row.kind === "credit" ? ADMIN_CREDIT_REFERENCE : null),
   created_at: iso(row.createdAt)
 })
 
@@ -382,8 +401,8 @@ export const resolvers: Record<string, Record<string, Resolver<any>>> = {
     assignee: async (node: ConversationNode, _, { loaders }) => {
       if (node.row.assigneeAiAgentId !== null) return { kind: "AI", email: null, member_id: null, ai_agent_id: node.row.assigneeAiAgentId, name: null }
       if (node.row.assigneeUserId === null) return null
-      const email = await loaders.email.load(node.row.assigneeUserId)
-      return { kind: "MEMBER", email: email ?? null, member_id: null, ai_agent_id: null, name: null }
+      const member = await loaders.member.load(node.row.assigneeUserId)
+      return { kind: "MEMBER", email: member?.email ?? null, member_id: member?.memberId ?? null, ai_agent_id: null, name: null }
     },
     last_message: (node: ConversationNode) => (node.row.lastMessage === null ? null : lastMessageNode(node.row.conversationId, node.row.lastMessage)),
     messages: async (node: ConversationNode, { page }, context) => {
@@ -399,7 +418,14 @@ export const resolvers: Record<string, Record<string, Resolver<any>>> = {
     status: async (node: MessageNode, _, { loaders }) =>
       node.status !== undefined ? node.status : node.direction === "OUTBOUND" ? messageStatus((await loaders.send.load(node.id))?.status) : null,
     callback_data: async (node: MessageNode, _, { loaders }) =>
-      node.callback_data !== undefined ? node.callback_data : node.direction === "OUTBOUND" ? (await loaders.send.load(node.id))?.callbackData ?? null : null
+      node.callback_data !== undefined ? node.callback_data : node.direction === "OUTBOUND" ? (await loaders.send.load(node.id))?.callbackData ?? null : null,
+    text: async (node: MessageNode, _, { loaders }) =>
+      node.text !== undefined ? node.text : node.direction === "OUTBOUND" ? (await sentContent(node, loaders))?.text ?? null : null,
+    content: async (node: MessageNode, _, { loaders }) => {
+      if (node.content !== undefined) return node.content
+      if (node.direction === "OUTBOUND") return (await sentContent(node, loaders))?.content ?? null
+      return inboundContent(await loaders.inbound.load(node.id))
+    }
   },
   Mutation: {
     sendText: async (_, { input }, { account, run, services }) => {

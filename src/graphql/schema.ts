@@ -85,6 +85,7 @@ type ContactConnection { edges: [ContactEdge!]! pageInfo: PageInfo! }
 type Agent {
   kind: AgentKind!
   email: String
+  "A MEMBER's member_id, as the team list shows it (null for the account's owner, whose member_id the list leaves empty)."
   member_id: ID
   ai_agent_id: ID
   name: String
@@ -94,9 +95,12 @@ type Message {
   id: ID!
   conversation_id: ID!
   direction: Direction!
-  "The public API's type name (Text, Image, Template, ...)."
+  "The public API's type name (Text, Image, InteractiveButton, Template, ...; inbound also InteractiveButtonReply, Location, ...)."
   type: String!
+  "What the person reads: a text's body, a media caption, an interactive message's body, a reply's title, a template's body with its values; null for a message without text (audio, a sticker, a location)."
   text: String
+  "The message as WhatsApp carries it, in Meta's Cloud API shape {type, <type>: {...}}: what was sent to Meta (outbound), what Meta delivered without its envelope (inbound)."
+  content: JSON
   "Outbound messages only."
   status: MessageStatus
   callback_data: String

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { serverAudits } from "graphql-http"
 import { eventually, useDb, useIsolation } from "../support/e2e.ts"
 import { type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
 import { envFor } from "../support/isolation.ts"
@@ -163,6 +164,120 @@ describe("transport", () => {
   })
 })
 
+describe("GraphQL over HTTP: media types, GET, extensions, variables", () => {
+  const GQL_JSON = "application/graphql-response+json"
+  /** A request with `accept`, its status, content type and body. */
+  const negotiated = async (accept: string | undefined, body: Json, method: "POST" | "GET" = "POST") => {
+    const headers: Record<string, string> = { authorization: `Bearer ${keys.a}`, ...(accept === undefined ? {} : { accept }) }
+    const url = new URL(`${node.url}/api/v1/graphql`)
+    if (method === "GET") for (const [name, value] of Object.entries(body)) url.searchParams.set(name, typeof value === "string" ? value : JSON.stringify(value))
+    const r = await fetch(url, method === "GET" ? { headers } : { method, headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) })
+    return { status: r.status, type: r.headers.get("content-type") ?? "", allow: r.headers.get("allow"), body: (await r.json()) as Json }
+  }
+
+  it("application/graphql-response+json when the client prefers it (Apollo's and graphql-http's Accept), with its status codes; application/json as before", async () => {
+    for (const accept of [GQL_JSON, `${GQL_JSON}, application/json`, `${GQL_JSON},application/json;q=0.9`, `application/json;q=0.5, ${GQL_JSON}`]) {
+      const r = await negotiated(accept, { query: "{ me { label } }" })
+      expect([r.status, r.type, r.body], accept).toEqual([200, `${GQL_JSON}; charset=utf-8`, { data: { me: { label: "a" } } }])
+    }
+    for (const accept of [undefined, "application/json", "*/*", "application/*", `application/json, ${GQL_JSON}`, `${GQL_JSON};q=0.5, application/json`, "text/html"]) {
+      const r = await negotiated(accept, { query: "{ me { label } }" })
+      expect([r.status, r.type, r.body], accept).toEqual([200, "application/json", { data: { me: { label: "a" } } }])
+    }
+    // Refused before anything ran: 400 and no data entry in graphql-response+json; 200 in application/json.
+    const refusals: ReadonlyArray<Json> = [
+      { query: "{ me { label " },
+      { query: "{ nope }" },
+      { query: "query($id: ID!) { contact(id: $id) { id } }", variables: { id: null } },
+      { query: "query A { me { label } }", operationName: "B" },
+      { query: `{ contacts(page: {limit: 101}) { edges { node { id } } } }` }
+    ]
+    for (const body of refusals) {
+      const strict = await negotiated(GQL_JSON, body)
+      expect([strict.status, strict.type], JSON.stringify(body)).toEqual([400, `${GQL_JSON}; charset=utf-8`])
+      expect(strict.body.data, JSON.stringify(body)).toBeUndefined()
+      expect(strict.body.errors[0].extensions.code, JSON.stringify(body)).toBe("VALIDATION_ERROR")
+      const plain = await negotiated("application/json", body)
+      expect([plain.status, plain.type, plain.body.errors[0].extensions.code], JSON.stringify(body)).toEqual([200, "application/json", "VALIDATION_ERROR"])
+    }
+    // A field's error with data: 200 in both.
+    const missing = await negotiated(GQL_JSON, { query: `{ contact(id: "00000000-0000-4000-8000-000000000000") { id } }` })
+    expect([missing.status, missing.body.data, missing.body.errors[0].extensions.code]).toEqual([200, { contact: null }, "NOT_FOUND"])
+    // The plan: 403 (graphql-response+json), 200 with data null (application/json); a wrong key 401 in both.
+    const locked = await fetch(`${node.url}/api/v1/graphql`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${keys.s}`, accept: GQL_JSON, "content-type": "application/json" },
+      body: JSON.stringify({ query: "{ me { label } }" })
+    })
+    expect(locked.status).toBe(403)
+    expect(await locked.json()).toEqual({ errors: [expect.objectContaining({ extensions: expect.objectContaining({ code: "FEATURE_LOCKED" }) })] })
+    const wrong = await fetch(`${node.url}/api/v1/graphql`, { method: "POST", headers: { authorization: "Bearer sk_live_nope", accept: GQL_JSON, "content-type": "application/json" }, body: "{}" })
+    expect([wrong.status, wrong.headers.get("content-type")]).toEqual([401, `${GQL_JSON}; charset=utf-8`])
+  })
+
+  it("GET runs queries (variables and extensions as JSON text); a mutation is 405 with Allow: POST; an unknown parameter is 400", async () => {
+    const query = "query($id: ID!) { contact(id: $id) { id } me { label } }"
+    const ok = await negotiated("application/json", { query, variables: { id: "00000000-0000-4000-8000-000000000000" }, extensions: { some: "value" } }, "GET")
+    expect([ok.status, ok.body.data]).toEqual([200, { contact: null, me: { label: "a" } }])
+    const strict = await negotiated(GQL_JSON, { query: "query Me { me { label } }", operationName: "Me" }, "GET")
+    expect([strict.status, strict.type, strict.body]).toEqual([200, `${GQL_JSON}; charset=utf-8`, { data: { me: { label: "a" } } }])
+    const mutation = await negotiated(undefined, { query: `mutation { resolveConversation(conversationId: "00000000-0000-4000-8000-000000000000") { id } }` }, "GET")
+    expect([mutation.status, mutation.allow, mutation.body.errors[0].extensions.code]).toEqual([405, "POST", "VALIDATION_ERROR"])
+    for (const params of [{ query: "{ me { label } }", qeury: "x" }, { query: "{ me { label } }", variables: "{not json" }, { query: "{ me { label } }", variables: "[1]" }, { query: "{ me { label } }", extensions: "1" }, {}]) {
+      const r = await negotiated(undefined, params, "GET")
+      expect([r.status, r.body.errors[0].extensions.code], JSON.stringify(params)).toEqual([400, "VALIDATION_ERROR"])
+    }
+    const unknown = await negotiated(undefined, { query: "{ me { label } }", cursor: "x" }, "GET")
+    expect(unknown.body.errors[0].message).toBe("unknown query parameter cursor; a GET takes query, variables, operationName, extensions")
+  })
+
+  it("extensions: an object or null is accepted (and ignored), anything else is 400", async () => {
+    for (const extensions of [{ some: "value" }, null]) expect((await negotiated(undefined, { query: "{ me { label } }", extensions })).body).toEqual({ data: { me: { label: "a" } } })
+    for (const extensions of ["string", 0, false, ["array"]]) {
+      const r = await negotiated(undefined, { query: "{ me { label } }", extensions })
+      expect([r.status, r.body.errors[0].message], JSON.stringify(extensions)).toEqual([400, "extensions must be an object"])
+    }
+  })
+
+  it("graphql-http's serverAudits: every MUST, SHOULD and MAY passes", async () => {
+    const withKey: typeof fetch = (input, init) => {
+      const headers = new Headers(init?.headers)
+      headers.set("authorization", `Bearer ${keys.a}`)
+      return fetch(input, { ...init, headers })
+    }
+    const audits = serverAudits({ url: `${node.url}/api/v1/graphql`, fetchFn: withKey })
+    const results = []
+    for (const audit of audits) results.push(await audit.fn())
+    const failed = results.filter((r) => r.status !== "ok").map((r) => `${r.id} ${r.name}: ${"reason" in r ? r.reason : ""}`)
+    expect(failed).toEqual([])
+    // Every level is in the suite (MUST, SHOULD and MAY), so a later version's new audit is run too.
+    expect(new Set(results.map((r) => r.name.split(" ")[0]))).toEqual(new Set(["MUST", "SHOULD", "MAY"]))
+  })
+
+  it("a variable of the wrong type, or an input object missing a required field: VALIDATION_ERROR naming the field, field its input path", async () => {
+    const send = `mutation($input: SendTextInput!) { sendText(input: $input) { message_id } }`
+    const cases: ReadonlyArray<readonly [string, Json, string, RegExp]> = [
+      [send, { input: { to: "919876600001" } }, "input.text", /^input\.text: Field "text" of required type "String!" was not provided/],
+      [send, { input: { to: 919876600001, text: "hi" } }, "input.to", /^input\.to: String cannot represent a non string value/],
+      [`mutation($to: String!, $text: String!) { sendText(input: {to: $to, text: $text}) { message_id } }`, { to: "919876600001", text: 5 }, "input.text", /^input\.text: /],
+      [send, {}, "input", /^input: is required/],
+      [`mutation($c: ID!, $t: [String!]!) { addTags(contactId: $c, tags: $t) { id } }`, { c: "x", t: ["a", 5] }, "tags[1]", /^tags\[1\]: /],
+      [`query($n: Int) { contacts(page: {limit: $n}) { edges { node { id } } } }`, { n: "ten" }, "page.limit", /^page\.limit: Int cannot represent/]
+    ]
+    for (const [query, variables, field, message] of cases) {
+      const r = await gql(query, variables)
+      expect(r.status, field).toBe(200)
+      expect(r.body.data, field).toBeUndefined()
+      expect(r.body.errors, field).toHaveLength(1)
+      expect(r.body.errors[0].extensions, field).toEqual({ code: "VALIDATION_ERROR", field })
+      expect(r.body.errors[0].message, field).toMatch(message)
+    }
+    // Nothing was sent.
+    const [row] = await db<{ n: number }>("SELECT count(*)::int AS n FROM wa_messages WHERE account_id = $1", [accounts.a])
+    expect(row!.n).toBe(0)
+  })
+})
+
 describe("me, wallet and its transactions", () => {
   it("me and wallet", async () => {
     const [row] = await db<{ currency: string }>("SELECT currency FROM accounts WHERE account_id = $1", [accounts.a])
@@ -187,6 +302,9 @@ describe("me, wallet and its transactions", () => {
     const nodes = [...first.edges, ...second.edges].map((e: Json) => e.node)
     expect(new Set(nodes.map((n) => n.id)).size).toBe(3)
     for (const n of nodes) expect(n).toMatchObject({ id: expect.stringMatching(UUID), kind: "CREDIT", amount: expect.any(Number) })
+    // `herald admin wallet-credit`'s credits: reference admin (shared/design/graphql.md).
+    const references = (await data(`{ walletTransactions { edges { node { reference } } } }`)).walletTransactions.edges.map((e: Json) => e.node.reference)
+    expect(references).toEqual(CREDITS.map(() => "admin"))
     expect(nodes.map((n) => n.amount).sort((x, y) => x - y)).toEqual([...CREDITS].sort((x, y) => x - y))
     const times = nodes.map((n) => Date.parse(n.created_at))
     expect(times).toEqual([...times].sort((x, y) => y - x))
@@ -395,6 +513,12 @@ describe("conversations, messages and the mutations", () => {
     expect((await assign("AGENT.one@gql.io")).body).toEqual({
       data: { assignConversation: { id: conversation.id, status: "OPEN", assignee: { kind: "MEMBER", email: "agent.one@gql.io" } } }
     })
+    // member_id: the member's, as the team list shows it.
+    const team = await call("GET", "/api/v1/rcs/team", jwt.a)
+    const member = team.body.members.find((m: Json) => m.email === "agent.one@gql.io")
+    expect(member.member_id).toMatch(UUID)
+    expect((await data(`query($id: ID!) { conversation(id: $id) { assignee { kind member_id ai_agent_id } } }`, { id: conversation.id })).conversation.assignee)
+      .toEqual({ kind: "MEMBER", member_id: member.member_id, ai_agent_id: null })
     for (const email of ["agent.b@gql.io", "b@gql.io", "nobody@gql.io"]) {
       const r = await assign(email)
       expect(r.body.errors?.[0]?.extensions?.code, email).toBe("NOT_FOUND")

@@ -1,17 +1,15 @@
 import { SqlClient } from "@effect/sql"
 import { Statement } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Cause, Effect, Exit, Layer, Option, Runtime } from "effect"
+import { Effect, Layer } from "effect"
 import { execute, parse } from "graphql"
 import { costOf, MAX_COST } from "../../src/graphql/cost.ts"
 import { makeExecutableSchema } from "../../src/graphql/executableSchema.ts"
 import { GraphqlReads } from "../../src/graphql/reads.ts"
-import { type GraphqlContext, makeLoaders, type Run } from "../../src/graphql/resolvers.ts"
-import type { GraphqlServices } from "../../src/graphql/services.ts"
-import type { SecretKeyAccount } from "../../src/security/SecretKeys.ts"
 import { SqlLive } from "../../src/storage/Database.ts"
 import { ListCursors } from "../../src/storage/ListCursors.ts"
 import { Storage } from "../../src/storage/Migrations.ts"
+import { graphqlContext } from "../support/graphqlContext.ts"
 import { IsolationLive, TestConfig } from "../support/isolation.ts"
 
 // Nested reads load per level with DataLoader (design: a page of 100 conversations with their
@@ -70,15 +68,7 @@ const seed = Effect.gen(function*() {
 /** Runs `query` as the route does (the same resolvers, loaders and runner), counting statements. */
 const countFor = (accountId: string, limit: number, query = QUERY) =>
   Effect.gen(function*() {
-    const runtime = yield* Effect.runtime<never>()
-    const run: Run = (effect) =>
-      Runtime.runPromiseExit(runtime)(effect).then((exit) => {
-        if (Exit.isSuccess(exit)) return exit.value
-        throw Option.getOrElse(Cause.failureOption(exit.cause), () => Cause.squash(exit.cause))
-      })
-    const services = { reads: yield* GraphqlReads, cursors: yield* ListCursors } as unknown as GraphqlServices
-    const account = { accountId, label: "batch", plan: "enterprise", planRatePerMinute: null } as unknown as SecretKeyAccount
-    const context: GraphqlContext = { account, services, run, loaders: makeLoaders(account, services, run) }
+    const context = yield* graphqlContext(accountId, "batch")
     const before = statements
     const result = yield* Effect.promise(async () => execute({ schema: makeExecutableSchema(), document: parse(query), variableValues: { limit }, contextValue: context }))
     return { statements: statements - before, result: result as { data: any; errors?: ReadonlyArray<unknown> } }
