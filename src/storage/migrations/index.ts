@@ -34,6 +34,7 @@ import idempotencySealed from "./0033_idempotency_sealed.ts"
 import opsSessions from "./0034_ops_sessions.ts"
 import memberInvitations from "./0035_member_invitations.ts"
 import sealedSigningKeys from "./0037_sealed_signing_keys.ts"
+import historyLateSent from "./0038_history_late_sent.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
@@ -73,5 +74,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0033_idempotency_sealed": idempotencySealed,
   "0034_ops_sessions": opsSessions,
   "0035_member_invitations": memberInvitations,
-  "0037_sealed_signing_keys": sealedSigningKeys
+  "0037_sealed_signing_keys": sealedSigningKeys,
+  "0038_history_late_sent": historyLateSent
 }
