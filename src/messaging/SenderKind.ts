@@ -67,6 +67,7 @@ const InFlight = Schema.Struct({
   to: Schema.String,
   price: Schema.Number
 })
+type InFlight = typeof InFlight.Type
 
 const SenderState = Schema.Struct({
   inFlight: Schema.Record({ key: Schema.String, value: InFlight }),
@@ -87,9 +88,11 @@ export type SendReply =
  * records the message, hands it to this node's SendDispatcher (which paces it at the bot's
  * upstream throughput) and applies the gateway's answer: sent (charged once), failed with the
  * Gateway error record, unconfirmed (never resent: the message may have left), or a gateway
- * failure, sent again with backoff. Only the messages in flight live in the state; a takeover
- * finds the ones whose answer never came and sends them again with the same message_id, which
- * the gateway ignores if the first one arrived: a re-send never reaches a recipient twice.
+ * failure, sent again with backoff. Only the messages in flight live in the state; the sweep
+ * finds the ones whose answer never came (their node died or was cut off from NATS): one with a
+ * delivery report is recorded sent, one without is sent again with the same message_id once the
+ * report window has passed (the first attempt may have reached the gateway, which ignores a repeat:
+ * waiting means the gateway is not asked twice for a message it took).
  */
 export const SenderKind = ActorKind.make(SenderAddress.name, {
   command: SenderCommand,
@@ -109,6 +112,11 @@ export const SenderKind = ActorKind.make(SenderAddress.name, {
       // An attempt unanswered this long was lost with its node (the gateway call itself gives up
       // after gatewayTimeoutMs and reports Unconfirmed).
       const lostAfterMs = config.gatewayTimeoutMs + 5_000
+      // A lost attempt may have reached the gateway (its node was cut off from NATS after the
+      // request left, or died before its answer was told): it is sent again only once its delivery
+      // report has had the broadcasts' report window to come, so a recipient is never sent a message
+      // twice; a report that came settles it as sent.
+      const resendAfterMs = lostAfterMs + config.broadcastReportWindowMs
 
       /**
        * Tells actors what a send or a chunk came to, retried for a while; given up on, the sweep
@@ -152,6 +160,18 @@ export const SenderKind = ActorKind.make(SenderAddress.name, {
         Effect.map(subscriptions.wants(accountId, type, botId), (wanted) => {
           if (wanted) ctx.persist(webhooks.emit({ accountId, type, botId, data }).pipe(Effect.asVoid, Effect.catchTag("NatsUnavailable", Effect.die)))
         })
+      const answer = (entry: InFlight, reply: SendReply) => {
+        if (entry.replyTo !== null) ctx.notify(entry.replyTo, reply)
+      }
+
+      /** The gateway took the attempt: recorded sent (a delivery report already there stays), charged once. */
+      const sent = (messageId: string, entry: InFlight, attempt: number, at: string) =>
+        Effect.gen(function*() {
+          record(messageId, attempt, { status: "sent", sent_at: at })
+          ctx.insert("wallet_transactions", { account_id: entry.accountId, kind: "charge", amount: entry.price, reference: messageId })
+          yield* emit(entry.accountId, "message.sent", { message_id: messageId, bot_id: botId, to: entry.to, status: "sent" })
+          answer(entry, { _tag: "Sent", messageId })
+        })
 
       /**
        * Runs a chunk on this node (once this command is committed); once done, the broadcast and
@@ -193,11 +213,10 @@ export const SenderKind = ActorKind.make(SenderAddress.name, {
         }
         case "Send": {
           const { message } = command
-          const known = state.inFlight[message.messageId]
-          if (known !== undefined) {
-            // Delivered again after a takeover: send again unless this node is on it.
-            if (!dispatcher.isHandling(message.messageId)) dispatch(message, known.attempt)
-            return state
+          if (state.inFlight[message.messageId] !== undefined) {
+            // Delivered again after a takeover: its attempt was dispatched where it was committed,
+            // and may have left; the sweep sends it again if no answer or report ever comes.
+            return withSweep(state)
           }
           ctx.insert("messages", {
             message_id: message.messageId,
@@ -225,15 +244,9 @@ export const SenderKind = ActorKind.make(SenderAddress.name, {
           if (entry === undefined || entry.attempt !== command.attempt) return state
           const outcome = command.outcome
           const at = new Date(command.at).toISOString()
-          const answer = (reply: SendReply) => {
-            if (entry.replyTo !== null) ctx.notify(entry.replyTo, reply)
-          }
           const about = { message_id: command.messageId, bot_id: botId, to: entry.to }
           if (outcome._tag === "Accepted") {
-            record(command.messageId, command.attempt, { status: "sent", sent_at: at })
-            ctx.insert("wallet_transactions", { account_id: entry.accountId, kind: "charge", amount: entry.price, reference: command.messageId })
-            yield* emit(entry.accountId, "message.sent", { ...about, status: "sent" })
-            answer({ _tag: "Sent", messageId: command.messageId })
+            yield* sent(command.messageId, entry, command.attempt, at)
             return without(command.messageId)
           }
           const error = outcome.error
@@ -253,7 +266,7 @@ export const SenderKind = ActorKind.make(SenderAddress.name, {
             record(command.messageId, command.attempt, { status: "failed", failed_at: at, error })
             yield* emit(entry.accountId, "message.failed", { ...error, ...about, status: "failed" })
           }
-          answer({ _tag: "Failed", error })
+          answer(entry, { _tag: "Failed", error })
           return without(command.messageId)
         }
         case "Retry": {
@@ -272,6 +285,14 @@ export const SenderKind = ActorKind.make(SenderAddress.name, {
               delete inFlight[id]
               continue
             }
+            if (row.status !== "queued") {
+              // A delivery report came (GatewayReports moved the row): the gateway took the attempt.
+              yield* sent(id, entry, entry.attempt, new Date(now).toISOString())
+              delete inFlight[id]
+              continue
+            }
+            // Its report may still come: wait out the window before sending it again.
+            if (now - entry.since < resendAfterMs) continue
             dispatch({ messageId: id, accountId: entry.accountId, to: entry.to, content: row.content }, entry.attempt)
             inFlight[id] = { ...entry, since: now }
           }
@@ -287,6 +308,6 @@ export const SenderKind = ActorKind.make(SenderAddress.name, {
 
 /** The content of a message as recorded when it was queued (for a retry or a re-send; rare). */
 const messageRow = (sql: SqlClient.SqlClient, messageId: string) =>
-  sql<{ readonly content: typeof MessageContentSchema.Type }>`SELECT content FROM messages WHERE message_id = ${messageId}::uuid`.pipe(
+  sql<{ readonly content: typeof MessageContentSchema.Type; readonly status: string }>`SELECT content, status FROM messages WHERE message_id = ${messageId}::uuid`.pipe(
     Effect.map((rows) => rows[0])
   )

@@ -1,0 +1,144 @@
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import type { ActorContext } from "../../src/actors/runtime/ActorKind.ts"
+import { ActorClient } from "../../src/actors/runtime/index.ts"
+import { unguarded } from "../../src/actors/runtime/leaseGuard.ts"
+import { ChunkRunner } from "../../src/broadcasts/ChunkRunner.ts"
+import { AppConfig } from "../../src/config/AppConfig.ts"
+import { type SendJob, SendDispatcher } from "../../src/messaging/SendDispatcher.ts"
+import { Send, type SenderCommand, SenderKind, Sweep } from "../../src/messaging/SenderKind.ts"
+import { SqlLive } from "../../src/storage/Database.ts"
+import { Storage } from "../../src/storage/Migrations.ts"
+import { Subscriptions } from "../../src/webhooks/Subscriptions.ts"
+import { Webhooks } from "../../src/webhooks/Webhooks.ts"
+import { IsolationLive, TestConfig } from "../support/isolation.ts"
+
+// The sender actor's rules for a single send whose answer never came back (its node died, or was
+// cut off from NATS after the request left: the cluster's "worker cut off from NATS" fault, where
+// the next owner sent the message to the gateway a second time). A lost attempt may have reached
+// the gateway, so it is not sent again while its delivery report may still come; one whose report
+// came is recorded sent; one with no report after the window is sent again with its message_id.
+
+const GATEWAY_TIMEOUT_MS = 3_000
+const WINDOW_MS = 10_000
+const LOST_AFTER_MS = GATEWAY_TIMEOUT_MS + 5_000
+
+const submitted: Array<SendJob> = []
+const Fakes = Layer.mergeAll(
+  Layer.succeed(SendDispatcher, { submit: (job: SendJob) => Effect.sync(() => void submitted.push(job)), isHandling: () => false } as unknown as SendDispatcher),
+  Layer.succeed(ActorClient, {} as unknown as ActorClient),
+  Layer.succeed(Webhooks, {} as unknown as Webhooks),
+  Layer.succeed(Subscriptions, { wants: () => Effect.succeed(false) } as unknown as Subscriptions),
+  Layer.succeed(ChunkRunner, { isRunning: () => false } as unknown as ChunkRunner)
+)
+const Env = Layer.mergeAll(SqlLive, Storage.Default.pipe(Layer.provide(SqlLive)), Fakes).pipe(
+  Layer.provideMerge(TestConfig({ gatewayTimeoutMs: GATEWAY_TIMEOUT_MS, broadcastReportWindowMs: WINDOW_MS })),
+  Layer.provideMerge(IsolationLive)
+)
+
+/** A context that records what the behaviour asked for; `afterCommit` work runs at once (the commit is taken as done). */
+const recordingContext = (key: string) => {
+  const done = { updates: [] as Array<Record<string, unknown>>, inserts: [] as Array<{ table: string; row: Record<string, unknown> }>, notified: [] as Array<unknown> }
+  const ctx = {
+    key,
+    partition: 0,
+    seq: 1,
+    attempt: 1,
+    timerId: undefined,
+    reply: () => undefined,
+    fail: () => undefined,
+    send: () => undefined,
+    schedule: () => "timer",
+    cancelTimer: () => undefined,
+    persist: () => undefined,
+    insert: (table: string, row: Record<string, unknown>) => void done.inserts.push({ table, row }),
+    update: (_table: string, row: Record<string, unknown>) => void done.updates.push(row),
+    notify: (_subject: string, payload: unknown) => void done.notified.push(payload),
+    afterCommit: (effect: Effect.Effect<void>) => Effect.runSync(effect),
+    lease: unguarded,
+    hold: () => () => undefined
+  } as unknown as ActorContext<SenderCommand>
+  return { ctx, done }
+}
+
+layer(Env, { timeout: 60_000 })("a single send whose answer never came", (it) => {
+  const aBot = Effect.gen(function*() {
+    yield* (yield* Storage).awaitReadyFor("30 seconds")
+    const sql = yield* SqlClient.SqlClient
+    const [user] = yield* sql<{ userId: string }>`INSERT INTO users (email, password_hash) VALUES (${`s${Math.random()}@sweep.test`}, 'x') RETURNING user_id`
+    const [account] = yield* sql<{ accountId: string }>`INSERT INTO accounts (label, plan, owner_user_id) VALUES ('Sweep', 'growth', ${user!.userId}) RETURNING account_id`
+    const [bot] = yield* sql<{ botId: string }>`INSERT INTO bots (account_id, name, status) VALUES (${account!.accountId}, 'B', 'active') RETURNING bot_id`
+    return { sql, accountId: account!.accountId, botId: bot!.botId }
+  })
+
+  /** A send the actor recorded (queued, its row written) and dispatched `ago` ms before now, on a node since lost. */
+  const lostSend = (ago: number) =>
+    Effect.gen(function*() {
+      const { sql, accountId, botId } = yield* aBot
+      const messageId = crypto.randomUUID()
+      yield* sql`INSERT INTO messages (message_id, account_id, bot_id, recipient, content, source, status, price)
+                 VALUES (${messageId}, ${accountId}, ${botId}, '+919876541234', '{"type":"text","text":"hi"}', 'api', 'queued', 0.1)`
+      const state = {
+        inFlight: { [messageId]: { attempt: 1, since: Date.now() - ago, replyTo: "_INBOX.caller", accountId, to: "+919876541234", price: 0.1 } },
+        sweepAt: null,
+        chunks: {}
+      }
+      return { sql, botId, messageId, state }
+    })
+
+  it.effect("its delivery report came: recorded sent and charged once, the caller answered, not sent again", () =>
+    Effect.gen(function*() {
+      const { sql, botId, messageId, state } = yield* lostSend(LOST_AFTER_MS + 1_000)
+      yield* sql`UPDATE messages SET status = 'delivered', delivered_at = now() WHERE message_id = ${messageId}`
+      const { ctx, done } = recordingContext(botId)
+      submitted.length = 0
+      const next = yield* SenderKind.behaviour(state, new Sweep(), ctx)
+      expect(submitted.map((j) => j.messageId)).toEqual([])
+      expect(next.inFlight[messageId]).toBeUndefined()
+      expect(done.updates).toEqual([expect.objectContaining({ message_id: messageId, status: "sent" })])
+      expect(done.inserts).toEqual([{ table: "wallet_transactions", row: expect.objectContaining({ kind: "charge", reference: messageId }) }])
+      expect(done.notified).toEqual([{ _tag: "Sent", messageId }])
+    }))
+
+  it.effect("no report yet, inside the report window: kept in flight, not sent again", () =>
+    Effect.gen(function*() {
+      const { botId, messageId, state } = yield* lostSend(LOST_AFTER_MS + 1_000)
+      const { ctx, done } = recordingContext(botId)
+      submitted.length = 0
+      const next = yield* SenderKind.behaviour(state, new Sweep(), ctx)
+      expect(submitted.map((j) => j.messageId)).toEqual([])
+      expect(next.inFlight[messageId]).toEqual(state.inFlight[messageId])
+      expect(next.sweepAt).not.toBeNull()
+      expect(done.updates).toEqual([])
+    }))
+
+  it.effect("no report after the window: sent again, with its message_id and attempt", () =>
+    Effect.gen(function*() {
+      const { botId, messageId, state } = yield* lostSend(LOST_AFTER_MS + WINDOW_MS + 1_000)
+      const { ctx } = recordingContext(botId)
+      submitted.length = 0
+      const next = yield* SenderKind.behaviour(state, new Sweep(), ctx)
+      expect(submitted.map((j) => [j.messageId, j.attempt])).toEqual([[messageId, 1]])
+      expect(next.inFlight[messageId]!.since).toBeGreaterThan(state.inFlight[messageId]!.since)
+    }))
+
+  it.effect("its Send delivered again after a takeover: not sent again at once (the sweep decides)", () =>
+    Effect.gen(function*() {
+      const { botId, messageId, state } = yield* lostSend(1_000)
+      const entry = state.inFlight[messageId]!
+      const { ctx, done } = recordingContext(botId)
+      submitted.length = 0
+      const send = new Send({
+        message: { messageId, accountId: entry.accountId, to: entry.to, content: { type: "text", text: "hi", suggestions: [] } },
+        templateId: null,
+        source: "api",
+        price: 0.1,
+        replyTo: entry.replyTo
+      })
+      const next = yield* SenderKind.behaviour(state, send, ctx)
+      expect(submitted).toEqual([])
+      expect(done.inserts).toEqual([])
+      expect(next.inFlight[messageId]).toEqual(entry)
+    }))
+})
