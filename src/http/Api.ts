@@ -97,8 +97,12 @@ method on a known path is 405 \`method_not_allowed\` (with Allow), a body past 1
 that stops arriving 408 \`request_timeout\`, another type than JSON 415 \`unsupported_media_type\`. Every answer \
 carries \`x-request-id\`.
 
-**Lists** page by cursor: \`limit\`, then the answer's \`next_cursor\` passed back as \`cursor\` until it is empty \
-or absent.
+**Query parameters** are strict: one an operation does not list is 400 \`invalid_request\` naming it and the ones it \
+takes, as a body's undeclared field is.
+
+**Lists** page by cursor: \`limit\`, then the answer's \`next_cursor\` passed back until it is empty or absent, as the \
+query parameter each list names: \`cursor\` on /api/v1/rcs, /api/v1/app and /api/v1/public, \`next_cursor\` on \
+/api/v1/partner/email (the contract's name there).
 
 **Idempotency-Key.** Sends, broadcasts, imports and key creation take an \`Idempotency-Key\` header: a copy of the \
 request within 24 hours gets the first answer (\`Idempotent-Replayed: true\`) instead of running again.

@@ -3,7 +3,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { NodeServer, nodeServerLayer } from "./NodeServer.ts"
-import { OpsApi, ServedApi } from "./Api.ts"
+import { HeraldApi, OpsApi, ServedApi } from "./Api.ts"
 import { DocumentedApi, openApiDocument } from "./openApiDocument.ts"
 import { HealthHttpLive } from "./health/HealthHttp.ts"
 import { ApiPortMetricsRoute, metricsRoute } from "./HttpMetrics.ts"
@@ -190,7 +190,7 @@ export type OnListening = (address: { readonly port: number }) => void
  */
 export const HttpServerLive = (surface: "full" | "ops", onListening: OnListening = () => {}) =>
   Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
-    serveRoutes(surface === "full" ? FullRoutes : OpsRoutes, { ...DEFAULT_BODY_TIMEOUTS, idleMs: config.httpBodyIdleMs }))).pipe(
+    serveRoutes(surface === "full" ? FullRoutes : OpsRoutes, { ...DEFAULT_BODY_TIMEOUTS, idleMs: config.httpBodyIdleMs }, surface === "full" ? HeraldApi : OpsApi))).pipe(
     Layer.provide(Layer.tap(Listener, (context) =>
       Effect.sync(() => {
         const address = Context.get(context, HttpServer.HttpServer).address

@@ -1,4 +1,4 @@
-import { HttpLayerRouter, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { type HttpApi, HttpLayerRouter, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Context, Effect, Exit, type Fiber, FiberRef, FiberRefs, Layer, LogLevel, Option, Runtime } from "effect"
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
@@ -26,6 +26,7 @@ import { LeanRequest } from "./LeanRequest.ts"
 import { routeContextOf } from "./apiRoutes.ts"
 import { LayeredMap } from "./LayeredMap.ts"
 import { type RequestRewrite, RequestRewrites } from "./RequestRewrites.ts"
+import { type AcceptedQueries, acceptedQueries, unknownQueryParameters } from "./strictQuery.ts"
 import { type Route, type RouteMatch, RouteTable, routeTableLayer } from "./RouteTable.ts"
 import { writeResponse } from "./writeResponse.ts"
 
@@ -106,7 +107,8 @@ export const makeRequestListener = (
   table: RouteTable["Type"],
   runtime: Runtime.Runtime<never>,
   timeouts: BodyTimeouts,
-  rewrites: ReadonlyArray<RequestRewrite> = []
+  rewrites: ReadonlyArray<RequestRewrite> = [],
+  queries: AcceptedQueries = new Map()
 ) => {
   const base = runtime.context.unsafeMap
   // A route's handler runs in the context it was built in (an HttpApi group's services) with the
@@ -192,7 +194,7 @@ export const makeRequestListener = (
 
     const dispatch = (body: Buffer | undefined, json: { readonly value: unknown } | undefined) => {
       if (match === undefined) return answer(noRoute(method, url, table.allowed(url)))
-      const refused = unstorableInput(match)
+      const refused = unknownQueryParameters(queries, method, match.route, match.searchParams) ?? unstorableInput(match)
       if (refused !== undefined) return answer(refused)
       run(req, res, requestId, state, started, match, new LeanRequest(req, res, url, body, json))
     }
@@ -257,15 +259,18 @@ const withResultField = (response: HttpServerResponse.HttpServerResponse): HttpS
  * Serves `routes` (layers that add routes to the platform's router service, as HttpApi groups and
  * `HttpLayerRouter.add` do) on the node's server. The listener is never removed: on shutdown Node's
  * `server.close` stops accepting and waits for requests in flight, which must still be answered.
+ * The operations `declared` declares refuse query parameters they do not take (strictQuery.ts).
  */
 export const serveRoutes = <A, E, R>(
   routes: Layer.Layer<A, E, R>,
-  timeouts: BodyTimeouts = DEFAULT_BODY_TIMEOUTS
+  timeouts: BodyTimeouts = DEFAULT_BODY_TIMEOUTS,
+  declared?: HttpApi.HttpApi.Any
 ): Layer.Layer<never, HttpLayerRouter.Request.Without<E>, NodeServer | Exclude<HttpLayerRouter.Request.Without<R> | HttpLayerRouter.Request.Only<"Requires", R> | HttpLayerRouter.Request.Only<"GlobalRequires", R>, HttpLayerRouter.HttpRouter>> =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const table = yield* RouteTable
     const { server } = yield* NodeServer
     const runtime = yield* Effect.runtime<never>()
     const rewrites = yield* Effect.serviceOption(RequestRewrites)
-    server.on("request", makeRequestListener(table, runtime, timeouts, Option.getOrElse(rewrites, () => [])))
+    const queries = declared === undefined ? new Map() : acceptedQueries(declared)
+    server.on("request", makeRequestListener(table, runtime, timeouts, Option.getOrElse(rewrites, () => []), queries))
   })).pipe(Layer.provide(routes.pipe(Layer.provideMerge(routeTableLayer())))) as any
