@@ -1,4 +1,5 @@
-import { OpenApi, OpenApiJsonSchema } from "@effect/platform"
+import { type HttpApi, OpenApi, OpenApiJsonSchema } from "@effect/platform"
+import { JSONSchema, Option, Schema, SchemaAST } from "effect"
 import { HeraldApi } from "./Api.ts"
 import { ERROR_DESCRIPTIONS } from "./errors.ts"
 import { IDEMPOTENT_ROUTES } from "./idempotency/idempotentRoutes.ts"
@@ -340,10 +341,58 @@ const addWebhooks = (spec: Json) => {
   })
 }
 
+/** A path as the document writes it (`/a/:id` → `/a/{id}`). */
+const documentPath = (path: string) => path.replace(/:(\w+)/g, "{$1}")
+
+/** What a query field decodes to, without the `undefined` of an optional one. */
+const decodedOf = (ast: SchemaAST.AST): SchemaAST.AST => {
+  const members = SchemaAST.isUnion(ast) ? ast.types.filter((member) => !SchemaAST.isUndefinedKeyword(member)) : [ast]
+  return SchemaAST.typeAST(members.length === 1 ? members[0]! : SchemaAST.Union.make(members))
+}
+
+const BOUNDS = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"] as const
+
+/**
+ * A query value is text on the wire, so the generator writes the encoded side of `limit`
+ * (NumberFromString) as a string; what a client sends is an integer, and generated clients need it
+ * typed so (issue 34). A query parameter that decodes to an integer, a number or a boolean is
+ * written as that type, with its bounds, keeping its description.
+ */
+const typedQueryParameters = (spec: Json) => {
+  for (const group of Object.values((HeraldApi as unknown as HttpApi.HttpApi.AnyWithProps).groups)) {
+    for (const endpoint of Object.values(group.endpoints)) {
+      if (Option.isNone(endpoint.urlParamsSchema)) continue
+      const operation = spec.paths[documentPath(endpoint.path)]?.[endpoint.method.toLowerCase()] as Json | undefined
+      if (operation === undefined) continue
+      for (const field of SchemaAST.getPropertySignatures(endpoint.urlParamsSchema.value.ast)) {
+        const parameter = (operation.parameters as Array<Json> | undefined)?.find((p) => p.in === "query" && p.name === String(field.name))
+        if (parameter === undefined || parameter.schema?.type !== "string") continue
+        let decoded: Json
+        try {
+          decoded = JSONSchema.make(Schema.make(decodedOf(field.type))) as Json
+        } catch {
+          continue
+        }
+        if (!["integer", "number", "boolean"].includes(decoded.type)) continue
+        const typed: Json = { type: decoded.type }
+        for (const bound of BOUNDS) if (typeof decoded[bound] === "number") typed[bound] = decoded[bound]
+        // An integer above 0 is one from 1.
+        if (typed.type === "integer" && typed.exclusiveMinimum === 0) {
+          delete typed.exclusiveMinimum
+          typed.minimum = 1
+        }
+        if (parameter.schema.description !== undefined) typed.description = parameter.schema.description
+        parameter.schema = typed
+      }
+    }
+  }
+}
+
 /** Finishes the generated document (see the module's comment). */
 export const finishDocument = (generated: Json): Json => {
   const spec = structuredClone(generated)
   describeSecuritySchemes(spec)
+  typedQueryParameters(spec)
   addIdempotencyKeys(spec)
   dedupeCompositions(spec)
   addWebhooks(spec)

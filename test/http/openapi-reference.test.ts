@@ -197,4 +197,16 @@ describe("the OpenAPI reference", () => {
       }
     }
   })
+
+  // Issue 34: `limit` was typed string (the wire text of NumberFromString), which broke generated clients.
+  it("types a query parameter as what it decodes to: every limit an integer with its bounds", () => {
+    const limits = operations().filter(({ webhook }) => !webhook).flatMap(({ where, op }) =>
+      ((op.parameters ?? []) as Array<Json>).filter((p) => p.in === "query" && p.name === "limit").map((p) => ({ where, schema: p.schema as Json })))
+    expect(limits.length).toBeGreaterThan(20)
+    for (const { where, schema } of limits) {
+      expect({ where, type: schema.type, minimum: schema.minimum }).toEqual({ where, type: "integer", minimum: 1 })
+    }
+    const partner = doc.paths["/api/v1/partner/email/identities"].get.parameters.find((p: Json) => p.name === "limit").schema
+    expect(partner).toMatchObject({ type: "integer", minimum: 1, maximum: 1000 })
+  })
 })
