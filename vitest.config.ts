@@ -19,6 +19,9 @@ export default defineConfig({
     // on two cores. A ceiling, not a target (figures belong to bench/).
     hookTimeout: 300_000,
     teardownTimeout: 30_000,
+    // In test/e2e, every answer of Herald's REST API is held to the OpenAPI document the node
+    // serves (status declared, body valid against its schema); inert in the other files.
+    setupFiles: ["test/support/openApiResponses.ts"],
     reporters: ["default"],
     sequence: { hooks: "stack" }
   }

@@ -341,6 +341,93 @@ const addWebhooks = (spec: Json) => {
   })
 }
 
+/**
+ * What the edge answers before any handler runs (src/http/adapter/NodeAdapter.ts) to a request
+ * with a body, whatever the operation: a body past 10 MB, one in another type than JSON, one that
+ * stops arriving. Declared on every operation that takes a body (issue 34: 2 of 45 said so).
+ */
+const BODY_ERRORS: ReadonlyArray<readonly [status: string, component: string, code: string, example: string]> = [
+  ["408", "request_timeout_error", "request_timeout", "the request body stopped arriving (1024 bytes in); nothing was done"],
+  ["413", "payload_too_large_error", "payload_too_large", "request body exceeds 10485760 bytes"],
+  ["415", "unsupported_media_type_error", "unsupported_media_type", "this route takes a JSON body (Content-Type: application/json), not text/plain"]
+]
+
+const refOf = (component: string) => `#/components/schemas/${component}`
+
+const addBodyErrors = (spec: Json) => {
+  for (const [status, component, code, example] of BODY_ERRORS) {
+    if (spec.components.schemas[component] === undefined) {
+      const { "x-status": _, ...schema } = envelopeError(Number(status), code, example)
+      spec.components.schemas[component] = schema
+    }
+  }
+  for (const item of Object.values<Json>(spec.paths)) {
+    for (const operation of Object.values<Json>(item)) {
+      if (operation.requestBody === undefined) continue
+      for (const [status, component] of BODY_ERRORS) {
+        const response = operation.responses[status] as Json | undefined
+        const existing = response?.content?.["application/json"]?.schema as Json | undefined
+        const ref = { $ref: refOf(component) }
+        if (existing !== undefined && JSON.stringify(existing.anyOf ?? [existing]).includes(`"${ref.$ref}"`)) continue
+        operation.responses[status] = {
+          description: response?.description ?? ERROR_DESCRIPTIONS[component.replace(/_error$/, "")],
+          content: { "application/json": { schema: existing === undefined ? ref : { anyOf: [...(existing.anyOf ?? [existing]), ref] } } }
+        }
+      }
+    }
+  }
+}
+
+const PUBLIC_PREFIX = "/api/v1/public/"
+const RESULT_FALSE = {
+  type: "boolean",
+  enum: [false],
+  description: "Always false on an error: Interakt's flag, kept beside success for its clients."
+}
+
+/**
+ * Every error of the public messaging API carries Interakt's `result: false` beside `success`
+ * (the adapter adds it to every non-2xx answer under /api/v1/public/, NodeAdapter.ts
+ * withResultField), which the shared error components (additionalProperties false) do not allow:
+ * the public operations' error responses point at copies of them that declare it (`public_…`).
+ */
+const publicErrors = (spec: Json) => {
+  const variantOf = (ref: string): string => {
+    const name = ref.split("/").pop()!
+    const variant = `public_${name}`
+    if (spec.components.schemas[variant] === undefined) {
+      const schema = structuredClone(spec.components.schemas[name]) as Json
+      schema.properties = { result: RESULT_FALSE, ...schema.properties }
+      schema.required = ["result", ...(schema.required ?? [])]
+      if (Array.isArray(schema.examples)) schema.examples = schema.examples.map((example: Json) => ({ result: false, ...example }))
+      spec.components.schemas[variant] = schema
+    }
+    return refOf(variant)
+  }
+  const rewrite = (schema: Json): Json =>
+    typeof schema.$ref === "string"
+      ? { ...schema, $ref: variantOf(schema.$ref) }
+      : Array.isArray(schema.anyOf)
+      ? { ...schema, anyOf: schema.anyOf.map(rewrite) }
+      : schema
+  for (const [path, item] of Object.entries<Json>(spec.paths)) {
+    if (!path.startsWith(PUBLIC_PREFIX)) continue
+    for (const operation of Object.values<Json>(item)) {
+      for (const [status, response] of Object.entries<Json>(operation.responses ?? {})) {
+        const media = response.content?.["application/json"] as Json | undefined
+        if (!/^[45]/.test(status) || media?.schema === undefined) continue
+        media.schema = rewrite(media.schema)
+        if (media.example !== undefined && typeof media.example === "object") media.example = { result: false, ...media.example }
+      }
+    }
+  }
+  // Errors only the public API answers are left with no other reference.
+  const text = JSON.stringify({ ...spec, components: { ...spec.components, schemas: {} } }) + JSON.stringify(spec.components.schemas)
+  for (const name of Object.keys(spec.components.schemas)) {
+    if (spec.components.schemas[`public_${name}`] !== undefined && !text.includes(`"${refOf(name)}"`)) delete spec.components.schemas[name]
+  }
+}
+
 /** A path as the document writes it (`/a/:id` → `/a/{id}`). */
 const documentPath = (path: string) => path.replace(/:(\w+)/g, "{$1}")
 
@@ -394,7 +481,9 @@ export const finishDocument = (generated: Json): Json => {
   describeSecuritySchemes(spec)
   typedQueryParameters(spec)
   addIdempotencyKeys(spec)
+  addBodyErrors(spec)
   dedupeCompositions(spec)
+  publicErrors(spec)
   addWebhooks(spec)
   describeFields(spec)
   describeErrorResponses(spec)
