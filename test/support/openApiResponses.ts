@@ -49,7 +49,7 @@ const withoutUnknownIds = (node: unknown): unknown => {
   return Object.fromEntries(Object.entries(node).filter(([key, value]) => !(key === "$id" && value === "/schemas/unknown")).map(([key, value]) => [key, withoutUnknownIds(value)]))
 }
 
-const compileDocument = (spec: Json): Document => {
+export const compileDocument = (spec: Json): Document => {
   const ajv = new Ajv2020.default({ allErrors: true, strict: false, validateFormats: true })
   for (const [name, check] of Object.entries(FORMATS)) ajv.addFormat(name, check instanceof RegExp ? check : { validate: check })
   ajv.addSchema({ ...(withoutUnknownIds(spec) as Json), $id: ROOT })
@@ -115,7 +115,7 @@ const describeErrors = (errors: ReadonlyArray<ErrorObject> | null | undefined) =
   (errors ?? []).slice(0, 8).map((e) => `${e.instancePath || "(body)"} ${e.message}${e.params && Object.keys(e.params).length > 0 ? ` ${JSON.stringify(e.params)}` : ""}`).join("; ")
 
 /** What is wrong with an answer, by the document; undefined when it is what the document says. */
-const problemWith = (document: Document, method: string, pathname: string, status: number, contentType: string, text: string): string | undefined => {
+export const problemWith = (document: Document, method: string, pathname: string, status: number, contentType: string, text: string): string | undefined => {
   const template = templateOf(document, pathname)
   if (template === undefined) return undefined
   const item = document.spec.paths[template] as Json
