@@ -60,6 +60,7 @@ export const ERROR_DESCRIPTIONS: Readonly<Record<string, string>> = {
   request_timeout: "The body stopped arriving (or took too long): nothing was written.",
   payload_too_large: "The body is larger than the operation takes: nothing was written.",
   unsupported_media_type: "The body's Content-Type is not one the operation takes.",
+  request_header_fields_too_large: "The request's headers (the URL included) are larger than 16 KiB: nothing was read. The connection is closed.",
   idempotency_key_reused: "This Idempotency-Key was used with a different request in the last 24 hours: nothing ran. Use a new key for a new request.",
   idempotency_key_in_use: "The first request with this Idempotency-Key is still running (or did not finish): retry after Retry-After seconds to get its answer.",
   idempotency_answer_unreadable: "The first answer to this Idempotency-Key was sealed under a HERALD_SECRETS_KEY this server no longer has: send the request with a new key."

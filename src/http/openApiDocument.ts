@@ -354,26 +354,36 @@ const BODY_ERRORS: ReadonlyArray<readonly [status: string, component: string, co
 
 const refOf = (component: string) => `#/components/schemas/${component}`
 
-const addBodyErrors = (spec: Json) => {
-  for (const [status, component, code, example] of BODY_ERRORS) {
-    if (spec.components.schemas[component] === undefined) {
-      const { "x-status": _, ...schema } = envelopeError(Number(status), code, example)
-      spec.components.schemas[component] = schema
-    }
+/** Adds `component` (made by envelopeError when the document has none) to an operation's answers for `status`. */
+const addError = (spec: Json, operation: Json, status: string, component: string, code: string, example: string) => {
+  if (spec.components.schemas[component] === undefined) {
+    const { "x-status": _, ...schema } = envelopeError(Number(status), code, example)
+    spec.components.schemas[component] = schema
   }
-  for (const item of Object.values<Json>(spec.paths)) {
+  const response = operation.responses[status] as Json | undefined
+  const existing = response?.content?.["application/json"]?.schema as Json | undefined
+  const ref = { $ref: refOf(component) }
+  if (existing !== undefined && JSON.stringify(existing.anyOf ?? [existing]).includes(`"${ref.$ref}"`)) return
+  operation.responses[status] = {
+    description: response?.description ?? ERROR_DESCRIPTIONS[code],
+    content: { "application/json": { schema: existing === undefined ? ref : { anyOf: [...(existing.anyOf ?? [existing]), ref] } } }
+  }
+}
+
+/**
+ * What the edge answers to any request before its route runs: headers past Node's 16 KiB (431,
+ * src/http/clientErrors.ts), and, on a path with parameters, 404 `not_found` when the router
+ * cannot read a parameter (longer than 100 characters, or percent-encoding that is not UTF-8), as
+ * for a path it does not know.
+ */
+const addEdgeErrors = (spec: Json) => {
+  for (const [path, item] of Object.entries<Json>(spec.paths)) {
     for (const operation of Object.values<Json>(item)) {
-      if (operation.requestBody === undefined) continue
-      for (const [status, component] of BODY_ERRORS) {
-        const response = operation.responses[status] as Json | undefined
-        const existing = response?.content?.["application/json"]?.schema as Json | undefined
-        const ref = { $ref: refOf(component) }
-        if (existing !== undefined && JSON.stringify(existing.anyOf ?? [existing]).includes(`"${ref.$ref}"`)) continue
-        operation.responses[status] = {
-          description: response?.description ?? ERROR_DESCRIPTIONS[component.replace(/_error$/, "")],
-          content: { "application/json": { schema: existing === undefined ? ref : { anyOf: [...(existing.anyOf ?? [existing]), ref] } } }
-        }
+      if (operation.requestBody !== undefined) {
+        for (const [status, component, code, example] of BODY_ERRORS) addError(spec, operation, status, component, code, example)
       }
+      addError(spec, operation, "431", "request_header_fields_too_large_error", "request_header_fields_too_large", "the request's headers are larger than 16 KiB")
+      if (path.includes("{")) addError(spec, operation, "404", "not_found_error", "not_found", "no route for GET /api/v1/rcs/recipients/%ED%A0%80")
     }
   }
 }
@@ -481,7 +491,7 @@ export const finishDocument = (generated: Json): Json => {
   describeSecuritySchemes(spec)
   typedQueryParameters(spec)
   addIdempotencyKeys(spec)
-  addBodyErrors(spec)
+  addEdgeErrors(spec)
   dedupeCompositions(spec)
   publicErrors(spec)
   addWebhooks(spec)

@@ -24,7 +24,7 @@ export class PartnerAuthentication extends HttpApiMiddleware.Tag<PartnerAuthenti
 
 /** Who may call every operation of the group, said once. */
 const PARTNER_KEY = "With the partner's key (`Authorization: Bearer pk_partner_…`)."
-const PAGED = "Newest first, paged by cursor: pass `next_cursor` back until an answer has none."
+const PAGED = "Newest first, paged by cursor: pass the answer's `next_cursor` back as the query parameter `next_cursor` (not `cursor`, which is 400 like any parameter the list does not take) until an answer has none."
 
 const Address = Schema.String.pipe(Schema.maxLength(320))
 const Addresses = Schema.Array(Address).pipe(Schema.maxItems(50))
