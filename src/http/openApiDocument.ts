@@ -398,7 +398,8 @@ const RESULT_FALSE = {
 /**
  * Every error of the public messaging API carries Interakt's `result: false` beside `success`
  * (the adapter adds it to every non-2xx answer under /api/v1/public/, NodeAdapter.ts
- * withResultField), which the shared error components (additionalProperties false) do not allow:
+ * withResultField; not a 431, answered before the request is read), which the shared error
+ * components (additionalProperties false) do not allow:
  * the public operations' error responses point at copies of them that declare it (`public_…`).
  */
 const publicErrors = (spec: Json) => {
@@ -425,7 +426,8 @@ const publicErrors = (spec: Json) => {
     for (const operation of Object.values<Json>(item)) {
       for (const [status, response] of Object.entries<Json>(operation.responses ?? {})) {
         const media = response.content?.["application/json"] as Json | undefined
-        if (!/^[45]/.test(status) || media?.schema === undefined) continue
+        // A 431 is answered by Node's parser before the request line is read, so without it.
+        if (!/^[45]/.test(status) || status === "431" || media?.schema === undefined) continue
         media.schema = rewrite(media.schema)
         if (media.example !== undefined && typeof media.example === "object") media.example = { result: false, ...media.example }
       }
