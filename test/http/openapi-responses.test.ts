@@ -34,5 +34,8 @@ describe("the e2e answers' check against the OpenAPI document", () => {
     expect(check("PUT", "/api/v1/rcs/bots", 405, { success: false, code: "method_not_allowed", message: "m", allowed_methods: ["GET"] })).toBeUndefined()
     expect(check("PUT", "/api/v1/rcs/bots", 200, {})).toMatch(/has no PUT on this path/)
     expect(check("GET", "/api/v1/graphql", 200, {})).toBeUndefined()
+    // GET /rcs/messages/send is GET /rcs/messages/{id} (the literal path takes only POST), as the router finds it.
+    expect(check("GET", "/api/v1/rcs/messages/send", 400, { success: false, code: "invalid_request", message: "m", errors: [] })).toBeUndefined()
+    expect(check("GET", "/api/v1/rcs/messages/send", 201, {})).toMatch(/^GET \/api\/v1\/rcs\/messages\/\{id\}/)
   })
 })

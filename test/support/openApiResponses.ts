@@ -64,9 +64,18 @@ export const compileDocument = (spec: Json): Document => {
   return { spec, ajv, paths, validators: new Map() }
 }
 
-/** The document's path a request path is: literal segments win over parameters, left to right (as the router does). */
-const templateOf = (document: Document, pathname: string): string | undefined => {
-  const matches = document.paths.filter((p) => p.pattern.test(pathname))
+/**
+ * The document's path a request path is, as the router finds it: among the paths that take the
+ * method (a GET's for a HEAD), literal segments win over parameters, left to right; a path no
+ * operation of that method matches is the most literal one (where the edge answers 405).
+ */
+const templateOf = (document: Document, method: string, pathname: string): string | undefined => {
+  const all = document.paths.filter((p) => p.pattern.test(pathname))
+  const takes = (template: string) => {
+    const item = document.spec.paths[template] as Json
+    return item[method] !== undefined || (method === "head" && item.get !== undefined)
+  }
+  const matches = all.some((p) => takes(p.template)) ? all.filter((p) => takes(p.template)) : all
   matches.sort((a, b) => {
     for (let i = 0; i < Math.min(a.segments.length, b.segments.length); i++) {
       if (a.segments[i] !== b.segments[i]) return a.segments[i] ? -1 : 1
@@ -116,10 +125,10 @@ const describeErrors = (errors: ReadonlyArray<ErrorObject> | null | undefined) =
 
 /** What is wrong with an answer, by the document; undefined when it is what the document says. */
 export const problemWith = (document: Document, method: string, pathname: string, status: number, contentType: string, text: string): string | undefined => {
-  const template = templateOf(document, pathname)
+  const lower = method.toLowerCase()
+  const template = templateOf(document, lower, pathname)
   if (template === undefined) return undefined
   const item = document.spec.paths[template] as Json
-  const lower = method.toLowerCase()
   const operation = (item[lower] ?? (lower === "head" ? item.get : undefined)) as Json | undefined
   const where = `${method} ${pathname} (${template})`
   if (operation === undefined) {
