@@ -1,16 +1,15 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import type { ActorContext } from "../../src/actors/runtime/ActorKind.ts"
 import { ActorClient } from "../../src/actors/runtime/index.ts"
-import { unguarded } from "../../src/actors/runtime/leaseGuard.ts"
 import { ChunkRunner } from "../../src/broadcasts/ChunkRunner.ts"
 import { type SendJob, SendDispatcher } from "../../src/messaging/SendDispatcher.ts"
-import { Send, type SenderCommand, SenderKind, Sweep } from "../../src/messaging/SenderKind.ts"
+import { Send, SenderKind, Sweep } from "../../src/messaging/SenderKind.ts"
 import { SqlLive } from "../../src/storage/Database.ts"
 import { Storage } from "../../src/storage/Migrations.ts"
 import { Subscriptions } from "../../src/webhooks/Subscriptions.ts"
 import { Webhooks } from "../../src/webhooks/Webhooks.ts"
+import { applyBehaviour } from "../support/behaviour.ts"
 import { IsolationLive, TestConfig } from "../support/isolation.ts"
 
 // The sender actor's rules for a single send whose answer never came back (its node died, or was
@@ -36,31 +35,6 @@ const Env = Layer.mergeAll(SqlLive, Storage.Default.pipe(Layer.provide(SqlLive))
   Layer.provideMerge(IsolationLive)
 )
 
-/** A context that records what the behaviour asked for; `afterCommit` work runs at once (the commit is taken as done). */
-const recordingContext = (key: string) => {
-  const done = { updates: [] as Array<Record<string, unknown>>, inserts: [] as Array<{ table: string; row: Record<string, unknown> }>, notified: [] as Array<unknown> }
-  const ctx = {
-    key,
-    partition: 0,
-    seq: 1,
-    attempt: 1,
-    timerId: undefined,
-    reply: () => undefined,
-    fail: () => undefined,
-    send: () => undefined,
-    schedule: () => "timer",
-    cancelTimer: () => undefined,
-    persist: () => undefined,
-    insert: (table: string, row: Record<string, unknown>) => void done.inserts.push({ table, row }),
-    update: (_table: string, row: Record<string, unknown>) => void done.updates.push(row),
-    notify: (_subject: string, payload: unknown) => void done.notified.push(payload),
-    afterCommit: (effect: Effect.Effect<void>) => Effect.runSync(effect),
-    lease: unguarded,
-    hold: () => () => undefined
-  } as unknown as ActorContext<SenderCommand>
-  return { ctx, done }
-}
-
 layer(Env, { timeout: 60_000 })("a single send whose answer never came", (it) => {
   const aBot = Effect.gen(function*() {
     yield* (yield* Storage).awaitReadyFor("30 seconds")
@@ -70,6 +44,15 @@ layer(Env, { timeout: 60_000 })("a single send whose answer never came", (it) =>
     const [bot] = yield* sql<{ botId: string }>`INSERT INTO bots (account_id, name, status) VALUES (${account!.accountId}, 'B', 'active') RETURNING bot_id`
     return { sql, accountId: account!.accountId, botId: bot!.botId }
   })
+
+  /** A sweep, its after-commit work (the dispatches) run as if the commit were done. */
+  const sweep = (state: typeof SenderKind.state.Type, botId: string) =>
+    Effect.gen(function*() {
+      submitted.length = 0
+      const applied = yield* applyBehaviour(SenderKind, state, new Sweep(), { key: botId })
+      for (const work of applied.recorded.afterCommit) yield* work
+      return applied
+    })
 
   /** A send the actor recorded (queued, its row written) and dispatched `ago` ms before now, on a node since lost. */
   const lostSend = (ago: number) =>
@@ -90,34 +73,28 @@ layer(Env, { timeout: 60_000 })("a single send whose answer never came", (it) =>
     Effect.gen(function*() {
       const { sql, botId, messageId, state } = yield* lostSend(LOST_AFTER_MS + 1_000)
       yield* sql`UPDATE messages SET status = 'delivered', delivered_at = now() WHERE message_id = ${messageId}`
-      const { ctx, done } = recordingContext(botId)
-      submitted.length = 0
-      const next = yield* SenderKind.behaviour(state, new Sweep(), ctx)
+      const { state: next, recorded } = yield* sweep(state, botId)
       expect(submitted.map((j) => j.messageId)).toEqual([])
       expect(next.inFlight[messageId]).toBeUndefined()
-      expect(done.updates).toEqual([expect.objectContaining({ message_id: messageId, status: "sent" })])
-      expect(done.inserts).toEqual([{ table: "wallet_transactions", row: expect.objectContaining({ kind: "charge", reference: messageId }) }])
-      expect(done.notified).toEqual([{ _tag: "Sent", messageId }])
+      expect(recorded.updates.map((u) => u.row)).toEqual([expect.objectContaining({ message_id: messageId, status: "sent" })])
+      expect(recorded.inserts).toEqual([{ table: "wallet_transactions", row: expect.objectContaining({ kind: "charge", reference: messageId }) }])
+      expect(recorded.notices.map((n) => n.payload)).toEqual([{ _tag: "Sent", messageId }])
     }))
 
   it.effect("no report yet, inside the report window: kept in flight, not sent again", () =>
     Effect.gen(function*() {
       const { botId, messageId, state } = yield* lostSend(LOST_AFTER_MS + 1_000)
-      const { ctx, done } = recordingContext(botId)
-      submitted.length = 0
-      const next = yield* SenderKind.behaviour(state, new Sweep(), ctx)
+      const { state: next, recorded } = yield* sweep(state, botId)
       expect(submitted.map((j) => j.messageId)).toEqual([])
       expect(next.inFlight[messageId]).toEqual(state.inFlight[messageId])
       expect(next.sweepAt).not.toBeNull()
-      expect(done.updates).toEqual([])
+      expect(recorded.updates.map((u) => u.row)).toEqual([])
     }))
 
   it.effect("no report after the window: sent again, with its message_id and attempt", () =>
     Effect.gen(function*() {
       const { botId, messageId, state } = yield* lostSend(LOST_AFTER_MS + WINDOW_MS + 1_000)
-      const { ctx } = recordingContext(botId)
-      submitted.length = 0
-      const next = yield* SenderKind.behaviour(state, new Sweep(), ctx)
+      const { state: next } = yield* sweep(state, botId)
       expect(submitted.map((j) => [j.messageId, j.attempt])).toEqual([[messageId, 1]])
       expect(next.inFlight[messageId]!.since).toBeGreaterThan(state.inFlight[messageId]!.since)
     }))
@@ -126,8 +103,6 @@ layer(Env, { timeout: 60_000 })("a single send whose answer never came", (it) =>
     Effect.gen(function*() {
       const { botId, messageId, state } = yield* lostSend(1_000)
       const entry = state.inFlight[messageId]!
-      const { ctx, done } = recordingContext(botId)
-      submitted.length = 0
       const send = new Send({
         message: { messageId, accountId: entry.accountId, to: entry.to, content: { type: "text", text: "hi", suggestions: [] } },
         templateId: null,
@@ -135,9 +110,9 @@ layer(Env, { timeout: 60_000 })("a single send whose answer never came", (it) =>
         price: 0.1,
         replyTo: entry.replyTo
       })
-      const next = yield* SenderKind.behaviour(state, send, ctx)
-      expect(submitted).toEqual([])
-      expect(done.inserts).toEqual([])
+      const { state: next, recorded } = yield* applyBehaviour(SenderKind, state, send, { key: botId })
+      expect(recorded.afterCommit).toEqual([])
+      expect(recorded.inserts).toEqual([])
       expect(next.inFlight[messageId]).toEqual(entry)
     }))
 })
