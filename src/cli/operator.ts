@@ -4,6 +4,7 @@ import { Partners } from "../email/Partners.ts"
 import { prepareDatabase } from "../storage/Migrations.ts"
 import { partitions, poison } from "./actors.ts"
 import { adminCommands } from "./admin.ts"
+import { natsClean } from "./natsClean.ts"
 import { OneShotBase, onDatabase } from "./oneShot.ts"
 import { printJson } from "./output.ts"
 import { partnerAdminCommands } from "./partnerAdmin.ts"
@@ -30,7 +31,8 @@ const admin = Command.make("admin").pipe(
     ...adminCommands(),
     ...partnerAdminCommands(onDatabase(Partners.Default)),
     partitions,
-    poison
+    poison,
+    natsClean
   ])
 )
 
