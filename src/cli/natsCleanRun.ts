@@ -51,9 +51,10 @@ export const planClean = (prefix: string, streams: ReadonlyArray<StreamSummary>)
   for (const stream of [...streams].sort((a, b) => a.name.localeCompare(b.name))) {
     if (stream.name.startsWith(bucketStart)) {
       const bucket = stream.name.slice("KV_".length)
-      const ownName = OWN_BUCKET_NAME.test(bucket.slice(names.bucket("").length))
-      if (ownName && stream.subjects.every((s) => s === `$KV.${bucket}.>`)) buckets.push({ ...stream, bucket })
-      else skipped.push({ name: stream.name, why: `a bucket of another deployment (${bucket} is not ${prefix}_ and a name of Herald's)` })
+      const rest = bucket.slice(names.bucket("").length)
+      if (!OWN_BUCKET_NAME.test(rest)) skipped.push({ name: stream.name, why: `after ${prefix}_ comes "${rest}", no bucket name of Herald's: another deployment's` })
+      else if (!stream.subjects.every((s) => s === `$KV.${bucket}.>`)) skipped.push({ name: stream.name, why: `its subjects (${stream.subjects.join(", ")}) are not the bucket's` })
+      else buckets.push({ ...stream, bucket })
     } else if (stream.name.startsWith(streamStart)) {
       if (stream.subjects.length > 0 && stream.subjects.every((s) => s.startsWith(`${prefix}.`))) own.push(stream)
       else skipped.push({ name: stream.name, why: `its subjects (${stream.subjects.join(", ")}) are not under ${prefix}.` })
