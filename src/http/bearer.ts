@@ -27,15 +27,7 @@ export const readBearer = (header: string | undefined): BearerRead => {
   return { problem: "Authorization has no scheme: send Authorization: Bearer <credential>" }
 }
 
-/**
- * The secret key (`sk_live_…`) of an Authorization header on a surface that takes it as `scheme`:
- * /api/v1/app and GraphQL take Bearer, /api/v1/public takes Basic (contract, Authentication 15 and
- * 16). The same key sent with the other of the two schemes is taken too: a credential that is a
- * secret key, raw or as base64 of `key:` (or of the key alone), can mean nothing else. Anything
- * else (no header, another scheme, a credential that is no secret key such as a user token) is a
- * problem whose words name the scheme the surface takes, so that a good key sent the wrong way
- * never reads as a bad key; only a secret key no account has is "Invalid or revoked".
- */
+/** The scheme a secret-key surface names. */
 export type SecretKeyScheme = "Bearer" | "Basic"
 
 const TWO_SCHEMES = /^(bearer|basic)[ \t]+(\S+)[ \t]*$/i
@@ -50,6 +42,15 @@ export const isSecretKeyCredential = (credential: string): boolean => {
 /** How the surface's scheme is written, for the words of a refusal. */
 export const secretKeySchemeText = (scheme: SecretKeyScheme) => `Authorization: ${scheme} <secret key> (sk_live_…)`
 
+/**
+ * The secret key (`sk_live_…`) of an Authorization header on a surface that takes it as `scheme`:
+ * /api/v1/app and GraphQL take Bearer, /api/v1/public takes Basic (contract, Authentication 15 and
+ * 16). The same key sent with the other of the two schemes is taken too: a credential that is a
+ * secret key, raw or as base64 of `key:` (or of the key alone), can mean nothing else. Anything
+ * else (no header, another scheme, a credential that is no secret key such as a user token) is a
+ * problem whose words name the scheme the surface takes, so that a good key sent the wrong way
+ * never reads as a bad key; only a secret key no account has is "Invalid or revoked".
+ */
 export const readSecretKey = (header: string | undefined, scheme: SecretKeyScheme): BearerRead => {
   const expected = `send ${secretKeySchemeText(scheme)}`
   if (header === undefined || header.trim() === "") return { problem: `the Authorization header is missing: ${expected}` }
