@@ -28,8 +28,10 @@ import { CUSTOMERS_LIMIT_DEFAULT, CUSTOMERS_LIMIT_MAX } from "../../customers/Cu
 import { MAX_FILTERS, MAX_IN_VALUES, MAX_TAG_LENGTH, MAX_TAGS_FILTERED, MAX_TRAIT_NAME, OPERATORS } from "../../customers/traitFilters.ts"
 import { MAX_NAME, MAX_TAGS, MAX_TRAITS, MAX_USER_ID } from "../../customers/traits.ts"
 import { WA_TEMPLATES_LIMIT_DEFAULT } from "../../whatsapp/templates/WaTemplates.ts"
+import { WA_MESSAGE_STATUSES } from "../../whatsapp/PublicMessages.ts"
 import { errorResponse, InvalidRequestResponse } from "../errors.ts"
 import { describe, documented } from "../openApiAnnotations.ts"
+import { GatewayErrorRecordSchema } from "../rcs/ContentApi.ts"
 import { InsufficientBalanceResponse } from "../rcs/MessagesApi.ts"
 import { PublicAuthentication } from "./PublicAuthentication.ts"
 
@@ -74,6 +76,43 @@ const Queued = Schema.Struct({
       "message.failed) carries it as id."
   })
 })
+
+const WaMessageStatus = Schema.Literal(...WA_MESSAGE_STATUSES).annotations({
+  description: "queued: accepted by Herald, waiting for its number's turn; accepted: Meta took the request (answered a wamid); unconfirmed: " +
+    "Meta's answer never came, so it may still arrive (it is never sent again; a status from Meta moves it on, else it fails after 24 " +
+    "hours); sent, delivered, read: Meta's status webhooks; failed: see error. A status only moves forward."
+})
+const At = (what: string) => Schema.NullOr(Schema.String).annotations({ description: `When ${what} (ISO 8601, UTC); null until then.` })
+
+const WaMessage = Schema.Struct({
+  id: Schema.String.annotations({ description: "Herald's message id, as the send answered it and its events carry it." }),
+  callbackData: Schema.NullOr(Schema.String).annotations({ description: "The callbackData the send gave; null when none was." }),
+  channel: Schema.Literal("whatsapp"),
+  fullPhoneNumber: Schema.String.annotations({ description: "The recipient: digits with the country code, no '+' (as the message's events carry it)." }),
+  type: Schema.String.annotations({ description: "The send's type (Text, Image, …, Template)." }),
+  status: WaMessageStatus,
+  error: Schema.NullOr(GatewayErrorRecordSchema).annotations({
+    description: "Why it failed or is unconfirmed (the Gateway error record, Meta's code as upstream_code); null otherwise."
+  }),
+  phone_number_id: Schema.String.annotations({ description: "The account's WhatsApp number it left from (Meta's phone_number_id)." }),
+  template_id: Schema.NullOr(Schema.String).annotations({ description: "The template it was sent with (type Template); null for a free-form message." }),
+  price: Schema.Number.annotations({
+    description: "What it costs, in the wallet's currency: its template category's price, charged once when Meta reports it delivered or read; 0 " +
+      "for a free-form message."
+  }),
+  attempts: Schema.Int.annotations({ description: "How many times it was handed to Meta: more than 1 after Meta's own failures, which Herald retries." }),
+  created_at: Schema.String.annotations({ description: "When Herald recorded it (ISO 8601, UTC)." }),
+  sent_at: At("Meta reported it sent"),
+  delivered_at: At("Meta reported it delivered"),
+  read_at: At("Meta reported it read"),
+  failed_at: At("it failed")
+}).annotations({ description: "A WhatsApp message sent with POST /api/v1/public/message." })
+
+const WaStatusChange = Schema.Struct({
+  status: WaMessageStatus,
+  at: Schema.String.annotations({ description: "When it reached that status (ISO 8601, UTC)." }),
+  error: Schema.NullOr(GatewayErrorRecordSchema).annotations({ description: "The Gateway error record it had then (failed, unconfirmed); null for the other statuses." })
+}).annotations({ description: "A status the message went through." })
 
 const TemplateStatus = Schema.Literal("PENDING", "APPROVED", "REJECTED")
 const TemplateCategory = Schema.Literal(...TEMPLATE_CATEGORIES)
@@ -263,6 +302,53 @@ export class PublicApi extends HttpApiGroup.make("public")
         request: { fullPhoneNumber: PHONE, callbackData: "order-1234", type: "Text", data: { message: "Your order A-1234 has shipped." } },
         response: { result: true, success: true, message: "Message queued", id: "6e2aa670-73b1-4b35-abd7-22cbceab9053" },
         returns: "Queued: the message's id."
+      }))
+  )
+  .add(
+    HttpApiEndpoint.get("readMessage", "/message/:id")
+      .setPath(Schema.Struct({ id: Schema.String.annotations({ description: "The message's id (id in the send's answer and in its events)." }) }))
+      .addSuccess(Schema.Struct({
+        result: Schema.Literal(true),
+        success: Schema.Literal(true),
+        message: WaMessage,
+        history: Schema.Array(WaStatusChange).annotations({ description: "Every status the message went through, oldest first." })
+      }))
+      .addError(NotFoundResponse)
+      .annotateContext(documented({
+        summary: "Read a WhatsApp message and its status history",
+        description: "One message the account sent with POST /api/v1/public/message: its status now, every status it went through, its " +
+          "callbackData and, when it failed or is unconfirmed, the Gateway error record. The send is recorded by its number's queue a moment " +
+          "after the 202: until then, and for another account's message or an id that is not one, it is 404 `not_found`. " + CALLER,
+        response: {
+          result: true,
+          success: true,
+          message: {
+            id: "6e2aa670-73b1-4b35-abd7-22cbceab9053",
+            callbackData: "order-1234",
+            channel: "whatsapp",
+            fullPhoneNumber: PHONE,
+            type: "Text",
+            status: "read",
+            error: null,
+            phone_number_id: PHONE_NUMBER_ID,
+            template_id: null,
+            price: 0,
+            attempts: 1,
+            created_at: "2026-03-01T09:31:00.412Z",
+            sent_at: "2026-03-01T09:31:01.000Z",
+            delivered_at: "2026-03-01T09:31:02.000Z",
+            read_at: "2026-03-01T09:31:40.000Z",
+            failed_at: null
+          },
+          history: [
+            { status: "queued", at: "2026-03-01T09:31:00.412Z", error: null },
+            { status: "accepted", at: "2026-03-01T09:31:00.530Z", error: null },
+            { status: "sent", at: "2026-03-01T09:31:01.000Z", error: null },
+            { status: "delivered", at: "2026-03-01T09:31:02.000Z", error: null },
+            { status: "read", at: "2026-03-01T09:31:40.000Z", error: null }
+          ]
+        },
+        returns: "The message and its history."
       }))
   )
   .add(
