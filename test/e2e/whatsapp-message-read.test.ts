@@ -21,7 +21,6 @@ const numbers: Record<string, string> = {}
 
 type Json = Record<string, any>
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
 const pub = (method: string, path: string, body?: unknown, key = keys.a!) => callJson(node.url, method, `/api/v1/public${path}`, key === "" ? undefined : `Basic ${key}`, body)
