@@ -59,6 +59,12 @@ const FullPhoneNumber = Schema.String.annotations({
     "brackets are tolerated. It must be a valid number for its country."
 })
 
+const CustomerPhone = FullPhoneNumber.annotations({
+  description: "The customer's phone number with its country code, '+' optional (919812345678 or +919812345678). Required: give it as " +
+    "fullPhoneNumber (Interakt's name) or as phone (the name answers use), or both if they are the same number."
+})
+const PhoneAlias = Schema.String.annotations({ description: "fullPhoneNumber under the name answers use: give one of the two (both only if they are the same number)." })
+
 const ChatNumber = Schema.String.annotations({
   description: "The conversation on this WhatsApp number of the account (Meta's phone_number_id); without it, the customer's most recently " +
     "active open conversation."
@@ -143,9 +149,9 @@ const TemplatePath = Schema.Struct({
 
 const Customer = Schema.Struct({
   id: Schema.String.annotations({ description: "The customer's id: one per phone number and account." }),
-  fullPhoneNumber: Schema.String.annotations({ description: "The customer's phone number: digits with the country code, no '+' (Interakt's form)." }),
+  phone: Schema.String.annotations({ description: "The customer's phone number, E.164 with its '+' (as /api/v1/app and GraphQL show it)." }),
   name: Schema.NullOr(Schema.String).annotations({ description: "Their name, as last given by track/users or by their WhatsApp profile; null when unknown." }),
-  userId: Schema.NullOr(Schema.String).annotations({ description: "Your own id for the customer, as last given by track/users; null when none was." }),
+  user_id: Schema.NullOr(Schema.String).annotations({ description: "Your own id for the customer, as last given (userId or user_id); null when none was." }),
   traits: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
     description: "What you know about the customer, by trait name: any JSON values (strings, numbers, booleans, ISO dates, lists…)."
   }),
@@ -154,14 +160,14 @@ const Customer = Schema.Struct({
   last_seen_at: Schema.NullOr(Schema.String).annotations({
     description: "When the customer last wrote to one of the account's WhatsApp numbers (ISO 8601, UTC); null if they never did."
   })
-}).annotations({ description: "A customer of the account: a person it talks to on WhatsApp." })
+}).annotations({ description: "A customer of the account: a person it talks to on WhatsApp, in the shape every surface answers (docs/customers.md)." })
 
 const Conversation = Schema.Struct({
   id: Schema.String.annotations({ description: "The conversation's id." }),
   phone_number_id: Schema.String.annotations({ description: "The account's WhatsApp number it is on (Meta's phone_number_id)." }),
   customer: Schema.Struct({
     id: Schema.String.annotations({ description: "The customer's id." }),
-    fullPhoneNumber: Schema.String.annotations({ description: "Their phone number: digits with the country code, no '+'." }),
+    phone: Schema.String.annotations({ description: "Their phone number, E.164 with its '+'." }),
     name: Schema.NullOr(Schema.String).annotations({ description: "Their name; null when unknown." })
   }).annotations({ description: "The customer the conversation is with." }),
   status: Schema.Literal("open", "resolved").annotations({ description: "open, or resolved (the customer's next message reopens it)." }),
@@ -202,9 +208,9 @@ const PHONE_NUMBER_ID = "115416010524074"
 
 const CUSTOMER = {
   id: "1b7c2d3e-4f50-4a61-8b72-9c8d7e6f5a4b",
-  fullPhoneNumber: PHONE,
+  phone: `+${PHONE}`,
   name: "Asha Rao",
-  userId: "u-1077",
+  user_id: "u-1077",
   traits: { city: "Pune", orders: 12, plan: "pro", signup: "2025-03-14" },
   tags: ["vip", "newsletter"],
   created_at: "2026-02-14T08:15:00.000Z",
@@ -214,7 +220,7 @@ const CUSTOMER = {
 const CONVERSATION = {
   id: "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
   phone_number_id: PHONE_NUMBER_ID,
-  customer: { id: CUSTOMER.id, fullPhoneNumber: PHONE, name: "Asha Rao" },
+  customer: { id: CUSTOMER.id, phone: `+${PHONE}`, name: "Asha Rao" },
   status: "open",
   assignee_email: "ravi@example.com",
   last_message: {
@@ -354,10 +360,13 @@ export class PublicApi extends HttpApiGroup.make("public")
   .add(
     HttpApiEndpoint.post("trackUser", "/track/users")
       .setPayload(Schema.Struct({
-        fullPhoneNumber: FullPhoneNumber,
+        fullPhoneNumber: Schema.optional(CustomerPhone),
+        phone: Schema.optional(PhoneAlias),
         userId: Schema.optional(Schema.String).annotations({
-          description: `Your own id for the customer, 1 to ${MAX_USER_ID} characters (trimmed): replaces the stored one when given.`
+          description: `Your own id for the customer, 1 to ${MAX_USER_ID} characters (trimmed): replaces the stored one when given. user_id ` +
+            "(the name answers use) is taken for it too."
         }),
+        user_id: Schema.optional(Schema.String).annotations({ description: "userId under the name answers use: give one of the two (both only if they are equal)." }),
         name: Schema.optional(Schema.String).annotations({
           description: `The customer's name, 1 to ${MAX_NAME} characters (trimmed): replaces the stored one when given.`
         }),
@@ -452,7 +461,8 @@ export class PublicApi extends HttpApiGroup.make("public")
   .add(
     HttpApiEndpoint.post("assignChat", "/chats/assign")
       .setPayload(Schema.Struct({
-        fullPhoneNumber: FullPhoneNumber,
+        fullPhoneNumber: Schema.optional(CustomerPhone),
+        phone: Schema.optional(PhoneAlias),
         agentEmail: Schema.String.annotations({
           description: "Who handles the conversation: a team member's e-mail (any role; case does not matter), ai:<agent id> for an AI " +
             "agent of the account, or \"\" to unassign. At most 320 characters."
@@ -476,7 +486,7 @@ export class PublicApi extends HttpApiGroup.make("public")
   )
   .add(
     HttpApiEndpoint.post("resolveChat", "/chats/resolve")
-      .setPayload(Schema.Struct({ fullPhoneNumber: FullPhoneNumber, phoneNumberId: Schema.optional(ChatNumber) }))
+      .setPayload(Schema.Struct({ fullPhoneNumber: Schema.optional(CustomerPhone), phone: Schema.optional(PhoneAlias), phoneNumberId: Schema.optional(ChatNumber) }))
       .addSuccess(ConversationAnswer)
       .addError(InvalidRequestResponse)
       .addError(ConversationNotFoundResponse)
