@@ -159,7 +159,9 @@ export const EmailEventData = (type: (typeof EMAIL_EVENT_TYPES)[number]) =>
     event_id: text("The event's id, derived from its message, recipient and type: the same outcome recorded twice is one event."),
     message_id: text("The message (the message_id POST /emails answered)."),
     type: Schema.Literal(type).annotations({ description: "The event's type, in SES's words." }),
-    recipient: Schema.NullOr(text("The recipient the event is about; null on SEND, which is about the whole message (every row has every field).")),
+    recipient: Schema.NullOr(Schema.String).annotations({
+      description: "The recipient the event is about; null on SEND, which is about the whole message (every row has every field)."
+    }),
     detail: text("What happened, for a person: the relay's answer on DELIVERY and REJECT, `hard: <the server's answer>` or `soft` on BOUNCE, the report's text on COMPLAINT, the number of recipients on SEND."),
     created_at: text("When it happened (ISO 8601, UTC, to the millisecond).")
   }).annotations({ description: `A partner e-mail ${type} event.` })

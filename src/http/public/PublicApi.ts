@@ -93,7 +93,7 @@ const At = (what: string) => Schema.NullOr(Schema.String).annotations({ descript
 const WaMessage = Schema.Struct({
   id: Schema.String.annotations({ description: "Herald's message id, as the send answered it and its events carry it." }),
   callbackData: Schema.NullOr(Schema.String).annotations({ description: "The callbackData the send gave; null when none was." }),
-  channel: Schema.Literal("whatsapp"),
+  channel: Schema.Literal("whatsapp").annotations({ description: "Always whatsapp (as in the message's events)." }),
   fullPhoneNumber: Schema.String.annotations({ description: "The recipient: digits with the country code, no '+' (as the message's events carry it)." }),
   type: Schema.String.annotations({ description: "The send's type (Text, Image, …, Template)." }),
   status: WaMessageStatus,
