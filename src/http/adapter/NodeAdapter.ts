@@ -42,6 +42,11 @@ export const DEFAULT_BODY_TIMEOUTS: BodyTimeouts = { idleMs: BODY_IDLE_MS, deadl
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 const PUBLIC_PREFIX = "/api/v1/public/"
+/** Conversions sent with the secret key answer Interakt's `result` too (`{result, success, id}`): so do their failures. */
+const CAPI_EVENTS = /^\/api\/v1\/app\/meta-ads\/capi\/events(?:\/batch)?\/?(?:\?|$)/
+
+/** Whether the answer to this request carries Interakt's `result` beside `success` (docs/whatsapp.md, docs/conversions.md). */
+const answersResult = (req: IncomingMessage) => req.url!.startsWith(PUBLIC_PREFIX) || (req.method === "POST" && CAPI_EVENTS.test(req.url!))
 
 /** A route's handler as the adapter runs it: every failure it did not answer becomes an envelope. */
 const programs = new WeakMap<Route, Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>>()
@@ -139,7 +144,7 @@ export const makeRequestListener = (
     // A 503 is a dependency away (Postgres restarting, a NATS leader election) or a node not ready:
     // every one says when to come back, as RFC 9110 suggests, so clients retry instead of failing.
     else if (response.status === 503 && response.headers["retry-after"] === undefined) extra["retry-after"] = String(SERVICE_UNAVAILABLE_RETRY_AFTER)
-    const answered = response.status >= 400 && req.url!.startsWith(PUBLIC_PREFIX) ? withResultField(response) : response
+    const answered = response.status >= 400 && answersResult(req) ? withResultField(response) : response
     writeResponse(req, res, answered, extra, runLog)
     const seconds = (performance.now() - started) / 1000
     recordRequest(req.method!, state.route, response.status, seconds)
