@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
-import { customerPhone, eitherSpelling, presentCustomer, PUBLIC_PHONE, PUBLIC_USER_ID, type Spellings } from "./customerShape.ts"
+import { customerPhone, eitherSpelling, presentPublicCustomer, PUBLIC_PHONE, PUBLIC_USER_ID, type Spellings } from "./customerShape.ts"
 import { CustomersRepo } from "./CustomersRepo.ts"
 import { parseCustomerQuery } from "./traitFilters.ts"
 import { customerText, MAX_NAME, MAX_USER_ID, mergeWith, parseTraitChanges } from "./traits.ts"
@@ -79,7 +79,7 @@ export class Customers extends Effect.Service<Customers>()("herald/customers/Cus
         return {
           result: true as const,
           success: true as const,
-          customers: page.rows.map(presentCustomer),
+          customers: page.rows.map(presentPublicCustomer),
           count: page.rows.length,
           next_cursor: page.nextCursor ?? ""
         }
@@ -89,7 +89,7 @@ export class Customers extends Effect.Service<Customers>()("herald/customers/Cus
       Effect.gen(function*() {
         const row = yield* repo.find(account.accountId, customerId)
         if (row === undefined) return yield* new NotFound({ message: `no customer ${customerId}` })
-        return { result: true as const, success: true as const, customer: presentCustomer(row) }
+        return { result: true as const, success: true as const, customer: presentPublicCustomer(row) }
       })
 
     return { save, track, search, get } as const

@@ -20,6 +20,18 @@ export const presentCustomer = (row: CustomerRow) => ({
   last_seen_at: row.lastSeenAt?.toISOString() ?? null
 })
 
+/**
+ * A customer as the public API answers it: the shape every surface shares, and beside it Interakt's
+ * names for the same two fields (`fullPhoneNumber` as digits without '+', `userId`), which
+ * ../shared/design/whatsapp.md gives this surface: a client written for Interakt reads what it
+ * knows, and one written for Herald reads the same fields as on /api/v1/app and GraphQL.
+ */
+export const presentPublicCustomer = (row: CustomerRow) => ({
+  ...presentCustomer(row),
+  fullPhoneNumber: row.phone.replace(/^\+/, ""),
+  userId: row.userId
+})
+
 /** A customer inside another answer (a conversation's): the same names. */
 export const presentCustomerRef = (customer: { readonly id: string; readonly phone: string; readonly name: string | null }) => ({
   id: customer.id,

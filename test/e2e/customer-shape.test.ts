@@ -21,6 +21,9 @@ type Json = Record<string, any>
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 const SHAPE = ["id", "phone", "name", "user_id", "traits", "tags", "created_at", "last_seen_at"]
+/** Interakt's names the public API answers beside the shared ones. */
+const INTERAKT = ["fullPhoneNumber", "userId"]
+const withoutInterakt = ({ fullPhoneNumber: _p, userId: _u, ...shared }: Json) => shared
 
 const pub = (method: string, path: string, body?: unknown) => callJson(node.url, method, `/api/v1/public${path}`, `Basic ${key}`, body)
 const app = (method: string, path: string, body?: unknown) => callJson(node.url, method, `/api/v1/app${path}`, `Bearer ${key}`, body)
@@ -68,9 +71,14 @@ describe("one customer shape", () => {
       created_at: expect.stringMatching(ISO_MS),
       last_seen_at: null
     }
-    for (const [where, customer] of Object.entries({ publicOne, searched, appOne, appListed, graphOne, graphListed })) {
+    for (const [where, customer] of Object.entries({ appOne, appListed, graphOne, graphListed })) {
       expect(customer, where).toEqual(expected)
       expect(Object.keys(customer).sort(), where).toEqual([...SHAPE].sort())
+    }
+    // The public API answers the same fields, and Interakt's names beside them (design/whatsapp.md).
+    for (const [where, customer] of Object.entries({ publicOne, searched })) {
+      expect(customer, where).toEqual({ ...expected, fullPhoneNumber: "919876550001", userId: "crm-9" })
+      expect(Object.keys(customer).sort(), where).toEqual([...SHAPE, ...INTERAKT].sort())
     }
     expect(new Set([publicOne, searched, appOne, appListed, graphOne, graphListed].map((c) => c.created_at)).size).toBe(1)
   })
@@ -92,8 +100,10 @@ describe("one customer shape", () => {
     const id = conversation.customer.id as string
     const publicOne = (await pub("GET", `/customers/${id}`)).body.customer
     expect(publicOne).toMatchObject({ phone: `+${from}`, name: "Dev", last_seen_at: expect.stringMatching(ISO_MS) })
-    expect((await app("GET", `/contacts/${id}`)).body.contact).toEqual(publicOne)
-    expect((await gql(`query($id: ID!) { contact(id: $id) { ${CONTACT_FIELDS} } }`, { id })).contact).toEqual(publicOne)
+    expect(publicOne).toMatchObject({ fullPhoneNumber: from, userId: null })
+    const shared = withoutInterakt(publicOne)
+    expect((await app("GET", `/contacts/${id}`)).body.contact).toEqual(shared)
+    expect((await gql(`query($id: ID!) { contact(id: $id) { ${CONTACT_FIELDS} } }`, { id })).contact).toEqual(shared)
     const resolved = await pub("POST", "/chats/resolve", { phone: from })
     expect(resolved.body.conversation).toMatchObject({ id: conversation.id, status: "resolved", customer: conversation.customer })
   })
@@ -159,7 +169,7 @@ describe("either spelling on input, when unambiguous", () => {
       input: { phone: "+919876550040", user_id: "crm-40" }
     })).createContact
     expect(made).toMatchObject({ phone: "+919876550040", user_id: "crm-40" })
-    expect((await pub("GET", `/customers/${made.id}`)).body.customer).toEqual(made)
+    expect(withoutInterakt((await pub("GET", `/customers/${made.id}`)).body.customer)).toEqual(made)
   })
 })
 

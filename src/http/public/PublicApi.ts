@@ -159,8 +159,13 @@ const Customer = Schema.Struct({
   created_at: Schema.String.annotations({ description: "When Herald first recorded the customer (ISO 8601, UTC)." }),
   last_seen_at: Schema.NullOr(Schema.String).annotations({
     description: "When the customer last wrote to one of the account's WhatsApp numbers (ISO 8601, UTC); null if they never did."
-  })
-}).annotations({ description: "A customer of the account: a person it talks to on WhatsApp, in the shape every surface answers (docs/customers.md)." })
+  }),
+  fullPhoneNumber: Schema.String.annotations({ description: "Interakt's name for the phone: digits with the country code, without '+'." }),
+  userId: Schema.NullOr(Schema.String).annotations({ description: "Interakt's name for user_id (the same value)." })
+}).annotations({
+  description: "A customer of the account: a person it talks to on WhatsApp, in the shape every surface answers (docs/customers.md), " +
+    "with Interakt's names for the phone and your id beside it."
+})
 
 const Conversation = Schema.Struct({
   id: Schema.String.annotations({ description: "The conversation's id." }),
