@@ -116,7 +116,9 @@ describe("track/users and one customer", () => {
           traits: { plan: "gold", visits: 4, city: "Pune" },
           tags: ["t-new", "t-paid"],
           created_at: expect.stringMatching(ISO),
-          last_seen_at: null
+          last_seen_at: null,
+          fullPhoneNumber: phone,
+          userId: "crm-1"
         }
       }
     })
