@@ -1,9 +1,8 @@
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Cause, ConfigError, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { makeCli } from "./cli/Cli.ts"
-import { onFailure } from "./cli/exit.ts"
-import { printFailure } from "./cli/output.ts"
-import { AppConfig, describeConfigError } from "./config/AppConfig.ts"
+import { reportFailure } from "./cli/report.ts"
+import { AppConfig } from "./config/AppConfig.ts"
 import { NodeLive } from "./node.ts"
 
 /** Shutdown deadline: a node must exit within 10 s of SIGTERM whatever it is waiting on. */
@@ -26,17 +25,7 @@ const cli = makeCli(serve)
 
 const program = Effect.suspend(() => cli(process.argv)).pipe(
   Effect.provide(NodeContext.layer),
-  Effect.catchAllCause(onFailure((failure, cause) => {
-    if (ConfigError.isConfigError(failure)) return printFailure("invalid_config", `invalid configuration: ${describeConfigError(failure)}`)
-    if (failure !== undefined && failure !== null && typeof failure === "object" && "_tag" in failure && "message" in failure) {
-      return printFailure(snake(String(failure._tag)), String(failure.message))
-    }
-    return printFailure("internal_error", Cause.pretty(cause))
-  }))
+  Effect.catchAllCause(reportFailure)
 )
-
-function snake(tag: string) {
-  return tag.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase()
-}
 
 NodeRuntime.runMain(program, { disableErrorReporting: true, disablePrettyLogger: true })

@@ -9,10 +9,11 @@ import { AccountsRepo } from "../storage/AccountsRepo.ts"
 import { UsersRepo } from "../storage/UsersRepo.ts"
 import { BotsRepo } from "../storage/BotsRepo.ts"
 import { printJson } from "./output.ts"
-import { toE164 } from "../messaging/phone.ts"
 import { WA_THROUGHPUT_DEFAULT, WaNumbers } from "../whatsapp/numbers/WaNumbers.ts"
 import { accountArg, AccountRefs } from "./accounts.ts"
 import { required, requiredArg, withDefault } from "./help.ts"
+import { onDatabase } from "./oneShot.ts"
+import { prepareDatabase } from "../storage/Migrations.ts"
 
 /** Decodes one CLI input with a domain Schema; a bad value names the flag or argument. */
 const parse = <A, I>(schema: Schema.Schema<A, I>, name: string, value: I) =>
@@ -187,6 +188,8 @@ const createWaNumber = Command.make(
   },
   (input) =>
     Effect.gen(function*() {
+      // libphonenumber's metadata loads only for this command.
+      const { toE164 } = yield* Effect.promise(() => import("../messaging/phone.ts"))
       const phone = toE164(input.phone)
       if ("problem" in phone) return yield* InvalidRequest.single("--phone", phone.problem)
       const displayName = Option.isSome(input.displayName)
@@ -220,29 +223,24 @@ const rotateSigningKey = Command.make("rotate-signing-key", {}, () =>
     yield* printJson({ kid, note: "new tokens are signed with this key; earlier keys keep verifying for 7 days" })
   })).pipe(Command.withDescription("Start signing user tokens with a new key (all nodes pick it up within a minute)"))
 
-export const AdminServices = Layer.mergeAll(
-  AccountsRepo.Default,
-  AccountRefs.Default,
-  UsersRepo.Default,
-  Passwords.Default,
-  SigningKeys.Default,
-  BotsRepo.Default,
-  WaNumbers.Default
-)
-
-/** The admin subcommands, each run on the given layer (the database and its repositories). */
-export const adminCommands = <E, R>(
-  layer: Layer.Layer<AccountsRepo | AccountRefs | UsersRepo | Passwords | SigningKeys | BotsRepo | WaNumbers, E, R>
-) =>
-  [
-    Command.provide(createBot, layer),
-    Command.provide(botStatus, layer),
-    Command.provide(rotateSigningKey, layer),
-    Command.provide(createAccount, layer),
-    Command.provide(setPlan, layer),
-    Command.provide(walletCredit, layer),
-    Command.provide(botThroughput, layer),
-    Command.provide(resetPassword, layer),
-    Command.provide(createWaNumber, layer),
-    Command.provide(waThroughput, layer)
+/**
+ * The admin subcommands, each on the services it uses alone (wallet-credit builds no password
+ * hasher, no signing keys and no change feed), once the database is ready (src/cli/oneShot.ts).
+ * rotate-signing-key seals a private key: it runs the whole preparation, which first checks that
+ * HERALD_SECRETS_KEY opens the secrets already sealed.
+ */
+export const adminCommands = () => {
+  const accounts = Layer.mergeAll(AccountsRepo.Default, AccountRefs.Default)
+  return [
+    Command.provide(createBot, onDatabase(Layer.mergeAll(BotsRepo.Default, AccountRefs.Default))),
+    Command.provide(botStatus, onDatabase(BotsRepo.Default)),
+    Command.provide(rotateSigningKey, onDatabase(SigningKeys.Default, prepareDatabase)),
+    Command.provide(createAccount, onDatabase(Layer.mergeAll(AccountsRepo.Default, Passwords.Default))),
+    Command.provide(setPlan, onDatabase(accounts)),
+    Command.provide(walletCredit, onDatabase(accounts)),
+    Command.provide(botThroughput, onDatabase(BotsRepo.Default)),
+    Command.provide(resetPassword, onDatabase(Layer.mergeAll(UsersRepo.Default, Passwords.Default))),
+    Command.provide(createWaNumber, onDatabase(Layer.mergeAll(WaNumbers.Default, AccountRefs.Default))),
+    Command.provide(waThroughput, onDatabase(WaNumbers.Default))
   ] as const
+}

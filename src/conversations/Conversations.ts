@@ -3,8 +3,7 @@ import type { Fragment } from "@effect/sql/Statement"
 import { Effect } from "effect"
 import { InvalidRequest } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
-import { readE164 } from "../messaging/phone.ts"
-import { digitsOf } from "../whatsapp/events.ts"
+import { presentCustomerRef, readCustomerPhone } from "../customers/customerShape.ts"
 import { AgentNotFound, ConversationNotFound } from "./errors.ts"
 
 interface ConversationRow {
@@ -23,7 +22,7 @@ interface ConversationRow {
 export const presentConversation = (row: ConversationRow) => ({
   id: row.conversationId,
   phone_number_id: row.phoneNumberId,
-  customer: { id: row.customerId, fullPhoneNumber: digitsOf(row.customerPhone), name: row.customerName },
+  customer: presentCustomerRef({ id: row.customerId, phone: row.customerPhone, name: row.customerName }),
   status: row.status,
   assignee_email: row.assigneeEmail,
   last_message: row.lastMessage ?? null,
@@ -36,8 +35,13 @@ interface Assignee {
   readonly ai: string | null
 }
 
-export interface AssignInput {
-  readonly fullPhoneNumber: string
+/** The customer by phone: fullPhoneNumber (Interakt's name) or phone (the answers' name). */
+export interface CustomerByPhone {
+  readonly fullPhoneNumber?: string | undefined
+  readonly phone?: string | undefined
+}
+
+export interface AssignInput extends CustomerByPhone {
   readonly agentEmail: string
   readonly phoneNumberId?: string | undefined
 }
@@ -114,7 +118,7 @@ export class Conversations extends Effect.Service<Conversations>()("herald/conve
     const assign = (accountId: string, input: AssignInput) =>
       Effect.gen(function*() {
         const agent = yield* assigneeOf(accountId, input.agentEmail)
-        const phone = yield* readE164(input.fullPhoneNumber, "fullPhoneNumber")
+        const phone = yield* readCustomerPhone(input)
         return yield* setAssignee(yield* openWith(accountId, phone, input.phoneNumberId), agent)
       })
 
@@ -138,9 +142,9 @@ export class Conversations extends Effect.Service<Conversations>()("herald/conve
       })
 
     /** POST /api/v1/public/chats/resolve: the open conversation with a customer. */
-    const resolveWith = (accountId: string, input: { readonly fullPhoneNumber: string; readonly phoneNumberId?: string | undefined }) =>
+    const resolveWith = (accountId: string, input: CustomerByPhone & { readonly phoneNumberId?: string | undefined }) =>
       Effect.gen(function*() {
-        const phone = yield* readE164(input.fullPhoneNumber, "fullPhoneNumber")
+        const phone = yield* readCustomerPhone(input)
         return yield* resolve(accountId, yield* openWith(accountId, phone, input.phoneNumberId))
       })
 

@@ -1,18 +1,21 @@
 import { Effect } from "effect"
-import { describeIssues, FieldIssue, InvalidRequest, NotFound, renameFields } from "../domain/errors.ts"
+import { describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
 import { Segments } from "../segments/Segments.ts"
-import { presentAppCustomer } from "./appCustomer.ts"
-import { Customers, CUSTOMERS_LIMIT_DEFAULT, customersScope } from "./Customers.ts"
+import { APP_PHONE, APP_USER_ID, eitherSpelling, presentCustomer } from "./customerShape.ts"
+import { type CustomerSpellings, Customers, CUSTOMERS_LIMIT_DEFAULT, customersScope } from "./Customers.ts"
 import { CustomersRepo } from "./CustomersRepo.ts"
 import { MAX_TAG_LENGTH } from "./traitFilters.ts"
 import { customerText, MAX_NAME, MAX_USER_ID, mergeWith, parseTraitChanges } from "./traits.ts"
 import { ListCursors } from "../storage/ListCursors.ts"
 
+/** POST /app/contacts's body: phone and user_id, or their public spellings fullPhoneNumber and userId. */
 export interface ContactInput {
-  readonly phone: string
+  readonly phone?: string | undefined
+  readonly fullPhoneNumber?: string | undefined
   readonly name?: string | undefined
   readonly user_id?: string | undefined
+  readonly userId?: string | undefined
   readonly traits?: unknown
   readonly tags?: unknown
 }
@@ -20,6 +23,7 @@ export interface ContactInput {
 export interface ContactPatch {
   readonly name?: string | null | undefined
   readonly user_id?: string | null | undefined
+  readonly userId?: string | null | undefined
   readonly traits?: unknown
   readonly tags?: unknown
 }
@@ -34,8 +38,8 @@ export interface ContactsQuery {
 
 const refused = (issues: ReadonlyArray<FieldIssue>) => new InvalidRequest({ message: describeIssues(issues), errors: [...issues] })
 
-/** The public API's customer fields as POST /app/contacts names them. */
-const CONTACT_FIELDS = { fullPhoneNumber: "phone", userId: "user_id" }
+/** The app API documents the answers' spellings, and takes the public API's too. */
+const APP_SPELLINGS: CustomerSpellings = { phone: APP_PHONE, userId: APP_USER_ID }
 
 /**
  * /api/v1/app/contacts (docs/app-api.md): the account's customers under the app API's names, on
@@ -54,11 +58,8 @@ export class AppContacts extends Effect.Service<AppContacts>()("herald/customers
     /** POST: idempotent by phone, as track/users (an existing contact's traits are merged and tags added). */
     const create = (account: SecretKeyAccount, input: ContactInput) =>
       Effect.gen(function*() {
-        const saved = yield* renameFields(
-          customers.save(account, { fullPhoneNumber: input.phone, name: input.name, userId: input.user_id, traits: input.traits, tags: input.tags }),
-          CONTACT_FIELDS
-        )
-        return { success: true as const, created: saved.created, contact: presentAppCustomer((yield* repo.find(account.accountId, saved.customerId))!) }
+        const saved = yield* customers.save(account, input, APP_SPELLINGS)
+        return { success: true as const, created: saved.created, contact: presentCustomer((yield* repo.find(account.accountId, saved.customerId))!) }
       })
 
     /** PATCH: name and user_id set (null clears), traits merged (null removes one), tags replaced. */
@@ -67,17 +68,18 @@ export class AppContacts extends Effect.Service<AppContacts>()("herald/customers
         yield* found(account.accountId, customerId)
         const issues: Array<FieldIssue> = []
         const name = customerText(patch.name, "name", MAX_NAME, issues)
-        const userId = customerText(patch.user_id, "user_id", MAX_USER_ID, issues)
+        const given = eitherSpelling<string | null>(patch, APP_USER_ID, issues)
+        const userId = customerText(given.value, given.path, MAX_USER_ID, issues)
         const changes = parseTraitChanges(patch.traits, patch.tags, issues)
         if (issues.length > 0) return yield* refused(issues)
         const replaceTags = patch.tags !== undefined && patch.tags !== null
         const updated = yield* repo.update({ accountId: account.accountId, customerId, name, userId }, mergeWith(changes, replaceTags))
         if (updated === undefined) return yield* new NotFound({ message: `no contact ${customerId}` })
-        return { success: true as const, contact: presentAppCustomer(yield* found(account.accountId, customerId)) }
+        return { success: true as const, contact: presentCustomer(yield* found(account.accountId, customerId)) }
       })
 
     const get = (account: SecretKeyAccount, customerId: string) =>
-      Effect.map(found(account.accountId, customerId), (row) => ({ success: true as const, contact: presentAppCustomer(row) }))
+      Effect.map(found(account.accountId, customerId), (row) => ({ success: true as const, contact: presentCustomer(row) }))
 
     const remove = (account: SecretKeyAccount, customerId: string) =>
       Effect.gen(function*() {
@@ -105,7 +107,7 @@ export class AppContacts extends Effect.Service<AppContacts>()("herald/customers
           limit
         })
         const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.customerId }))
-        return { success: true as const, contacts: page.rows.map(presentAppCustomer), next_cursor: page.nextCursor ?? "" }
+        return { success: true as const, contacts: page.rows.map(presentCustomer), next_cursor: page.nextCursor ?? "" }
       })
 
     return { create, update, get, remove, list } as const

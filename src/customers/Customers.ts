@@ -1,9 +1,8 @@
 import { Effect } from "effect"
 import { describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
-import { toE164 } from "../messaging/phone.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
-import { digitsOf } from "../whatsapp/events.ts"
-import { type CustomerRow, CustomersRepo } from "./CustomersRepo.ts"
+import { customerPhone, eitherSpelling, presentPublicCustomer, PUBLIC_PHONE, PUBLIC_USER_ID, type Spellings } from "./customerShape.ts"
+import { CustomersRepo } from "./CustomersRepo.ts"
 import { parseCustomerQuery } from "./traitFilters.ts"
 import { customerText, MAX_NAME, MAX_USER_ID, mergeWith, parseTraitChanges } from "./traits.ts"
 import { type CursorScope, ListCursors } from "../storage/ListCursors.ts"
@@ -14,25 +13,27 @@ export const CUSTOMERS_LIMIT_MAX = 1_000
 /** The cursors of every list of the account's customers (search, app contacts, a segment's members, GraphQL's contacts). */
 export const customersScope = (accountId: string): CursorScope => ({ list: "customers", accountId })
 
-/** A customer as the public API shows it (Interakt's naming: digits without '+'). */
-export const presentCustomer = (row: CustomerRow) => ({
-  id: row.customerId,
-  fullPhoneNumber: digitsOf(row.phone),
-  name: row.name,
-  userId: row.userId,
-  traits: row.traits,
-  tags: row.tags,
-  created_at: row.createdAt.toISOString(),
-  last_seen_at: row.lastSeenAt?.toISOString() ?? null
-})
-
+/**
+ * track/users' body, and /app/contacts's POST: the phone and the caller's id under either of their
+ * spellings (Interakt's fullPhoneNumber and userId, or the answers' phone and user_id).
+ */
 export interface TrackInput {
-  readonly fullPhoneNumber: string
+  readonly fullPhoneNumber?: string | undefined
+  readonly phone?: string | undefined
   readonly userId?: string | undefined
+  readonly user_id?: string | undefined
   readonly name?: string | undefined
   readonly traits?: unknown
   readonly tags?: unknown
 }
+
+/** Which spelling of each field a surface documents (the one an error names when neither was given). */
+export interface CustomerSpellings {
+  readonly phone: Spellings
+  readonly userId: Spellings
+}
+
+export const PUBLIC_SPELLINGS: CustomerSpellings = { phone: PUBLIC_PHONE, userId: PUBLIC_USER_ID }
 
 export interface SearchInput {
   readonly filters?: unknown
@@ -51,16 +52,16 @@ export class Customers extends Effect.Service<Customers>()("herald/customers/Cus
      * A customer by phone, created or updated (traits merged, a null trait removed, tags added):
      * track/users, and /app/contacts's POST under its own field names. Its id, and whether it is new.
      */
-    const save = (account: Pick<SecretKeyAccount, "accountId">, input: TrackInput) =>
+    const save = (account: Pick<SecretKeyAccount, "accountId">, input: TrackInput, spellings: CustomerSpellings = PUBLIC_SPELLINGS) =>
       Effect.gen(function*() {
         const issues: Array<FieldIssue> = []
-        const phone = toE164(input.fullPhoneNumber)
-        if ("problem" in phone) issues.push(new FieldIssue({ path: "fullPhoneNumber", message: phone.problem }))
+        const phone = customerPhone(input, spellings.phone, issues)
+        const given = eitherSpelling<string>(input, spellings.userId, issues)
         const name = customerText(input.name, "name", MAX_NAME, issues)
-        const userId = customerText(input.userId, "userId", MAX_USER_ID, issues)
+        const userId = customerText(given.value, given.path, MAX_USER_ID, issues)
         const changes = parseTraitChanges(input.traits, input.tags, issues)
-        if (issues.length > 0 || "problem" in phone) return yield* new InvalidRequest({ message: describeIssues(issues), errors: issues })
-        return yield* repo.upsert({ accountId: account.accountId, phone: phone.e164, name, userId }, mergeWith(changes))
+        if (issues.length > 0 || phone === undefined) return yield* new InvalidRequest({ message: describeIssues(issues), errors: issues })
+        return yield* repo.upsert({ accountId: account.accountId, phone, name, userId }, mergeWith(changes))
       })
 
     const track = (account: SecretKeyAccount, input: TrackInput) =>
@@ -78,7 +79,7 @@ export class Customers extends Effect.Service<Customers>()("herald/customers/Cus
         return {
           result: true as const,
           success: true as const,
-          customers: page.rows.map(presentCustomer),
+          customers: page.rows.map(presentPublicCustomer),
           count: page.rows.length,
           next_cursor: page.nextCursor ?? ""
         }
@@ -88,7 +89,7 @@ export class Customers extends Effect.Service<Customers>()("herald/customers/Cus
       Effect.gen(function*() {
         const row = yield* repo.find(account.accountId, customerId)
         if (row === undefined) return yield* new NotFound({ message: `no customer ${customerId}` })
-        return { result: true as const, success: true as const, customer: presentCustomer(row) }
+        return { result: true as const, success: true as const, customer: presentPublicCustomer(row) }
       })
 
     return { save, track, search, get } as const

@@ -5,6 +5,7 @@ import { firstUnstorable, unstorableText } from "../domain/storable.ts"
 import { MAX_NAME, MAX_TRAITS, MAX_TRAITS_BYTES, MAX_USER_ID, parseTraitChanges } from "./traits.ts"
 import { traitNameProblem } from "./traitFilters.ts"
 import { csvTraitValue, traitColumn } from "./csvTraits.ts"
+import { samePhone } from "./customerShape.ts"
 
 const optionalText = (value: unknown, field: string, max: number): string | null | { readonly problem: string } => {
   if (value === undefined || value === null) return null
@@ -17,19 +18,43 @@ const optionalText = (value: unknown, field: string, max: number): string | null
 }
 
 /**
+ * A line's fields under the app API's names, the public API's (fullPhoneNumber, userId) read as
+ * them (docs/customers.md): both spellings of one field only when they say the same; otherwise why not.
+ */
+const oneSpelling = (value: unknown): { readonly value: unknown; readonly userIdField: string } | string => {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return { value, userIdField: "user_id" }
+  const object = { ...(value as Record<string, unknown>) }
+  let userIdField = "user_id"
+  for (const [name, alias, same] of [["phone", "fullPhoneNumber", samePhone], ["user_id", "userId", Object.is]] as const) {
+    if (!(alias in object)) continue
+    if (name in object && object[name] !== undefined && !same(object[name], object[alias])) return `${name} and ${alias} are the same field under two names and differ: give one`
+    if (!(name in object) || object[name] === undefined) {
+      object[name] = object[alias]
+      if (name === "user_id") userIdField = alias
+    }
+    delete object[alias]
+  }
+  return { value: object, userIdField }
+}
+
+/**
  * An NDJSON line (or JSON element) of a customer import: POST /app/contacts's body, `{phone, name?,
  * user_id?, traits?, tags?}`, checked by the same trait and tag rules (a null trait removes it).
  */
 const customerOfJson = (row: number, value: unknown): ParsedRow => {
-  const read = jsonRowOf(row, value)
+  const spelled = oneSpelling(value)
+  if (typeof spelled === "string") return malformed(row, "", spelled)
+  const read = jsonRowOf(row, spelled.value)
   if ("_tag" in read) return read
   const { object, phone } = read
   const shown = reportable(phone)
   const unknown = Object.keys(object).find((key) => !["phone", "name", "user_id", "traits", "tags"].includes(key))
-  if (unknown !== undefined) return malformed(row, shown, `${JSON.stringify(unknown.slice(0, 40))} is not a field of a contact (phone, name, user_id, traits, tags)`)
+  if (unknown !== undefined) {
+    return malformed(row, shown, `${JSON.stringify(unknown.slice(0, 40))} is not a field of a contact (phone, name, user_id, traits, tags; fullPhoneNumber and userId name phone and user_id)`)
+  }
   const name = optionalText(object.name, "name", MAX_NAME)
   if (name !== null && typeof name === "object") return malformed(row, shown, name.problem)
-  const userId = optionalText(object.user_id, "user_id", MAX_USER_ID)
+  const userId = optionalText(object.user_id, spelled.userIdField, MAX_USER_ID)
   if (userId !== null && typeof userId === "object") return malformed(row, shown, userId.problem)
   const issues: Array<FieldIssue> = []
   const changes = parseTraitChanges(object.traits, object.tags, issues)

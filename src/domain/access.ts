@@ -48,6 +48,18 @@ export const API_KEY_ROUTES: ReadonlyMap<string, Scope | null> = new Map<string,
   ["/api/v1/rcs/recipients/:phone", "contacts:read"]
 ])
 
+/**
+ * What each scope the panel offers lets a key do in this release: the scopes of API_KEY_ROUTES it
+ * satisfies. Keys only read today (contract, Versioning: key writes are announced), so a write
+ * scope grants its read half and nothing more (`broadcasts:write` → `["broadcasts:read"]`).
+ */
+export const PANEL_SCOPE_GRANTS: Readonly<Record<string, ReadonlyArray<Scope>>> = Object.fromEntries(
+  PANEL_SCOPES.map((scope) => [
+    scope,
+    [...new Set([...API_KEY_ROUTES.values()].filter((required): required is Scope => required !== null && scopeSatisfied([scope], required)))]
+  ])
+)
+
 const RANK: Record<Role, number> = { viewer: 0, operator: 1, owner: 2 }
 
 /** Roles (DESIGN.md, Team): viewer reads; operator also writes; owner also manages the account. */

@@ -11,7 +11,7 @@ import { CursorPages } from "./cursorPage.ts"
 import { EmailTemplates } from "./EmailTemplates.ts"
 import { Identities } from "./Identities.ts"
 import { MailAccept, MailerKind } from "./MailerKind.ts"
-import type { EventType, MessageStatus } from "./model.ts"
+import { type EventType, type MessageStatus, toMillis } from "./model.ts"
 import { Partners } from "./Partners.ts"
 import { render } from "./renderTemplate.ts"
 
@@ -62,13 +62,14 @@ interface EventRowDb {
 const EVENT_COLUMNS = `event_id::text, message_id::text, type, recipient, detail,
   to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at`
 
+/** An event row, every field present (a SEND's recipient is null), created_at to the millisecond as every answer's times. */
 const presentEvent = (row: EventRowDb) => ({
   event_id: row.eventId,
   message_id: row.messageId,
   type: row.type,
-  ...(row.recipient === null ? {} : { recipient: row.recipient }),
+  recipient: row.recipient,
   detail: row.detail,
-  created_at: row.createdAt
+  created_at: toMillis(row.createdAt)
 })
 
 /** Addresses of one field, each parsed; the issues name `field[i]`. */

@@ -12,6 +12,7 @@ import type { PagePosition } from "../storage/pageCursor.ts"
 import { isUniqueViolation } from "../storage/sqlState.ts"
 import { domainOf, parseAddress, parseDomain } from "./addresses.ts"
 import { CursorPages } from "./cursorPage.ts"
+import { toMillis } from "./model.ts"
 
 const generateRsa = promisify(generateKeyPair)
 
@@ -36,7 +37,7 @@ const present = (row: IdentityRow) => ({
   type: row.type,
   status: row.status,
   ...(row.dkimTokens === null ? {} : { dkim_tokens: row.dkimTokens }),
-  created_at: row.createdAt
+  created_at: toMillis(row.createdAt)
 })
 
 const dkimToken = () => randomBytes(20).toString("hex").slice(0, 32)

@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import type { ActorContext } from "../actors/runtime/ActorKind.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
-import { type EventType, webhookTypeOf } from "./model.ts"
+import { type EventType, toMillis, webhookTypeOf } from "./model.ts"
 
 export interface NewEvent {
   readonly messageId: string
@@ -46,7 +46,8 @@ const eventIdOf = (event: NewEvent) => {
 
 /**
  * A timestamptz to the microsecond, `index` µs after `ms`: the events of one command keep their
- * order in the list (created_at, then id) and carry in their webhook the time the row holds.
+ * order in the list (created_at, then id). Their webhooks carry the time as the list answers it,
+ * to the millisecond (`ms` itself).
  */
 const timestampOf = (ms: number, index: number) => `${new Date(ms).toISOString().slice(0, 23)}${String(index % 1000).padStart(3, "0")}Z`
 
@@ -68,9 +69,10 @@ export class MailLedger extends Effect.Service<MailLedger>()("herald/email/MailL
             event_id: eventIdOf(row),
             message_id: row.messageId,
             type: row.type,
-            ...(row.recipient === null ? {} : { recipient: row.recipient }),
+            // Every field of the row, as the list and GET /emails/:id answer it: a SEND's recipient is null.
+            recipient: row.recipient,
             detail: row.detail,
-            created_at: timestampOf(now, i)
+            created_at: toMillis(timestampOf(now, i))
           }
           const stored = {
             event_id: data.event_id,
@@ -79,7 +81,7 @@ export class MailLedger extends Effect.Service<MailLedger>()("herald/email/MailL
             type: row.type,
             recipient: row.recipient,
             detail: row.detail,
-            created_at: data.created_at
+            created_at: timestampOf(now, i)
           }
           if (configSetId === null) {
             ctx.insert("email_events", stored)

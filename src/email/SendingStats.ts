@@ -53,6 +53,7 @@ export class SendingStats extends Effect.Service<SendingStats>()("herald/email/S
         FROM partners p WHERE p.partner_id = ${partnerId}::uuid`.pipe(Effect.orDie)
       if (row === undefined) return yield* Effect.dieMessage(`no partner ${partnerId}`)
       return {
+        success: true as const,
         max_24_hour_send: row.daily,
         max_send_rate: row.rate,
         sent_last_24_hours: row.sent,
@@ -118,7 +119,7 @@ export class SendingStats extends Effect.Service<SendingStats>()("herald/email/S
       const r = row!
       const bounceRate = rate(r.hardBounces, r.sent)
       const complaintRate = rate(r.complaints, r.deliveries)
-      return { bounce_rate: bounceRate, complaint_rate: complaintRate, status: reputationStatus(bounceRate, complaintRate) }
+      return { success: true as const, bounce_rate: bounceRate, complaint_rate: complaintRate, status: reputationStatus(bounceRate, complaintRate) }
     })
 
     return { quotas, stats, reputation } as const

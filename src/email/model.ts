@@ -18,3 +18,10 @@ export const PRODUCTION_QUOTA = { max24HourSend: 50_000, maxSendRate: 14 } as co
 
 /** The webhook event type of an e-mail event (`email.delivery`, …). */
 export const webhookTypeOf = (type: EventType): `email.${string}` => `email.${type.toLowerCase()}`
+
+/**
+ * A time of a row as the API answers it: ISO 8601 UTC to the millisecond, as every Herald answer
+ * (docs/partner-email.md). Rows keep microseconds in Postgres and in their cursors' positions
+ * (`YYYY-MM-DDTHH:MM:SS.ffffffZ`), which order the lists; an answer cuts them to milliseconds.
+ */
+export const toMillis = (microseconds: string): string => new Date(microseconds).toISOString()

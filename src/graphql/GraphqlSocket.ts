@@ -6,6 +6,7 @@ import { type WebSocket, WebSocketServer } from "ws"
 import { AppConfig } from "../config/AppConfig.ts"
 import { planRatePerMinute } from "../domain/plans.ts"
 import { firstUnstorable } from "../domain/storable.ts"
+import { readSecretKey } from "../http/bearer.ts"
 import { NodeServer } from "../http/NodeServer.ts"
 import { LiveHub } from "../live/LiveHub.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
@@ -38,6 +39,25 @@ const RECHECK_WITHOUT_FEED = Schedule.spaced(Duration.seconds(5))
 const CLOSE_GRACE_MS = 2_000
 
 const dropped = Metric.counter("herald_graphql_slow_consumers_dropped_total", { description: "GraphQL sockets closed because a subscription fell too far behind" })
+
+/** A WebSocket close reason is at most 123 bytes of UTF-8: longer text is cut, ending with "…". */
+export const closeReason = (text: string): string => {
+  if (Buffer.byteLength(text) <= 123) return text
+  let cut = text
+  while (Buffer.byteLength(`${cut}…`) > 123) cut = cut.slice(0, -1)
+  return `${cut}…`
+}
+
+/**
+ * Why connection_init was refused, in the close frame's few bytes: the payload's Authorization
+ * holds no secret key (missing, another kind of credential), or the key is unknown.
+ */
+export const refusalReason = (authorization: string | undefined): string =>
+  closeReason(
+    "problem" in readSecretKey(authorization, "Bearer")
+      ? `Forbidden: connection_init's payload needs {"Authorization": "Bearer <secret key>"} (sk_live_…)`
+      : "Forbidden: invalid or revoked secret key"
+  )
 
 const authorizationOf = (params: Readonly<Record<string, unknown>> | undefined) => {
   const value = params?.Authorization ?? params?.authorization
@@ -208,7 +228,11 @@ export const GraphqlSocketLive = Layer.scopedDiscard(
       onConnect: async (ctx) => {
         const authorization = authorizationOf(ctx.connectionParams)
         const account = await runPromise(Effect.either(operations.authenticate(authorization)))
-        if (Either.isLeft(account)) return false
+        if (Either.isLeft(account)) {
+          // graphql-ws would close with 4403 "Forbidden" alone; the reason says why (its own close is then a no-op).
+          ctx.extra.socket.close(REVOKED_CLOSE, refusalReason(authorization))
+          return false
+        }
         const socket = ctx.extra.socket
         const connection: Connection = {
           authorization,

@@ -1,5 +1,5 @@
 import { Cause, Effect, Either, Exit, Option, Runtime } from "effect"
-import { readBearer } from "../http/bearer.ts"
+import { readSecretKey } from "../http/bearer.ts"
 import { type DocumentNode, execute, type ExecutionResult, getOperationAST, GraphQLError, parse, validate } from "graphql"
 import type { Unstorable } from "../domain/storable.ts"
 import { ApiRateLimits } from "../ratelimit/ApiRateLimits.ts"
@@ -131,9 +131,13 @@ export class GraphqlOperations extends Effect.Service<GraphqlOperations>()("hera
         : Either.right(document)
     })
 
-    /** `Bearer <secret key>` (the Authorization header, or connection_init's payload). */
+    /**
+     * `Bearer <secret key>` (the Authorization header, or connection_init's payload); the same key
+     * as Basic is taken too (readSecretKey). A refusal's message names the scheme, or says the key
+     * itself is unknown.
+     */
     const authenticate = (authorization: string | undefined) => {
-      const read = readBearer(authorization)
+      const read = readSecretKey(authorization, "Bearer")
       if ("problem" in read) return Effect.fail(graphqlError("UNAUTHENTICATED", read.problem))
       return Effect.mapError(keys.authenticate(read.credential), (e) => graphqlError("UNAUTHENTICATED", `Invalid or revoked secret key: ${e.detail ?? e.message}`))
     }

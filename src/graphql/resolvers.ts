@@ -380,9 +380,11 @@ export const resolvers: Record<string, Record<string, Resolver<any>>> = {
     contact_id: (node: ContactNode) => node.row.customerId,
     name: (node: ContactNode) => node.row.name,
     phone: (node: ContactNode) => node.row.phone,
+    user_id: (node: ContactNode) => node.row.userId,
     tags: (node: ContactNode) => node.row.tags,
     traits: (node: ContactNode) => node.row.traits,
     created_at: (node: ContactNode) => iso(node.row.createdAt),
+    last_seen_at: (node: ContactNode) => (node.row.lastSeenAt === null ? null : iso(node.row.lastSeenAt)),
     conversations: async (node: ContactNode, { page }, context) => {
       const { account, run, services, loaders } = context
       const list = listCursors(context, conversationsScope(account.accountId))
@@ -443,9 +445,10 @@ export const resolvers: Record<string, Record<string, Resolver<any>>> = {
       const tracked = await run(renameFields(services.customers.track(account, {
         fullPhoneNumber: input.phone,
         name: input.name ?? undefined,
+        userId: input.user_id ?? undefined,
         tags: input.tags ?? undefined,
         traits: input.traits ?? undefined
-      }), { fullPhoneNumber: "input.phone", name: "input.name", tags: "input.tags", traits: "input.traits" }))
+      }), { fullPhoneNumber: "input.phone", name: "input.name", userId: "input.user_id", tags: "input.tags", traits: "input.traits" }))
       loaders.contact.clear(tracked.id)
       return contactNode((await loaders.contact.load(tracked.id))!)
     },

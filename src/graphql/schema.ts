@@ -66,6 +66,7 @@ input ContactFilter {
   traits: [TraitFilter!]
 }
 
+"A customer, with the fields and names every surface answers (docs/customers.md), and its conversations."
 type Contact {
   "The customer's id."
   id: ID!
@@ -74,9 +75,13 @@ type Contact {
   name: String
   "E.164."
   phone: String!
+  "Your own id for the customer (userId on track/users); null when none was given."
+  user_id: String
   tags: [String!]!
   traits: JSON!
   created_at: DateTime!
+  "When the customer last wrote to one of the account's WhatsApp numbers; null if they never did."
+  last_seen_at: DateTime
   conversations(page: PageInput): ConversationConnection!
 }
 type ContactEdge { cursor: String! node: Contact! }
@@ -237,6 +242,8 @@ type SendResult { message_id: ID! status: MessageStatus! }
 input CreateContactInput {
   phone: String!
   name: String
+  "Your own id for the customer, 1 to 256 characters."
+  user_id: String
   tags: [String!]
   traits: JSON
 }

@@ -5,7 +5,7 @@ import { ApiRateLimits } from "../ratelimit/ApiRateLimits.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { ApiKeys, isApiKey } from "../security/ApiKeys.ts"
 import { SignIn } from "../security/SignIn.ts"
-import { readBearer } from "./bearer.ts"
+import { isSecretKeyCredential, readBearer } from "./bearer.ts"
 import { errorResponse } from "./errors.ts"
 
 /** Who the request acts as; provided by the Authentication middleware. */
@@ -27,6 +27,12 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Aut
   security: { bearer: HttpApiSecurity.bearer }
 }) {}
 
+/** The account's secret key sent to the RCS API: a good key on the wrong surface, told so. */
+const SECRET_KEY_HERE = Unauthorized.because(
+  "this is the account's secret key (sk_live_…), which /api/v1/public, /api/v1/app and GraphQL take; the RCS API takes " +
+    "Authorization: Bearer with a user token (POST /api/v1/rcs/auth/login) or an API key (rcs_pk_live_…)"
+)
+
 /**
  * Resolves an RCS bearer credential to its principal for `method route` (the route pattern): a
  * user token, or an API key checked against the route's allow-list and scope and charged to the
@@ -45,6 +51,8 @@ export class RcsCredentials extends Effect.Service<RcsCredentials>()("herald/Rcs
       isApiKey(raw)
         ? Effect.tap(apiKeys.authenticate(raw, method, route), (principal) =>
           principal.credential.kind === "api_key" ? limits.apiKey(principal.credential.keyId) : Effect.void)
+        : isSecretKeyCredential(raw)
+        ? Effect.fail(SECRET_KEY_HERE)
         : signIn.authenticate(raw)
     /** The same, from the request's Authorization header as sent. */
     const fromHeader = (header: string | undefined, method: string, route: string) => {

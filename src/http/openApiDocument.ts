@@ -3,6 +3,7 @@ import { JSONSchema, Option, Schema, SchemaAST } from "effect"
 import { HeraldApi } from "./Api.ts"
 import { ERROR_DESCRIPTIONS } from "./errors.ts"
 import { IDEMPOTENT_ROUTES } from "./idempotency/idempotentRoutes.ts"
+import { answersResult } from "./resultFlag.ts"
 import { WEBHOOK_EVENTS, type WebhookEvent } from "./webhookEvents.ts"
 
 /**
@@ -388,7 +389,6 @@ const addEdgeErrors = (spec: Json) => {
   }
 }
 
-const PUBLIC_PREFIX = "/api/v1/public/"
 const RESULT_FALSE = {
   type: "boolean",
   enum: [false],
@@ -396,11 +396,11 @@ const RESULT_FALSE = {
 }
 
 /**
- * Every error of the public messaging API carries Interakt's `result: false` beside `success`
- * (the adapter adds it to every non-2xx answer under /api/v1/public/, NodeAdapter.ts
- * withResultField; not a 431, answered before the request is read), which the shared error
- * components (additionalProperties false) do not allow:
- * the public operations' error responses point at copies of them that declare it (`public_…`).
+ * Every error of the public messaging API (and of the conversions sent with the secret key)
+ * carries Interakt's `result: false` beside `success` (the adapter adds it, src/http/resultFlag.ts;
+ * not to a 431, answered before the request is read), which the shared error components
+ * (additionalProperties false) do not allow: those operations' error responses point at copies of
+ * them that declare it (`public_…`).
  */
 const publicErrors = (spec: Json) => {
   const variantOf = (ref: string): string => {
@@ -422,8 +422,8 @@ const publicErrors = (spec: Json) => {
       ? { ...schema, anyOf: schema.anyOf.map(rewrite) }
       : schema
   for (const [path, item] of Object.entries<Json>(spec.paths)) {
-    if (!path.startsWith(PUBLIC_PREFIX)) continue
-    for (const operation of Object.values<Json>(item)) {
+    for (const [method, operation] of Object.entries<Json>(item)) {
+      if (!answersResult(method, path)) continue
       for (const [status, response] of Object.entries<Json>(operation.responses ?? {})) {
         const media = response.content?.["application/json"] as Json | undefined
         // A 431 is answered by Node's parser before the request line is read, so without it.

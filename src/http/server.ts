@@ -79,6 +79,7 @@ import { GraphqlSocketLive } from "../graphql/GraphqlSocket.ts"
 import { GraphqlOperations } from "../graphql/operations.ts"
 import { LiveHub } from "../live/LiveHub.ts"
 import { PlaygroundRoute } from "../graphql/playground/PlaygroundRoute.ts"
+import { FaviconRoute } from "./FaviconRoute.ts"
 import { GraphqlReads } from "../graphql/reads.ts"
 import { CustomersRepo } from "../customers/CustomersRepo.ts"
 import { PartnerEmailHttpLive, PartnerEmailVerifyHttpLive } from "./partner/PartnerEmailHttp.ts"
@@ -161,6 +162,7 @@ const FullRoutes = Layer.mergeAll(
   SmtpFeedbackRoute,
   GraphqlLive,
   PlaygroundRoute,
+  FaviconRoute,
   ContactImportRoute,
   CustomerImportRoute,
   HttpApiSwagger.layerHttpLayerRouter({ api: DocumentedApi, path: "/docs" }),

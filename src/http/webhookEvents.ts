@@ -159,9 +159,11 @@ export const EmailEventData = (type: (typeof EMAIL_EVENT_TYPES)[number]) =>
     event_id: text("The event's id, derived from its message, recipient and type: the same outcome recorded twice is one event."),
     message_id: text("The message (the message_id POST /emails answered)."),
     type: Schema.Literal(type).annotations({ description: "The event's type, in SES's words." }),
-    recipient: Schema.optional(text("The recipient the event is about; absent on SEND, which is about the whole message.")),
+    recipient: Schema.NullOr(Schema.String).annotations({
+      description: "The recipient the event is about; null on SEND, which is about the whole message (every row has every field)."
+    }),
     detail: text("What happened, for a person: the relay's answer on DELIVERY and REJECT, `hard: <the server's answer>` or `soft` on BOUNCE, the report's text on COMPLAINT, the number of recipients on SEND."),
-    created_at: text("When it happened (ISO 8601, UTC).")
+    created_at: text("When it happened (ISO 8601, UTC, to the millisecond).")
   }).annotations({ description: `A partner e-mail ${type} event.` })
 
 const envelopeFields = (type: string) => ({
@@ -404,9 +406,9 @@ export const WEBHOOK_EVENTS: ReadonlyArray<WebhookEvent> = [
       event_id: "c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
       message_id: "2b1d7e4a-9c3f-4e8b-a1d6-5f0c2e7b9a34",
       type,
-      ...(type === "SEND" ? {} : { recipient: "customer@example.com" }),
+      recipient: type === "SEND" ? null : "customer@example.com",
       detail: type === "BOUNCE" ? "hard: 550 5.1.1 mailbox unavailable" : type === "DELIVERY" ? "250 2.0.0 OK" : type === "SEND" ? "1 recipient(s)" : `${type.toLowerCase()}`,
-      created_at: "2026-03-02T10:15:30.123456Z"
+      created_at: "2026-03-02T10:15:30.123Z"
     }, false)
   }))
 ]

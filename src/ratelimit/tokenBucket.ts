@@ -31,6 +31,12 @@ export const take = (bucket: Bucket, limit: Limit, want: number, now: number): n
   return granted
 }
 
+/** Puts back tokens taken earlier and not spent, never above capacity. */
+export const give = (bucket: Bucket, limit: Limit, tokens: number, now: number): void => {
+  refill(bucket, limit, now)
+  bucket.tokens = Math.min(limit.capacity, bucket.tokens + tokens)
+}
+
 /** Milliseconds until the bucket holds one whole token. */
 export const msUntilToken = (bucket: Bucket, limit: Limit, now: number): number => {
   refill(bucket, limit, now)

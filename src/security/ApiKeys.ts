@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import { API_KEY_PREFIX, API_KEY_ROUTES, mayWrite, PANEL_SCOPES, type Scope, scopeSatisfied } from "../domain/access.ts"
+import { API_KEY_PREFIX, API_KEY_ROUTES, mayWrite, PANEL_SCOPE_GRANTS, PANEL_SCOPES, type Scope, scopeSatisfied } from "../domain/access.ts"
 import { ApiKeyEndpointNotAllowed, InvalidApiKey, InvalidRequest, MissingScope, NotFound } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { type ApiKeyRow, ApiKeysRepo, type KeyOwner } from "../storage/ApiKeysRepo.ts"
@@ -73,7 +73,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
       Effect.gen(function*() {
         yield* requireOwner(principal)
         const rows = yield* repo.list(principal.accountId)
-        return { success: true as const, keys: rows.map(present), available_scopes: [...PANEL_SCOPES] }
+        return { success: true as const, keys: rows.map(present), available_scopes: [...PANEL_SCOPES], grants_today: PANEL_SCOPE_GRANTS }
       })
 
     const update = (principal: Principal, keyId: string, changes: { name?: string; expiresAt?: Date | null }) =>

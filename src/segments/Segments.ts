@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { Conflict, describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
 import { unstorableText } from "../domain/storable.ts"
-import { presentAppCustomer } from "../customers/appCustomer.ts"
+import { presentCustomer } from "../customers/customerShape.ts"
 import { CUSTOMERS_LIMIT_DEFAULT, customersScope } from "../customers/Customers.ts"
 import { CustomersRepo } from "../customers/CustomersRepo.ts"
 import { type CustomerQuery, parseCustomerQuery } from "../customers/traitFilters.ts"
@@ -182,7 +182,7 @@ export class Segments extends Effect.Service<Segments>()("herald/segments/Segmen
         const limit = query.limit ?? CUSTOMERS_LIMIT_DEFAULT
         const rows = yield* customers.search({ accountId: account.accountId, query: queryOf(row), after, limit })
         const paged = cursors.positionPage(scope, rows, limit, (customer) => ({ createdAt: customer.position, id: customer.customerId }))
-        return { success: true as const, contacts: paged.rows.map(presentAppCustomer), next_cursor: paged.nextCursor ?? "" }
+        return { success: true as const, contacts: paged.rows.map(presentCustomer), next_cursor: paged.nextCursor ?? "" }
       })
 
     return { create, update, get, remove, list, members, queryFor } as const

@@ -7,6 +7,9 @@ import { ensureDatabase, reconnectSchedule } from "./Database.ts"
 import { migrations } from "./migrations/index.ts"
 import { sealAtRest } from "./sealAtRest.ts"
 
+/** The table where the Migrator records the migrations applied (`migration_id`, `name`, `created_at`). */
+export const MIGRATIONS_TABLE = "herald_migrations"
+
 /**
  * Applies pending migrations. The Migrator holds an exclusive lock on its table inside one
  * transaction, so nodes starting together apply each migration once; the loser of the race to
@@ -14,7 +17,7 @@ import { sealAtRest } from "./sealAtRest.ts"
  */
 export const runMigrations = Migrator.make({})({
   loader: Migrator.fromRecord(migrations),
-  table: "herald_migrations"
+  table: MIGRATIONS_TABLE
 }).pipe(
   Effect.retry({ times: 3, while: (e) => e._tag === "SqlError" }),
   Effect.withSpan("Storage.migrate")

@@ -3,12 +3,16 @@ import { Clock, Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { ActorClient } from "../actors/runtime/index.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { describeIssues, FieldIssue, InvalidRequest } from "../domain/errors.ts"
+import { describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
+import { isUuid } from "../domain/ids.ts"
+import type { GatewayErrorRecord } from "../gateway/RcsGateway.ts"
 import { InsufficientBalance } from "../messaging/errors.ts"
 import { toE164 } from "../messaging/phone.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
+import { isoOrNull } from "../storage/isoTimestamp.ts"
 import { Wallet } from "../wallet/Wallet.ts"
 import { NoWaNumber, OutsideServiceWindow, TemplateNotUsable } from "./errors.ts"
+import { digitsOf } from "./events.ts"
 import { checkMessageData, type CloudContent, isFreeFormType, type PublicMessageType } from "./message/publicMessage.ts"
 import { WaNumbers } from "./numbers/WaNumbers.ts"
 import { WaSend, WaSenderKind } from "./sender/WaSenderKind.ts"
@@ -29,6 +33,60 @@ export interface PublicMessageInput {
   readonly data: unknown
   readonly fromPhoneNumberId?: string | undefined
 }
+
+/** The statuses of a WhatsApp send, in the order they can be reached (0017's rank; accepted and unconfirmed exclude each other). */
+export const WA_MESSAGE_STATUSES = ["queued", "accepted", "unconfirmed", "sent", "delivered", "read", "failed"] as const
+export type WaMessageStatus = (typeof WA_MESSAGE_STATUSES)[number]
+
+interface WaMessageRow {
+  readonly messageId: string
+  readonly phoneNumberId: string
+  readonly recipient: string
+  readonly type: string
+  readonly templateId: string | null
+  readonly callbackData: string | null
+  readonly status: WaMessageStatus
+  readonly price: string
+  readonly attempts: number
+  readonly error: GatewayErrorRecord | null
+  readonly createdAt: Date
+  readonly sentAt: Date | null
+  readonly deliveredAt: Date | null
+  readonly readAt: Date | null
+  readonly failedAt: Date | null
+}
+
+interface WaStatusRow {
+  readonly status: WaMessageStatus
+  readonly at: Date
+  readonly error: GatewayErrorRecord | null
+}
+
+/**
+ * A message of POST /api/v1/public/message as GET /api/v1/public/message/{id} shows it: the fields
+ * of its message.* events (id, callbackData, channel, fullPhoneNumber as digits, type, status,
+ * error) with the number it left from and the times of its statuses (ISO 8601, milliseconds).
+ */
+export const presentWaMessage = (row: WaMessageRow) => ({
+  id: row.messageId,
+  callbackData: row.callbackData,
+  channel: "whatsapp" as const,
+  fullPhoneNumber: digitsOf(row.recipient),
+  type: row.type,
+  status: row.status,
+  error: row.error,
+  phone_number_id: row.phoneNumberId,
+  template_id: row.templateId,
+  price: Number(row.price),
+  attempts: row.attempts,
+  created_at: row.createdAt.toISOString(),
+  sent_at: isoOrNull(row.sentAt),
+  delivered_at: isoOrNull(row.deliveredAt),
+  read_at: isoOrNull(row.readAt),
+  failed_at: isoOrNull(row.failedAt)
+})
+
+const presentWaStatus = (row: WaStatusRow) => ({ status: row.status, at: row.at.toISOString(), error: row.error })
 
 interface Prepared {
   readonly content: CloudContent
@@ -165,7 +223,29 @@ export class PublicMessages extends Effect.Service<PublicMessages>()("herald/wha
         return { result: true as const, success: true as const, message: "Message queued", id: messageId }
       })
 
-    return { send } as const
+    /**
+     * GET /api/v1/public/message/{id}: one message the account sent through the public API, and
+     * every status it went through (oldest first, in the order statuses can be reached: Meta's
+     * status timestamps are whole seconds, so an `at` may read earlier than the one before it).
+     * Another account's message, or an id that is not one, is 404 (as the surface's other reads).
+     * The send is recorded by its number's actor a moment after the 202: until then, 404 too.
+     */
+    const read = (account: Pick<SecretKeyAccount, "accountId">, messageId: string) =>
+      Effect.gen(function*() {
+        const [row] = isUuid(messageId)
+          ? yield* sql<WaMessageRow>`
+              SELECT message_id::text, phone_number_id, recipient, type, template_id::text, callback_data, status, price::text,
+                     attempts, error, created_at, sent_at, delivered_at, read_at, failed_at
+              FROM wa_messages WHERE message_id = ${messageId}::uuid AND account_id = ${account.accountId}::uuid`
+          : []
+        if (row === undefined) return yield* new NotFound({ message: `no message ${messageId}` })
+        const history = yield* sql<WaStatusRow>`
+          SELECT status, at, error FROM wa_message_status_history WHERE message_id = ${messageId}::uuid
+          ORDER BY herald_message_status_rank(status), at`
+        return { result: true as const, success: true as const, message: presentWaMessage(row), history: history.map(presentWaStatus) }
+      }).pipe(Effect.catchTag("SqlError", Effect.die))
+
+    return { send, read } as const
   }),
   dependencies: [WaNumbers.Default, WaTemplatesRepo.Default, Wallet.Default]
 }) {}

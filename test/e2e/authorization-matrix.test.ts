@@ -181,6 +181,7 @@ const SECRET_KEY_ROUTES: ReadonlyArray<{
   ...([["GET", "/api/v1/app/ai-agents"], ["POST", "/api/v1/app/ai-agents"], ["GET", "/api/v1/app/ai-agents/:id"], ["PATCH", "/api/v1/app/ai-agents/:id"], ["DELETE", "/api/v1/app/ai-agents/:id"]] as const)
     .map(([method, route]) => ({ method, route, body: method === "POST" || method === "PATCH" ? { name: "matrix" } : undefined, expect: { "secret key": "feature_locked" } })),
   { method: "POST", route: "/api/v1/public/message", scheme: "Basic", body: { fullPhoneNumber: "919876541234", type: "Text", data: { message: "hi" } } },
+  { method: "GET", route: "/api/v1/public/message/:id", scheme: "Basic" },
   { method: "POST", route: "/api/v1/public/templates", scheme: "Basic", body: { name: "matrix", language: "en", category: "UTILITY", components: [{ type: "BODY", text: "Hello there, this is the matrix" }] } },
   { method: "GET", route: "/api/v1/public/templates", scheme: "Basic" },
   { method: "GET", route: "/api/v1/public/templates/:id", scheme: "Basic" },

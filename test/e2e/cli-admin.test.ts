@@ -107,3 +107,26 @@ describe("herald admin: an account named by its id or its owner's e-mail", () =>
     expect(help.stdout).toContain("the account: its id (a uuid) or its owner's e-mail address (any case)")
   })
 })
+
+describe("herald admin on a database already at this version", () => {
+  // One query tells the command the schema is current: it runs neither the migrations nor the
+  // sealing of secrets (the nodes do both at start, and `herald migrate`). So an operator's shell
+  // without the nodes' HERALD_SECRETS_KEY can still credit a wallet (before, every admin command
+  // first checked that key against the sealed secrets and refused); a command that seals a secret
+  // still checks it.
+  it("credits a wallet without the nodes' secrets key; rotate-signing-key, which seals, still refuses it", async () => {
+    await ok("rotate-signing-key")
+    const [keysBefore] = await db<{ count: string }>("SELECT count(*) FROM signing_keys")
+    const otherShell = { ...env, HERALD_SECRETS_KEY: "not-the-nodes-secrets-key-0123456789abcdef" }
+    const [credit, rotate] = await Promise.all([
+      heraldCommand(["admin", "wallet-credit", twice, "2"], otherShell),
+      heraldCommand(["admin", "rotate-signing-key"], otherShell)
+    ])
+    expect(credit.code, credit.stderr).toBe(0)
+    expect(JSON.parse(credit.stdout)).toMatchObject({ account_id: twice, credited: 2 })
+    expect(rotate.code, rotate.stdout).toBe(1)
+    expect(JSON.parse(rotate.stderr)).toMatchObject({ success: false, code: "secrets_key_mismatch" })
+    const [keysAfter] = await db<{ count: string }>("SELECT count(*) FROM signing_keys")
+    expect(keysAfter!.count).toBe(keysBefore!.count)
+  })
+})

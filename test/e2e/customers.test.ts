@@ -110,20 +110,22 @@ describe("track/users and one customer", () => {
         success: true,
         customer: {
           id,
-          fullPhoneNumber: phone,
+          phone: `+${phone}`,
           name: "Asha Rao",
-          userId: "crm-1",
+          user_id: "crm-1",
           traits: { plan: "gold", visits: 4, city: "Pune" },
           tags: ["t-new", "t-paid"],
           created_at: expect.stringMatching(ISO),
-          last_seen_at: null
+          last_seen_at: null,
+          fullPhoneNumber: phone,
+          userId: "crm-1"
         }
       }
     })
     // A later name and userId replace the earlier ones; the tags already there are not repeated.
     expect(await tracked({ fullPhoneNumber: `+${phone}`, name: "Asha R.", userId: "crm-2", tags: ["t-paid"] })).toBe(id)
     const later = (await getCustomer(id)).body.customer
-    expect(later).toMatchObject({ name: "Asha R.", userId: "crm-2", tags: ["t-new", "t-paid"], traits: { plan: "gold", visits: 4, city: "Pune" }, created_at: got.body.customer.created_at })
+    expect(later).toMatchObject({ name: "Asha R.", user_id: "crm-2", tags: ["t-new", "t-paid"], traits: { plan: "gold", visits: 4, city: "Pune" }, created_at: got.body.customer.created_at })
   })
 
   it("concurrent calls for one new phone make one customer and keep every call's traits and tags", async () => {
@@ -166,12 +168,12 @@ describe("track/users and one customer", () => {
     const fresh = await track({ fullPhoneNumber: "919876520003", traits: { big: "x".repeat(33_000) } })
     expect(fresh.status).toBe(400)
     const all = await search({ limit: 500 })
-    expect(all.body.customers.map((c: Json) => c.fullPhoneNumber)).not.toContain("919876520003")
+    expect(all.body.customers.map((c: Json) => c.phone)).not.toContain("+919876520003")
   })
 
   it("GET /customers/{id}: 404 not_found for a malformed id, an unknown one and another account's customer", async () => {
     const theirs = await tracked({ fullPhoneNumber: "919876520004", name: "P's" }, keys.p)
-    expect((await getCustomer(theirs, keys.p)).body.customer).toMatchObject({ id: theirs, name: "P's", fullPhoneNumber: "919876520004" })
+    expect((await getCustomer(theirs, keys.p)).body.customer).toMatchObject({ id: theirs, name: "P's", phone: "+919876520004" })
     // The same phone in account A is another customer, which P cannot read either.
     const ours = await tracked({ fullPhoneNumber: "919876520004" })
     expect(ours).not.toBe(theirs)
@@ -209,7 +211,7 @@ describe("search: every operator on numbers, strings, dates and missing traits",
     const r = await search({ filters, tags, limit: 500 })
     if (r.status !== 200) return `${r.status} ${JSON.stringify(r.body)}`
     expect(r.body.count).toBe(r.body.customers.length)
-    return r.body.customers.map((c: Json) => nameOf.get(c.id) ?? c.fullPhoneNumber).sort()
+    return r.body.customers.map((c: Json) => nameOf.get(c.id) ?? c.phone).sort()
   }
 
   /** Every case's answer, so that a failure lists every wrong one. */
@@ -425,7 +427,7 @@ describe("chats: assign and resolve", () => {
         conversation: {
           id: expect.stringMatching(UUID),
           phone_number_id: numberA,
-          customer: { id: customerId, fullPhoneNumber: from, name: "Kiran" },
+          customer: { id: customerId, phone: `+${from}`, name: "Kiran" },
           status: "open",
           assignee_email: "agent.one@customers.io",
           last_message: expect.objectContaining({ direction: "inbound", id: wamid, text: "hello" }),

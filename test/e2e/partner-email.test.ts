@@ -266,7 +266,7 @@ describe("partner e-mail", () => {
     expect(over.status).toBe(429)
     expect(over.body).toMatchObject({ success: false, code: "quota_exceeded" })
     expect((await db<{ n: number }>("SELECT count(*)::int AS n FROM email_messages WHERE subject = 'over'"))[0]!.n).toBe(0)
-    expect((await call("GET", "/quotas", keys.b)).body).toEqual({ max_24_hour_send: 4, max_send_rate: 1, sent_last_24_hours: 3, production_access_enabled: false })
+    expect((await call("GET", "/quotas", keys.b)).body).toEqual({ success: true, max_24_hour_send: 4, max_send_rate: 1, sent_last_24_hours: 3, production_access_enabled: false })
     const times = await eventually(async () => {
       const all = [...await sink("p1@pace.test"), ...await sink("p2@pace.test"), ...await sink("p3@pace.test")]
       expect(all).toHaveLength(3)

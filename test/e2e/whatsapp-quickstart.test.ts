@@ -18,12 +18,13 @@ describe("docs/whatsapp-quickstart.md", () => {
   it("runs as written: an approved template delivered, a text refused outside the window, then sent and read once the customer wrote in", async () => {
     const result = await page.run()
     // The expected answers the page shows in its comments, in order (after the admin commands' JSON).
-    expect(result.lines.slice(-6), result.stdout).toEqual([
+    expect(result.lines.slice(-7), result.stdout).toEqual([
       "APPROVED",
       "order-A-1234", // the template's message.delivered, with its callbackData
       "outside_service_window",
       expect.stringMatching(/^wamid\./), // the customer's message, on the simulator
-      "read", // the reply
+      "read", // the reply's message.read
+      "read", // the reply read back by its id (GET /api/v1/public/message/{id})
       "99.88" // 100 less the UTILITY template's 0.12; the reply was free
     ])
 

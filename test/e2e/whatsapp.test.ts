@@ -267,8 +267,14 @@ describe("credentials and the plan bucket", () => {
     }
   })
 
-  it("Bearer on /public, a wrong key and no credential: 401 invalid_api_key", async () => {
-    const bearer = await callJson(node.url, "GET", "/api/v1/public/templates", `Bearer ${keys.a}`)
+  it("the key as Bearer is taken too (issue 34: it is the same key /app and GraphQL take)", async () => {
+    const r = await callJson(node.url, "GET", "/api/v1/public/templates", `Bearer ${keys.a}`)
+    expect(r.status).toBe(200)
+    expect(r.body).toMatchObject({ result: true, success: true })
+  })
+
+  it("Bearer without a secret key, a wrong key and no credential: 401 invalid_api_key", async () => {
+    const bearer = await callJson(node.url, "GET", "/api/v1/public/templates", `Bearer ${jwt.a}`)
     const wrong = await callJson(node.url, "GET", "/api/v1/public/templates", `Basic sk_live_${"x".repeat(40)}`)
     const wrongB64 = await callJson(node.url, "GET", "/api/v1/public/templates", `Basic ${Buffer.from("sk_live_nope:").toString("base64")}`)
     const none = await callJson(node.url, "POST", "/api/v1/public/message", undefined, { fullPhoneNumber: "919876510014", type: "Text", data: { message: "hi" } })

@@ -414,7 +414,7 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("partner e-mail resou
       yield* event(c, "20 days", "DELIVERY", "c1@x.com")
       yield* event(c, "20 days", "BOUNCE", "c2@x.com", "550")
 
-      expect(yield* stats.quotas(partnerId)).toEqual({ max_24_hour_send: 200, max_send_rate: 1, sent_last_24_hours: 4, production_access_enabled: false })
+      expect(yield* stats.quotas(partnerId)).toEqual({ success: true, max_24_hour_send: 200, max_send_rate: 1, sent_last_24_hours: 4, production_access_enabled: false })
       expect(yield* stats.stats(partnerId)).toEqual({
         success: true,
         stats: {
@@ -430,10 +430,10 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("partner e-mail resou
 
       // A partner with nothing sent.
       yield* sql`UPDATE partners SET max_24_hour_send = 50000, max_send_rate = 14, production_access = true WHERE partner_id = ${quiet}::uuid`
-      expect(yield* stats.quotas(quiet)).toEqual({ max_24_hour_send: 50000, max_send_rate: 14, sent_last_24_hours: 0, production_access_enabled: true })
+      expect(yield* stats.quotas(quiet)).toEqual({ success: true, max_24_hour_send: 50000, max_send_rate: 14, sent_last_24_hours: 0, production_access_enabled: true })
       const zero = { sent: 0, delivered: 0, bounced: 0, complained: 0, rejected: 0 }
       expect(yield* stats.stats(quiet)).toEqual({ success: true, stats: { last_24_hours: zero, last_14_days: zero } })
-      expect(yield* stats.reputation(quiet)).toEqual({ bounce_rate: 0, complaint_rate: 0, status: "HEALTHY" })
+      expect(yield* stats.reputation(quiet)).toEqual({ success: true, bounce_rate: 0, complaint_rate: 0, status: "HEALTHY" })
 
       // 1 hard bounce in 20 recipients: 5 %, a WARNING.
       const warned = yield* newPartner
@@ -448,7 +448,7 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("partner e-mail resou
         INSERT INTO email_events (partner_id, message_id, type, recipient, detail)
         SELECT ${warned}::uuid, ${messageId}::uuid, CASE WHEN i = 1 THEN 'BOUNCE' ELSE 'DELIVERY' END, 'r' || i || '@x.com', CASE WHEN i = 1 THEN '550' ELSE '250' END
         FROM generate_series(1, 20) i`
-      expect(yield* stats.reputation(warned)).toEqual({ bounce_rate: 0.05, complaint_rate: 0, status: "WARNING" })
+      expect(yield* stats.reputation(warned)).toEqual({ success: true, bounce_rate: 0.05, complaint_rate: 0, status: "WARNING" })
       expect(yield* stats.quotas(warned)).toMatchObject({ sent_last_24_hours: 20 })
     }))
 })

@@ -27,6 +27,9 @@ describe("the e2e answers' check against the OpenAPI document", () => {
     expect(check("GET", "/api/v1/rcs/bots", 200, { success: "yes", bots: [] })).toMatch(/answered 200 with a body its schema refuses/)
     expect(check("GET", "/api/v1/rcs/bots", 200, { success: true })).toMatch(/required property 'bots'/)
     expect(check("POST", "/api/v1/public/message", 400, { success: false, code: "invalid_request", message: "m", errors: [] })).toMatch(/result/)
+    // Conversions sent with the secret key carry result on their refusals too (src/http/resultFlag.ts).
+    expect(check("POST", "/api/v1/app/meta-ads/capi/events", 400, { success: false, code: "invalid_request", message: "m", errors: [] })).toMatch(/result/)
+    expect(check("POST", "/api/v1/app/meta-ads/capi/events", 400, { result: false, success: false, code: "invalid_request", message: "m", errors: [] })).toBeUndefined()
   })
 
   it("matches literal segments before parameters, and holds a method the path does not take to 405", () => {

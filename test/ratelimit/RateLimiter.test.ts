@@ -77,4 +77,19 @@ describe("RateLimiter", () => {
     expect(allowed).toBeLessThanOrEqual(30 + refilled)
     expect(verdicts.find((v) => !v.allowed)).toMatchObject({ allowed: false, retryAfterMs: expect.any(Number) })
   })
+
+  it("a Growth burst of 50 over two nodes, one of which stalls 150 ms between its waves: all 50 admitted", async () => {
+    // Issue 34, item 10: tokens leased for requests, or taken ahead of them, must not be lost when
+    // the node that holds them is late to spend them.
+    const owner = ownerWith(5)
+    const a = limiterWith(owner)
+    const b = limiterWith(owner)
+    const growth = { rate: 5, capacity: 50 }
+    const wave = (node: RateLimiter, n: number) => Promise.all(Array.from({ length: n }, () => Effect.runPromise(node.check("plan", growth))))
+    const first = await Promise.all([wave(a, 20), wave(b, 10)])
+    // Node A's event loop is stopped (a busy node), then its next requests come.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 150)
+    const second = await Promise.all([wave(a, 15), wave(b, 5)])
+    expect([...first, ...second].flat().filter((v) => !v.allowed)).toEqual([])
+  })
 })

@@ -3,6 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
 import { GatewayErrorRecord } from "../../src/gateway/RcsGateway.ts"
 import { categoryOfStatus, fromMetaError, fromMetaStatusError, META_ERROR_CODES } from "../../src/whatsapp/cloud/errors.ts"
+import { ECOSYSTEM_ERROR, somethingWentWrong, undeliverable } from "../../src/gateway/simulator/whatsapp/metaErrors.ts"
 
 const envelope = (code: number, message = `(#${code}) Something`, details = "What Meta says in detail") => ({
   error: { message, type: "OAuthException", code, error_data: { messaging_product: "whatsapp", details }, error_subcode: 2494010, fbtrace_id: "AbCdEf123" }
@@ -193,5 +194,36 @@ describe("docs/whatsapp-error-codes.md", () => {
       expect(row).toContain(`| ${mapping.category} |`)
       expect(row).toContain(mapping.category === "gateway" ? "| yes |" : "| no |")
     }
+  })
+})
+
+// Issue 34: a message.failed's detail repeated Meta's title (the simulator's 0001 number gave
+// "(#131026) Message Undeliverable.: Message Undeliverable."). Meta's title, message and details
+// often say one thing three ways; the detail says each statement once.
+describe("detail: Meta's words, each once", () => {
+  const count = (text: string, part: string) => text.toLowerCase().split(part.toLowerCase()).length - 1
+
+  it("a message that is the details with (#code) before it and a full stop", () => {
+    const error = fromMetaError(400, envelope(131026, "(#131026) Message Undeliverable.", "Message Undeliverable."))
+    expect(error.detail).toBe("(#131026) Message Undeliverable. (fbtrace_id AbCdEf123)")
+  })
+
+  it("a failed status whose title, message and details differ only in case and punctuation", () => {
+    const error = fromMetaStatusError([{ code: 131026, title: "Message undeliverable", message: "Message undeliverable", error_data: { details: "Message Undeliverable." } }])
+    expect(error.detail).toBe("Message undeliverable")
+  })
+
+  it("details that hold the message say it once, in full", () => {
+    const error = fromMetaError(400, envelope(100, "(#100) Invalid parameter", "Invalid parameter: components[0] needs 2 values"))
+    expect(error.detail).toBe("Invalid parameter: components[0] needs 2 values (fbtrace_id AbCdEf123)")
+  })
+
+  it("the simulator's own failures read without a repeat", () => {
+    for (const [answer, said] of [[undeliverable(), "Message Undeliverable"], [somethingWentWrong(), "Something went wrong"]] as const) {
+      const error = fromMetaError(answer.status, answer.body)
+      expect(count(error.detail, said), error.detail).toBe(1)
+    }
+    const failed = fromMetaStatusError([ECOSYSTEM_ERROR])
+    expect(count(failed.detail, ECOSYSTEM_ERROR.title)).toBe(1)
   })
 })

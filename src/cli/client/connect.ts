@@ -1,10 +1,10 @@
 import { Command, Options, Prompt } from "@effect/cli"
 import { Effect, Option, Redacted } from "effect"
 import { type Connection, removeConnection, writeConnection } from "./config.ts"
-import { AnswerFailed, UsageError } from "./exitCodes.ts"
-import { fetchMe, isSuccess, parseBaseUrl } from "./http.ts"
+import { AnswerFailed, ServerUnreachable, UsageError } from "./exitCodes.ts"
+import { fetchMe, isSuccess, parseBaseUrl, probe } from "./http.ts"
 import { printPretty } from "./output.ts"
-import { LOCAL_URL_HELP, localServerUrl } from "./serverUrl.ts"
+import { LOCAL_URL_HELP, localServerUrl, unreachableAdvice } from "./serverUrl.ts"
 
 /** The first line of standard input (a key piped in: `echo $KEY | herald connect`). */
 const readKeyLine = Effect.tryPromise({
@@ -27,8 +27,9 @@ const promptKey = Prompt.hidden({ message: "Secret key (sk_live_…)" }).pipe(
 )
 
 /**
- * `herald connect [--url URL] [--key KEY]`: checks the key with GET /api/v1/app/me and stores
- * `{url, key}` (mode 0600); a refused key stores nothing. Without --key it asks at a hidden prompt
+ * `herald connect [--url URL] [--key KEY]`: checks that a server answers at the URL (else it says
+ * which URL it tried and what --url to give, and asks for nothing), then checks the key with GET
+ * /api/v1/app/me and stores `{url, key}` (mode 0600); a refused key stores nothing. Without --key it asks at a hidden prompt
  * on a terminal, or reads one line from a pipe. Without --url it connects to the server on this
  * machine (port PORT, else 8080).
  */
@@ -47,6 +48,12 @@ export const connect = Command.make(
   (input) =>
     Effect.gen(function*() {
       const url = yield* parseBaseUrl(Option.isSome(input.url) ? input.url.value : yield* localServerUrl)
+      // Whether anything answers there, before asking for a key that could not be checked.
+      yield* probe(url).pipe(
+        Effect.catchAll((cause) =>
+          Effect.flatMap(unreachableAdvice(url, Option.isSome(input.url), cause), (message) => new ServerUnreachable({ message }))
+        )
+      )
       const given = Option.isSome(input.key)
         ? Redacted.value(input.key.value).trim()
         : process.stdin.isTTY

@@ -9,6 +9,7 @@ import { reportAnswer } from "./answer.ts"
 import { readConnection } from "./config.ts"
 import { UsageError } from "./exitCodes.ts"
 import { apiUrl, send } from "./http.ts"
+import { progressSizes } from "./progressText.ts"
 import { requiredArg } from "../help.ts"
 
 type Format = "csv" | "ndjson"
@@ -58,17 +59,16 @@ const progressBar = (size: number) =>
       if (process.stderr.isTTY !== true) return { update: () => undefined, stop: () => undefined }
       const bar = new cliProgress.SingleBar(
         {
-          format: "Importing {bar} {percentage}% | {sent_mb}/{total_mb} MB | ETA {eta_formatted}",
+          format: "Importing {bar} {percentage}% | {sizes} | ETA {eta_formatted}",
           hideCursor: true,
           stream: process.stderr
         },
         cliProgress.Presets.shades_classic
       )
-      const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1)
-      bar.start(size, 0, { sent_mb: mb(0), total_mb: mb(size) })
+      bar.start(size, 0, { sizes: progressSizes(0, size) })
       let stopped = false
       return {
-        update: (sent) => bar.update(sent, { sent_mb: mb(sent) }),
+        update: (sent) => bar.update(sent, { sizes: progressSizes(sent, size) }),
         stop: () => {
           if (stopped) return
           stopped = true

@@ -70,12 +70,36 @@ export const send = Effect.fn("ClientHttp.send")(function*(req: ClientRequest) {
       const type = response.headers["content-type"]
       return { status: response.statusCode, contentType: Array.isArray(type) ? type.join(", ") : (type ?? ""), body } satisfies Answer
     },
-    catch: (error) => {
-      const cause = error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error)
-      return new ServerUnreachable({ message: `cannot reach ${req.url.origin}: ${cause}` })
-    }
+    catch: (error) => new ServerUnreachable({ message: `cannot reach ${req.url.origin}: ${failureCause(error)}` })
   })
 })
+
+/** Why a request got no answer, in the connection's words (`connect ECONNREFUSED 127.0.0.1:8080`). */
+const failureCause = (error: unknown) =>
+  error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error)
+
+/** How long `probe` waits for a server's answer once connected. */
+const PROBE_TIMEOUT_MS = 10_000
+
+/**
+ * Whether a server answers at `base` at all, before a key is asked for: GET /api/v1/app/me without
+ * one (any HTTP answer will do: the key is checked next). Fails with why nothing answered.
+ */
+export const probe = (base: string) =>
+  Effect.tryPromise({
+    try: async (signal) => {
+      const response = await request(apiUrl(base, "app/me"), {
+        method: "GET",
+        headers: { "user-agent": USER_AGENT, accept: "application/json" },
+        signal,
+        headersTimeout: PROBE_TIMEOUT_MS,
+        bodyTimeout: PROBE_TIMEOUT_MS
+      })
+      await response.body.dump()
+      return response.statusCode
+    },
+    catch: failureCause
+  })
 
 /** The answer's JSON, when it says it is JSON and parses; undefined otherwise. */
 export const answerJson = (answer: Answer): unknown => {

@@ -3,6 +3,7 @@
 const numberFormat = new Intl.NumberFormat()
 const dateTimeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" })
 const hourFormat = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" })
+const shortHourFormat = new Intl.DateTimeFormat(undefined, { hour: "numeric" })
 
 export const formatNumber = (n: number): string => numberFormat.format(n)
 
@@ -28,6 +29,23 @@ export const formatDateTime = (iso: string): string => {
 export const formatHour = (iso: string): string => {
   const date = new Date(iso)
   return Number.isNaN(date.getTime()) ? iso : hourFormat.format(date)
+}
+
+/** The hour alone ("10 PM", "22"), for an axis with little room. */
+export const formatShortHour = (iso: string): string => {
+  const date = new Date(iso)
+  return Number.isNaN(date.getTime()) ? iso : shortHourFormat.format(date)
+}
+
+/**
+ * A URL that wraps between its parts on a narrow screen: a break opportunity (<wbr>) after each
+ * / . ? & = # and before none of "://", so a line ends where a person would break the address,
+ * not inside a word of it (the `.url` style breaks inside a part only when it alone is wider than
+ * the line).
+ */
+export const UrlText = ({ url }: { readonly url: string }) => {
+  const parts = url.split(/(?<=[/.?&=#])(?!\/)/)
+  return <>{parts.map((part, i) => (i === 0 ? part : [<wbr key={`w${i}`} />, part]))}</>
 }
 
 /** A date in the browser's locale, the ISO string it came from in the title. */

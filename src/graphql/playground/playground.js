@@ -167,7 +167,9 @@
 
   const Playground = () => {
     // GraphiQL introspects again when its fetcher changes: a fetcher per key typed in (once the
-    // headers have settled) keeps the docs and completion in step with the key.
+    // headers have settled) keeps the docs and completion in step with the key. Until a key is
+    // typed in, there is no schema to fetch (schema null: GraphiQL does not introspect), so the
+    // page opens on an empty result panel rather than on the answer to a request nobody made.
     const [authorization, setAuthorization] = React.useState(undefined)
     const current = React.useMemo(() => (params, opts) => fetcher(params, opts), [authorization])
     const timer = React.useRef(undefined)
@@ -180,6 +182,7 @@
     }, [])
     return React.createElement(GraphiQL, {
       fetcher: current,
+      schema: authorization === undefined ? null : undefined,
       defaultQuery: DEFAULT_QUERY,
       headers: DEFAULT_HEADERS,
       defaultHeaders: DEFAULT_HEADERS,

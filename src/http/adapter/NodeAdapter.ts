@@ -7,6 +7,7 @@ import { ContextLogAnnotations } from "../../observability/Logging.ts"
 import { parentFrom } from "../../observability/Tracing.ts"
 import { envelope } from "../errors.ts"
 import { recordRequest } from "../HttpMetrics.ts"
+import { answersResult } from "../resultFlag.ts"
 import { NodeServer } from "../NodeServer.ts"
 import { RequestState, type RequestStateShape } from "../RequestState.ts"
 import {
@@ -42,7 +43,6 @@ export interface BodyTimeouts {
 export const DEFAULT_BODY_TIMEOUTS: BodyTimeouts = { idleMs: BODY_IDLE_MS, deadlineMs: BODY_DEADLINE_MS }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
-const PUBLIC_PREFIX = "/api/v1/public/"
 
 /** A route's handler as the adapter runs it: every failure it did not answer becomes an envelope. */
 const programs = new WeakMap<Route, Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>>()
@@ -141,7 +141,7 @@ export const makeRequestListener = (
     // A 503 is a dependency away (Postgres restarting, a NATS leader election) or a node not ready:
     // every one says when to come back, as RFC 9110 suggests, so clients retry instead of failing.
     else if (response.status === 503 && response.headers["retry-after"] === undefined) extra["retry-after"] = String(SERVICE_UNAVAILABLE_RETRY_AFTER)
-    const answered = response.status >= 400 && req.url!.startsWith(PUBLIC_PREFIX) ? withResultField(response) : response
+    const answered = response.status >= 400 && answersResult(req.method!, req.url!) ? withResultField(response) : response
     writeResponse(req, res, answered, extra, runLog)
     const seconds = (performance.now() - started) / 1000
     recordRequest(req.method!, state.route, response.status, seconds)

@@ -4,13 +4,20 @@ import { FeatureLocked, InvalidApiKey } from "../../domain/errors.ts"
 import { ApiRateLimits } from "../../ratelimit/ApiRateLimits.ts"
 import { type SecretKeyAccount, SecretKeys } from "../../security/SecretKeys.ts"
 import { InvalidApiKeyResponse, RateLimitedResponse } from "../Authentication.ts"
-import { readBearer } from "../bearer.ts"
+import { readSecretKey, type SecretKeyScheme, secretKeySchemeText } from "../bearer.ts"
 import { errorResponse } from "../errors.ts"
 
-/** The account of a request's `Authorization: Bearer sk_live_…` header, or 401 saying what is wrong with it. */
-export const secretKeyOfHeader = (keys: SecretKeys, header: string | undefined) => {
-  const read = readBearer(header)
-  return "problem" in read ? Effect.fail(InvalidApiKey.because(read.problem)) : keys.authenticate(read.credential)
+/**
+ * The account of a request's secret key, sent with the surface's scheme (`Bearer sk_live_…` here
+ * and in GraphQL, `Basic` on /api/v1/public) or with the other one (readSecretKey), or 401 with
+ * code invalid_api_key: "Invalid or revoked API key" when the key itself is unknown, a message
+ * naming the scheme the surface takes when the header is missing or holds no secret key.
+ */
+export const secretKeyOfHeader = (keys: SecretKeys, header: string | undefined, scheme: SecretKeyScheme = "Bearer") => {
+  const read = readSecretKey(header, scheme)
+  return "problem" in read
+    ? Effect.fail(new InvalidApiKey({ message: `This API takes ${secretKeySchemeText(scheme)}`, detail: read.problem }))
+    : keys.authenticate(read.credential)
 }
 
 const fromRequest = (keys: SecretKeys) =>
@@ -22,7 +29,7 @@ export class CurrentAccount extends Context.Tag("herald/http/CurrentAccount")<Cu
 export const FeatureLockedResponse = errorResponse(FeatureLocked, 403, "feature_locked")
 
 /**
- * The /api/v1/app surface (and later GraphQL and the public API): Bearer `sk_live_…`, then the
+ * The /api/v1/app surface: Bearer `sk_live_…` (the same key as Basic is taken too), then the
  * account's plan bucket (Starter has no API access).
  */
 export class AppAuthentication extends HttpApiMiddleware.Tag<AppAuthentication>()("AppAuthentication", {

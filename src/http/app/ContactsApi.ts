@@ -33,7 +33,7 @@ const Contact = Schema.Struct({
   last_seen_at: Schema.NullOr(Schema.String).annotations({
     description: "When the customer last wrote to one of the account's WhatsApp numbers (ISO 8601, UTC); null if never."
   })
-}).annotations({ description: "A contact: one of the account's customers (the public API's customers, under the app API's names)." })
+}).annotations({ description: "A contact: one of the account's customers, in the shape every surface answers them (docs/customers.md)." })
 
 const Traits = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
   description: "Traits to merge into the contact's, by name (1 to 100 characters): a value sets the trait, null removes it. A contact holds at most 200 traits " +
@@ -72,11 +72,14 @@ const OTHER_CONTACT = {
 
 /** A contact's fields as POST /contacts takes them: also one row of an import (an NDJSON line, an item of a JSON body's contacts). */
 const ContactBody = Schema.Struct({
-  phone: Schema.String.annotations({
-    description: "The customer's phone with its country code (E.164; the '+' optional, spaces and dashes allowed): the contact's identity."
+  phone: Schema.optional(Schema.String).annotations({
+    description: "The customer's phone with its country code (E.164; the '+' optional, spaces and dashes allowed): the contact's identity. " +
+      "Required; `fullPhoneNumber` (the public API's name) is taken for it too."
   }),
+  fullPhoneNumber: Schema.optional(Schema.String).annotations({ description: "The public API's name of `phone`: give one of the two (both only if they are the same number)." }),
   name: Schema.optional(Schema.String).annotations({ description: "The contact's name, 1 to 256 characters after trimming: replaces the one they have." }),
   user_id: Schema.optional(Schema.String).annotations({ description: "Your id of the customer, 1 to 256 characters: replaces the one they have." }),
+  userId: Schema.optional(Schema.String).annotations({ description: "The public API's name of `user_id`: give one of the two (both only if they are equal)." }),
   traits: Schema.optional(Traits),
   tags: Schema.optional(Schema.Array(Schema.String)).annotations({
     description: "Tags to add to the contact's (each 1 to 64 characters; a contact holds at most 100)."
@@ -152,6 +155,7 @@ export class ContactsApi extends HttpApiGroup.make("appContacts")
       .setPayload(Schema.Struct({
         name: Schema.optional(Schema.NullOr(Schema.String)).annotations({ description: "A new name, 1 to 256 characters after trimming; null clears it." }),
         user_id: Schema.optional(Schema.NullOr(Schema.String)).annotations({ description: "Your new id of the customer, 1 to 256 characters; null clears it." }),
+        userId: Schema.optional(Schema.NullOr(Schema.String)).annotations({ description: "The public API's name of `user_id`: give one of the two (both only if they are equal)." }),
         traits: Schema.optional(Traits),
         tags: Schema.optional(Schema.Array(Schema.String)).annotations({
           description: "The contact's tags from now on: they replace the ones the contact has (each 1 to 64 characters, at most 100)."

@@ -49,7 +49,7 @@ const Identity = {
     description: "A domain's three DKIM tokens, one record name `<token>._domainkey.<domain>` each, as SES's Easy DKIM gives out. Herald does " +
       "not look up DNS: its operator marks the domain verified. The first token is the selector Herald signs with. Absent for an address."
   }),
-  created_at: Schema.String.annotations({ description: "When it was added (ISO 8601, UTC, to the microsecond)." })
+  created_at: Schema.String.annotations({ description: "When it was added (ISO 8601, UTC, to the millisecond)." })
 }
 
 const Destination = Schema.Struct({
@@ -133,14 +133,15 @@ export const EventRow = Schema.Struct({
   event_id: Schema.String.annotations({ description: "The event's id, derived from its message, recipient and type: an outcome recorded twice is one event." }),
   message_id: Schema.String.annotations({ description: "The message it is about (the message_id POST /emails answered)." }),
   type: EventType,
-  recipient: Schema.optional(Schema.String).annotations({
-    description: "The recipient it is about; absent on SEND and on the REJECT of a message that suppression left without recipients."
+  recipient: Schema.NullOr(Schema.String).annotations({
+    description: "The recipient it is about; null on SEND and on the REJECT of a message that suppression left without recipients (every row has " +
+      "every field)."
   }),
   detail: Schema.String.annotations({
     description: "What happened, for a person: the relay's answer on DELIVERY and REJECT, `hard: <the server's answer>` or `soft` on BOUNCE, " +
       "the report's text on COMPLAINT, the number of recipients on SEND."
   }),
-  created_at: Schema.String.annotations({ description: "When it was recorded (ISO 8601, UTC, to the microsecond)." })
+  created_at: Schema.String.annotations({ description: "When it was recorded (ISO 8601, UTC, to the millisecond)." })
 }).annotations({ description: "Something that happened to a message or to one of its recipients." })
 
 const count = (what: string) => Schema.Int.annotations({ description: what })
@@ -164,7 +165,7 @@ const ADDRESS_IDENTITY = {
   identity: "hello@acme.example",
   type: "EMAIL_ADDRESS",
   status: "VERIFIED",
-  created_at: "2026-03-01T09:30:00.123456Z"
+  created_at: "2026-03-01T09:30:00.123Z"
 }
 
 const DOMAIN_IDENTITY = {
@@ -173,7 +174,7 @@ const DOMAIN_IDENTITY = {
   type: "DOMAIN",
   status: "PENDING",
   dkim_tokens: ["4f3c2a1b0e9d8c7b6a5f4e3d2c1b0a99", "b7e6d5c4a3f2e1d0c9b8a7f6e5d4c3b2", "0a1b2c3d4e5f60718293a4b5c6d7e8f9"],
-  created_at: "2026-03-01T09:25:00.654321Z"
+  created_at: "2026-03-01T09:25:00.654Z"
 }
 
 const DESTINATION = {
@@ -200,8 +201,9 @@ const SEND_EVENT = {
   event_id: "3a9f6c21-7d4e-5b80-9c1d-2e3f4a5b6c7d",
   message_id: MESSAGE_ID,
   type: "SEND",
+  recipient: null,
   detail: "1 recipient(s)",
-  created_at: "2026-03-02T10:15:30.123000Z"
+  created_at: "2026-03-02T10:15:30.123Z"
 }
 
 const DELIVERY_EVENT = {
@@ -210,7 +212,7 @@ const DELIVERY_EVENT = {
   type: "DELIVERY",
   recipient: "priya@inbox.example",
   detail: "250 OK: message queued",
-  created_at: "2026-03-02T10:15:31.456000Z"
+  created_at: "2026-03-02T10:15:31.456Z"
 }
 
 const ACCESS_REQUEST = {
@@ -700,6 +702,7 @@ export class PartnerEmailApi extends HttpApiGroup.make("partnerEmail")
   .add(
     HttpApiEndpoint.get("quotas", "/quotas")
       .addSuccess(Schema.Struct({
+        ...ok,
         max_24_hour_send: Schema.Int.annotations({
           description: "Recipients the partner may send to in any 24 hours: 200 in the sandbox, 50,000 after a grant, unless Herald's operator set another."
         }),
@@ -716,7 +719,7 @@ export class PartnerEmailApi extends HttpApiGroup.make("partnerEmail")
         summary: "Read the sending quotas",
         description: `${PARTNER_KEY} The partner's limits and what the last 24 hours used of the daily one. Sends see an operator's change ` +
           "within a second.",
-        response: { max_24_hour_send: 200, max_send_rate: 1, sent_last_24_hours: 12, production_access_enabled: false },
+        response: { success: true, max_24_hour_send: 200, max_send_rate: 1, sent_last_24_hours: 12, production_access_enabled: false },
         returns: "The quotas."
       }))
   )
@@ -745,6 +748,7 @@ export class PartnerEmailApi extends HttpApiGroup.make("partnerEmail")
   .add(
     HttpApiEndpoint.get("reputation", "/reputation")
       .addSuccess(Schema.Struct({
+        ...ok,
         bounce_rate: Schema.Number.annotations({
           description: "Hard bounces over recipients sent to (not suppressed) in the last 14 days, from 0 to 1; 0 when none was sent to."
         }),
@@ -757,7 +761,7 @@ export class PartnerEmailApi extends HttpApiGroup.make("partnerEmail")
         summary: "Read the sending reputation",
         description: `${PARTNER_KEY} Bounce and complaint rates over the last 14 days and the status they give, as SES reviews accounts. ` +
           "Herald reports it and does not stop sending on it.",
-        response: { bounce_rate: 0.02142857142857143, complaint_rate: 0, status: "HEALTHY" },
+        response: { success: true, bounce_rate: 0.02142857142857143, complaint_rate: 0, status: "HEALTHY" },
         returns: "The rates and their status."
       }))
   )

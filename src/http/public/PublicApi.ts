@@ -28,8 +28,10 @@ import { CUSTOMERS_LIMIT_DEFAULT, CUSTOMERS_LIMIT_MAX } from "../../customers/Cu
 import { MAX_FILTERS, MAX_IN_VALUES, MAX_TAG_LENGTH, MAX_TAGS_FILTERED, MAX_TRAIT_NAME, OPERATORS } from "../../customers/traitFilters.ts"
 import { MAX_NAME, MAX_TAGS, MAX_TRAITS, MAX_USER_ID } from "../../customers/traits.ts"
 import { WA_TEMPLATES_LIMIT_DEFAULT } from "../../whatsapp/templates/WaTemplates.ts"
+import { WA_MESSAGE_STATUSES } from "../../whatsapp/PublicMessages.ts"
 import { errorResponse, InvalidRequestResponse } from "../errors.ts"
 import { describe, documented } from "../openApiAnnotations.ts"
+import { GatewayErrorRecordSchema } from "../rcs/ContentApi.ts"
 import { InsufficientBalanceResponse } from "../rcs/MessagesApi.ts"
 import { PublicAuthentication } from "./PublicAuthentication.ts"
 
@@ -57,6 +59,12 @@ const FullPhoneNumber = Schema.String.annotations({
     "brackets are tolerated. It must be a valid number for its country."
 })
 
+const CustomerPhone = FullPhoneNumber.annotations({
+  description: "The customer's phone number with its country code, '+' optional (919812345678 or +919812345678). Required: give it as " +
+    "fullPhoneNumber (Interakt's name) or as phone (the name answers use), or both if they are the same number."
+})
+const PhoneAlias = Schema.String.annotations({ description: "fullPhoneNumber under the name answers use: give one of the two (both only if they are the same number)." })
+
 const ChatNumber = Schema.String.annotations({
   description: "The conversation on this WhatsApp number of the account (Meta's phone_number_id); without it, the customer's most recently " +
     "active open conversation."
@@ -74,6 +82,43 @@ const Queued = Schema.Struct({
       "message.failed) carries it as id."
   })
 })
+
+const WaMessageStatus = Schema.Literal(...WA_MESSAGE_STATUSES).annotations({
+  description: "queued: accepted by Herald, waiting for its number's turn; accepted: Meta took the request (answered a wamid); unconfirmed: " +
+    "Meta's answer never came, so it may still arrive (it is never sent again; a status from Meta moves it on, else it fails after 24 " +
+    "hours); sent, delivered, read: Meta's status webhooks; failed: see error. A status only moves forward."
+})
+const At = (what: string) => Schema.NullOr(Schema.String).annotations({ description: `When ${what} (ISO 8601, UTC); null until then.` })
+
+const WaMessage = Schema.Struct({
+  id: Schema.String.annotations({ description: "Herald's message id, as the send answered it and its events carry it." }),
+  callbackData: Schema.NullOr(Schema.String).annotations({ description: "The callbackData the send gave; null when none was." }),
+  channel: Schema.Literal("whatsapp").annotations({ description: "Always whatsapp (as in the message's events)." }),
+  fullPhoneNumber: Schema.String.annotations({ description: "The recipient: digits with the country code, no '+' (as the message's events carry it)." }),
+  type: Schema.String.annotations({ description: "The send's type (Text, Image, …, Template)." }),
+  status: WaMessageStatus,
+  error: Schema.NullOr(GatewayErrorRecordSchema).annotations({
+    description: "Why it failed or is unconfirmed (the Gateway error record, Meta's code as upstream_code); null otherwise."
+  }),
+  phone_number_id: Schema.String.annotations({ description: "The account's WhatsApp number it left from (Meta's phone_number_id)." }),
+  template_id: Schema.NullOr(Schema.String).annotations({ description: "The template it was sent with (type Template); null for a free-form message." }),
+  price: Schema.Number.annotations({
+    description: "What it costs, in the wallet's currency: its template category's price, charged once when Meta reports it delivered or read; 0 " +
+      "for a free-form message."
+  }),
+  attempts: Schema.Int.annotations({ description: "How many times it was handed to Meta: more than 1 after Meta's own failures, which Herald retries." }),
+  created_at: Schema.String.annotations({ description: "When Herald recorded it (ISO 8601, UTC)." }),
+  sent_at: At("Meta reported it sent"),
+  delivered_at: At("Meta reported it delivered"),
+  read_at: At("Meta reported it read"),
+  failed_at: At("it failed")
+}).annotations({ description: "A WhatsApp message sent with POST /api/v1/public/message." })
+
+const WaStatusChange = Schema.Struct({
+  status: WaMessageStatus,
+  at: Schema.String.annotations({ description: "When it reached that status (ISO 8601, UTC)." }),
+  error: Schema.NullOr(GatewayErrorRecordSchema).annotations({ description: "The Gateway error record it had then (failed, unconfirmed); null for the other statuses." })
+}).annotations({ description: "A status the message went through." })
 
 const TemplateStatus = Schema.Literal("PENDING", "APPROVED", "REJECTED")
 const TemplateCategory = Schema.Literal(...TEMPLATE_CATEGORIES)
@@ -104,9 +149,9 @@ const TemplatePath = Schema.Struct({
 
 const Customer = Schema.Struct({
   id: Schema.String.annotations({ description: "The customer's id: one per phone number and account." }),
-  fullPhoneNumber: Schema.String.annotations({ description: "The customer's phone number: digits with the country code, no '+' (Interakt's form)." }),
+  phone: Schema.String.annotations({ description: "The customer's phone number, E.164 with its '+' (as /api/v1/app and GraphQL show it)." }),
   name: Schema.NullOr(Schema.String).annotations({ description: "Their name, as last given by track/users or by their WhatsApp profile; null when unknown." }),
-  userId: Schema.NullOr(Schema.String).annotations({ description: "Your own id for the customer, as last given by track/users; null when none was." }),
+  user_id: Schema.NullOr(Schema.String).annotations({ description: "Your own id for the customer, as last given (userId or user_id); null when none was." }),
   traits: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
     description: "What you know about the customer, by trait name: any JSON values (strings, numbers, booleans, ISO dates, lists…)."
   }),
@@ -114,15 +159,20 @@ const Customer = Schema.Struct({
   created_at: Schema.String.annotations({ description: "When Herald first recorded the customer (ISO 8601, UTC)." }),
   last_seen_at: Schema.NullOr(Schema.String).annotations({
     description: "When the customer last wrote to one of the account's WhatsApp numbers (ISO 8601, UTC); null if they never did."
-  })
-}).annotations({ description: "A customer of the account: a person it talks to on WhatsApp." })
+  }),
+  fullPhoneNumber: Schema.String.annotations({ description: "Interakt's name for the phone: digits with the country code, without '+'." }),
+  userId: Schema.NullOr(Schema.String).annotations({ description: "Interakt's name for user_id (the same value)." })
+}).annotations({
+  description: "A customer of the account: a person it talks to on WhatsApp, in the shape every surface answers (docs/customers.md), " +
+    "with Interakt's names for the phone and your id beside it."
+})
 
 const Conversation = Schema.Struct({
   id: Schema.String.annotations({ description: "The conversation's id." }),
   phone_number_id: Schema.String.annotations({ description: "The account's WhatsApp number it is on (Meta's phone_number_id)." }),
   customer: Schema.Struct({
     id: Schema.String.annotations({ description: "The customer's id." }),
-    fullPhoneNumber: Schema.String.annotations({ description: "Their phone number: digits with the country code, no '+'." }),
+    phone: Schema.String.annotations({ description: "Their phone number, E.164 with its '+'." }),
     name: Schema.NullOr(Schema.String).annotations({ description: "Their name; null when unknown." })
   }).annotations({ description: "The customer the conversation is with." }),
   status: Schema.Literal("open", "resolved").annotations({ description: "open, or resolved (the customer's next message reopens it)." }),
@@ -163,9 +213,9 @@ const PHONE_NUMBER_ID = "115416010524074"
 
 const CUSTOMER = {
   id: "1b7c2d3e-4f50-4a61-8b72-9c8d7e6f5a4b",
-  fullPhoneNumber: PHONE,
+  phone: `+${PHONE}`,
   name: "Asha Rao",
-  userId: "u-1077",
+  user_id: "u-1077",
   traits: { city: "Pune", orders: 12, plan: "pro", signup: "2025-03-14" },
   tags: ["vip", "newsletter"],
   created_at: "2026-02-14T08:15:00.000Z",
@@ -175,7 +225,7 @@ const CUSTOMER = {
 const CONVERSATION = {
   id: "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
   phone_number_id: PHONE_NUMBER_ID,
-  customer: { id: CUSTOMER.id, fullPhoneNumber: PHONE, name: "Asha Rao" },
+  customer: { id: CUSTOMER.id, phone: `+${PHONE}`, name: "Asha Rao" },
   status: "open",
   assignee_email: "ravi@example.com",
   last_message: {
@@ -266,12 +316,62 @@ export class PublicApi extends HttpApiGroup.make("public")
       }))
   )
   .add(
+    HttpApiEndpoint.get("readMessage", "/message/:id")
+      .setPath(Schema.Struct({ id: Schema.String.annotations({ description: "The message's id (id in the send's answer and in its events)." }) }))
+      .addSuccess(Schema.Struct({
+        result: Schema.Literal(true),
+        success: Schema.Literal(true),
+        message: WaMessage,
+        history: Schema.Array(WaStatusChange).annotations({ description: "Every status the message went through, oldest first." })
+      }))
+      .addError(NotFoundResponse)
+      .annotateContext(documented({
+        summary: "Read a WhatsApp message and its status history",
+        description: "One message the account sent with POST /api/v1/public/message: its status now, every status it went through, its " +
+          "callbackData and, when it failed or is unconfirmed, the Gateway error record. The send is recorded by its number's queue a moment " +
+          "after the 202: until then, and for another account's message or an id that is not one, it is 404 `not_found`. " + CALLER,
+        response: {
+          result: true,
+          success: true,
+          message: {
+            id: "6e2aa670-73b1-4b35-abd7-22cbceab9053",
+            callbackData: "order-1234",
+            channel: "whatsapp",
+            fullPhoneNumber: PHONE,
+            type: "Text",
+            status: "read",
+            error: null,
+            phone_number_id: PHONE_NUMBER_ID,
+            template_id: null,
+            price: 0,
+            attempts: 1,
+            created_at: "2026-03-01T09:31:00.412Z",
+            sent_at: "2026-03-01T09:31:01.000Z",
+            delivered_at: "2026-03-01T09:31:02.000Z",
+            read_at: "2026-03-01T09:31:40.000Z",
+            failed_at: null
+          },
+          history: [
+            { status: "queued", at: "2026-03-01T09:31:00.412Z", error: null },
+            { status: "accepted", at: "2026-03-01T09:31:00.530Z", error: null },
+            { status: "sent", at: "2026-03-01T09:31:01.000Z", error: null },
+            { status: "delivered", at: "2026-03-01T09:31:02.000Z", error: null },
+            { status: "read", at: "2026-03-01T09:31:40.000Z", error: null }
+          ]
+        },
+        returns: "The message and its history."
+      }))
+  )
+  .add(
     HttpApiEndpoint.post("trackUser", "/track/users")
       .setPayload(Schema.Struct({
-        fullPhoneNumber: FullPhoneNumber,
+        fullPhoneNumber: Schema.optional(CustomerPhone),
+        phone: Schema.optional(PhoneAlias),
         userId: Schema.optional(Schema.String).annotations({
-          description: `Your own id for the customer, 1 to ${MAX_USER_ID} characters (trimmed): replaces the stored one when given.`
+          description: `Your own id for the customer, 1 to ${MAX_USER_ID} characters (trimmed): replaces the stored one when given. user_id ` +
+            "(the name answers use) is taken for it too."
         }),
+        user_id: Schema.optional(Schema.String).annotations({ description: "userId under the name answers use: give one of the two (both only if they are equal)." }),
         name: Schema.optional(Schema.String).annotations({
           description: `The customer's name, 1 to ${MAX_NAME} characters (trimmed): replaces the stored one when given.`
         }),
@@ -366,7 +466,8 @@ export class PublicApi extends HttpApiGroup.make("public")
   .add(
     HttpApiEndpoint.post("assignChat", "/chats/assign")
       .setPayload(Schema.Struct({
-        fullPhoneNumber: FullPhoneNumber,
+        fullPhoneNumber: Schema.optional(CustomerPhone),
+        phone: Schema.optional(PhoneAlias),
         agentEmail: Schema.String.annotations({
           description: "Who handles the conversation: a team member's e-mail (any role; case does not matter), ai:<agent id> for an AI " +
             "agent of the account, or \"\" to unassign. At most 320 characters."
@@ -390,7 +491,7 @@ export class PublicApi extends HttpApiGroup.make("public")
   )
   .add(
     HttpApiEndpoint.post("resolveChat", "/chats/resolve")
-      .setPayload(Schema.Struct({ fullPhoneNumber: FullPhoneNumber, phoneNumberId: Schema.optional(ChatNumber) }))
+      .setPayload(Schema.Struct({ fullPhoneNumber: Schema.optional(CustomerPhone), phone: Schema.optional(PhoneAlias), phoneNumberId: Schema.optional(ChatNumber) }))
       .addSuccess(ConversationAnswer)
       .addError(InvalidRequestResponse)
       .addError(ConversationNotFoundResponse)

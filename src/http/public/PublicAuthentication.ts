@@ -1,18 +1,17 @@
 import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Schema } from "effect"
-import { InvalidApiKey } from "../../domain/errors.ts"
 import { ApiRateLimits } from "../../ratelimit/ApiRateLimits.ts"
 import { SecretKeys } from "../../security/SecretKeys.ts"
-import { FeatureLockedResponse, CurrentAccount } from "../app/AppAuthentication.ts"
+import { FeatureLockedResponse, CurrentAccount, secretKeyOfHeader } from "../app/AppAuthentication.ts"
 import { InvalidApiKeyResponse, RateLimitedResponse } from "../Authentication.ts"
-
-const BASIC = /^basic\s+(\S+)\s*$/i
 
 /**
  * The public messaging API's credential: `Authorization: Basic <secret key>` (contract, Auth 15),
  * the key raw or base64 of `key:` (or of the key alone) as Interakt's clients send it; then the
- * account's plan bucket, shared with /api/v1/app and GraphQL (Starter has no API access). The
- * header is read whole: the platform's Basic decoding would refuse the raw form.
+ * account's plan bucket, shared with /api/v1/app and GraphQL (Starter has no API access). The same
+ * key sent as Bearer (how /api/v1/app and GraphQL take it) is taken too; any other header is
+ * refused with a message naming Basic. The header is read whole: the platform's Basic decoding
+ * would refuse the raw form.
  */
 export class PublicAuthentication extends HttpApiMiddleware.Tag<PublicAuthentication>()("PublicAuthentication", {
   failure: Schema.Union(InvalidApiKeyResponse, FeatureLockedResponse, RateLimitedResponse),
@@ -28,14 +27,8 @@ export const PublicAuthenticationLive = Layer.effect(
     const limits = yield* ApiRateLimits
     return {
       secretKeyBasic: () =>
-        Effect.gen(function*() {
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const credential = BASIC.exec(request.headers.authorization ?? "")?.[1]
-          if (credential === undefined) {
-            return yield* new InvalidApiKey({ message: "Invalid or revoked API key: send Authorization: Basic <secret key>" })
-          }
-          return yield* Effect.tap(keys.authenticate(credential), limits.plan)
-        })
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+          Effect.tap(secretKeyOfHeader(keys, request.headers.authorization, "Basic"), limits.plan))
     }
   })
 )

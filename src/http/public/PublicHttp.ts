@@ -18,6 +18,7 @@ export const PublicHttpLive = apiGroup(HeraldApi, "public", (handlers) =>
     const conversations = yield* Conversations
     return handlers
       .handle("sendMessage", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => messages.send(account, payload)))
+      .handle("readMessage", ({ path }) => Effect.flatMap(CurrentAccount, (account) => messages.read(account, path.id)))
       .handle("trackUser", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => customers.track(account, payload)))
       .handle("searchCustomers", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => customers.search(account, payload)))
       .handle("getCustomer", ({ path }) => Effect.flatMap(CurrentAccount, (account) => customers.get(account, path.id)))

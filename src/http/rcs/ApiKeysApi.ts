@@ -77,7 +77,11 @@ export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
       .addSuccess(Schema.Struct({
         success: Schema.Literal(true),
         keys: Schema.Array(ApiKeyRecord).annotations({ description: "Every key of the account, revoked ones included." }),
-        available_scopes: Schema.Array(Schema.String).annotations({ description: "The scopes a key may be given." })
+        available_scopes: Schema.Array(Schema.String).annotations({ description: "The scopes a key may be given." }),
+        grants_today: Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) }).annotations({
+          description: "What each of available_scopes reaches in this release, as the read scopes it satisfies: keys only read (GET) " +
+            "today, so a :write scope grants its :read half; writes with a key are announced, not available (403 api_key_endpoint_not_allowed)."
+        })
       }))
       .addError(ForbiddenResponse)
       .annotateContext(documented({
@@ -86,7 +90,16 @@ export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
         response: {
           success: true,
           keys: [KEY],
-          available_scopes: ["broadcasts:read", "broadcasts:write", "contacts:read", "contacts:write", "auto_replies:read", "webhooks:read", "webhooks:write"]
+          available_scopes: ["broadcasts:read", "broadcasts:write", "contacts:read", "contacts:write", "auto_replies:read", "webhooks:read", "webhooks:write"],
+          grants_today: {
+            "broadcasts:read": ["broadcasts:read"],
+            "broadcasts:write": ["broadcasts:read"],
+            "contacts:read": ["contacts:read"],
+            "contacts:write": ["contacts:read"],
+            "auto_replies:read": ["auto_replies:read"],
+            "webhooks:read": ["webhooks:read"],
+            "webhooks:write": ["webhooks:read"]
+          }
         },
         returns: "The keys."
       }))

@@ -35,6 +35,7 @@ import opsSessions from "./0034_ops_sessions.ts"
 import memberInvitations from "./0035_member_invitations.ts"
 import sealedSigningKeys from "./0037_sealed_signing_keys.ts"
 import historyLateSent from "./0038_history_late_sent.ts"
+import waMessageHistory from "./0042_wa_message_history.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
@@ -75,5 +76,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0034_ops_sessions": opsSessions,
   "0035_member_invitations": memberInvitations,
   "0037_sealed_signing_keys": sealedSigningKeys,
-  "0038_history_late_sent": historyLateSent
+  "0038_history_late_sent": historyLateSent,
+  "0042_wa_message_history": waMessageHistory
 }

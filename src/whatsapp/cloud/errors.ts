@@ -215,13 +215,35 @@ interface MetaError {
   readonly said: string
 }
 
+/**
+ * A statement of Meta's as compared with another: without the `(#code) ` prefix its messages
+ * carry, closing punctuation, case and runs of spaces.
+ */
+const gist = (text: string) => text.replace(/^\(#\d+\)\s*/, "").replace(/[\s.!:;,]+$/, "").replace(/\s+/g, " ").toLowerCase()
+
+/**
+ * Meta's statements, each once: its title, message and details often say the same thing (the
+ * message with "(#code) " before it, the details with another case or a full stop), and one that
+ * holds another replaces it.
+ */
+const distinct = (statements: ReadonlyArray<string>): Array<string> => {
+  const kept: Array<string> = []
+  for (const statement of statements) {
+    const said = gist(statement)
+    if (said === "" || kept.some((k) => gist(k).includes(said))) continue
+    const held = kept.findIndex((k) => said.includes(gist(k)))
+    if (held >= 0) kept[held] = statement
+    else kept.push(statement)
+  }
+  return kept
+}
+
 /** An item of Meta's errors (envelope `error`, or webhook `errors[]`). */
 const readMetaError = (error: Json): MetaError => {
   const message = textOf(error.message) || textOf(error.title)
   const details = isRecord(error.error_data) ? textOf(error.error_data.details) : ""
   const trace = textOf(error.fbtrace_id)
-  const parts = [message, details !== "" && details !== message ? details : ""].filter((p) => p !== "")
-  const said = `${parts.join(": ")}${trace !== "" ? ` (fbtrace_id ${trace})` : ""}`
+  const said = `${distinct([message, details]).join(": ")}${trace !== "" ? ` (fbtrace_id ${trace})` : ""}`
   return { code: codeOf(error.code), said: oneLine(said) }
 }
 

@@ -3,7 +3,7 @@
 import { useEffect, useState } from "preact/hooks"
 import { api, ApiError, errorMessage, idempotencyKey } from "../api.ts"
 import { ActionButton, Field, Loading, LoadError, type Result, ResultRegion, RoleNote, SecretPanel, useConfirm } from "../components.tsx"
-import { formatDateTime, Time } from "../format.tsx"
+import { formatDateTime, Time, UrlText } from "../format.tsx"
 import { useLoad, useTitle } from "../hooks.ts"
 import { denyOwner, useSession } from "../session.tsx"
 import type { DeveloperWebhook, RotatedSecret } from "../types.ts"
@@ -161,7 +161,7 @@ const DeveloperWebhookSection = ({ deny }: { readonly deny: string | undefined }
                 <dl class="details">
                   <div>
                     <dt>URL</dt>
-                    <dd class="url" data-testid="developer-webhook-url">{webhook.url}</dd>
+                    <dd class="url" data-testid="developer-webhook-url"><UrlText url={webhook.url} /></dd>
                   </div>
                   <div>
                     <dt>Events</dt>

@@ -2,7 +2,7 @@
 // over the last 24 hours (GET /api/v1/rcs/overview).
 import { api, query } from "../api.ts"
 import { Loading, LoadError } from "../components.tsx"
-import { capitalise, formatHour, formatMoney, formatNumber, Time } from "../format.tsx"
+import { capitalise, formatHour, formatMoney, formatNumber, formatShortHour, Time } from "../format.tsx"
 import { useLoad, useTitle, useWidth } from "../hooks.ts"
 import { type HourBucket, MESSAGE_STATUSES, type Overview } from "../types.ts"
 
@@ -83,11 +83,34 @@ const niceMax = (max: number): number => {
 
 const HEIGHT = 260
 const MARGIN = { top: 12, right: 12, bottom: 48, left: 56 }
+/** Hours between two labels of the hour axis, the fewest that leave room for the labels. */
+const LABEL_STEPS = [3, 4, 6, 8, 12] as const
+/** An axis label's width, estimated from its length (12px text; wide enough for "M" and "P"), and the room kept between two. */
+const labelWidth = (label: string): number => label.length * 7.5
+const LABEL_GAP = 10
+
+/**
+ * The hour axis's labels and every how many hours one is drawn: the hour and minutes ("10:00 PM")
+ * while every sixth hour leaves room for them, else the hour alone ("10 PM"), spaced so that no
+ * two labels meet (a 360 px phone drew "10:00 PM04:00 AM…" as one run).
+ */
+const hourLabels = (buckets: ReadonlyArray<HourBucket>, slot: number) => {
+  const spacing = (labels: ReadonlyArray<string>) => {
+    const widest = Math.max(0, ...labels.map(labelWidth)) + LABEL_GAP
+    return LABEL_STEPS.find((step) => step * slot >= widest) ?? 24
+  }
+  const long = buckets.map((b) => formatHour(b.hour))
+  const every = spacing(long)
+  if (every <= 6) return { labels: long, every }
+  const short = buckets.map((b) => formatShortHour(b.hour))
+  return { labels: short, every: spacing(short) }
+}
 
 /** Two series (sent, failed) per hour as grouped bars, with a legend and a table of the same numbers for screen readers. */
 const HourChart = ({ buckets }: { readonly buckets: ReadonlyArray<HourBucket> }) => {
   const [boxRef, measured] = useWidth<HTMLDivElement>()
-  const width = Math.max(measured, 300)
+  // Before the box is measured, a guess; then its width, down to what a 320 px phone leaves.
+  const width = measured > 0 ? Math.max(measured, 240) : 300
   const totalSent = buckets.reduce((sum, b) => sum + b.sent, 0)
   const totalFailed = buckets.reduce((sum, b) => sum + b.failed, 0)
   const max = niceMax(Math.max(0, ...buckets.map((b) => Math.max(b.sent, b.failed))))
@@ -97,8 +120,7 @@ const HourChart = ({ buckets }: { readonly buckets: ReadonlyArray<HourBucket> })
   const barW = Math.max(2, Math.min(16, (slot - 4) / 2))
   const y = (v: number): number => MARGIN.top + plotH - (v / max) * plotH
   const ticks = [0, max / 4, max / 2, (3 * max) / 4, max]
-  // Hour labels: every 3rd on a wide chart, every 6th on a narrow one.
-  const every = width >= 640 ? 3 : 6
+  const { labels, every } = hourLabels(buckets, slot)
   const summary = `Bar chart of messages sent and failed per hour over the last 24 hours: ${formatNumber(totalSent)} sent and ` +
     `${formatNumber(totalFailed)} failed in all. The table after it gives each hour's numbers.`
   return (
@@ -151,8 +173,8 @@ const HourChart = ({ buckets }: { readonly buckets: ReadonlyArray<HourBucket> })
                   <title>{`${formatHour(b.hour)}: ${formatNumber(b.failed)} failed`}</title>
                 </rect>
                 {i % every === 0 && (
-                  <text x={MARGIN.left + i * slot + slot / 2} y={MARGIN.top + plotH + 16} class="axis-text" text-anchor="middle">
-                    {formatHour(b.hour)}
+                  <text x={MARGIN.left + i * slot + slot / 2} y={MARGIN.top + plotH + 16} class="axis-text hour-label" text-anchor="middle">
+                    {labels[i]}
                   </text>
                 )}
               </g>

@@ -503,7 +503,7 @@ const CreateKeyForm = ({ scopes, onCreated, onCancel }: {
       </div>
       <fieldset class="fieldset">
         <legend>Scopes</legend>
-        <p class="hint">A write scope grants its read half.</p>
+        <p class="hint">Keys only read in this release: a write scope grants its read half today (writes with a key are announced for a later release).</p>
         <div class="checks checks-grid">
           {scopes.map((scope) => (
             <div class="check" key={scope}>

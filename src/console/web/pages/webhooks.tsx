@@ -3,7 +3,7 @@
 import { useEffect, useState } from "preact/hooks"
 import { api, ApiError, errorMessage, query } from "../api.ts"
 import { Badge, Loading, LoadError, type Result, ResultRegion, RoleNote, RowAction, TableWrap, type Tone } from "../components.tsx"
-import { formatMs, formatNumber, formatRate, Time } from "../format.tsx"
+import { formatMs, formatNumber, formatRate, Time, UrlText } from "../format.tsx"
 import { useInterval, useLoad, useTitle } from "../hooks.ts"
 import { denyOperate, useSession } from "../session.tsx"
 import type { Attempt, DeadLetter, Health, Webhook, WebhookStats } from "../types.ts"
@@ -99,7 +99,7 @@ const EndpointRows = ({ webhook, stats, expanded, onToggle }: {
     <tbody>
       <tr data-testid={`webhook-${webhook.webhook_id}`}>
         <th scope="row" class="cell-url">
-          <span class="url">{webhook.url}</span>
+          <span class="url"><UrlText url={webhook.url} /></span>
           {webhook.channel === "whatsapp" && <span class="muted"> (developer webhook)</span>}
         </th>
         <td>{stats === undefined ? "—" : <HealthBadge webhookId={webhook.webhook_id} health={stats.health} />}</td>
@@ -236,7 +236,7 @@ const DeadLetters = ({ deny }: { readonly deny: string | undefined }) => {
                   <tr key={item.delivery_id} data-testid={`dead-letter-${item.delivery_id}`}>
                     <th scope="row"><code>{item.delivery_id}</code></th>
                     <td>{item.event_type}</td>
-                    <td class="cell-url"><span class="url">{item.url}</span></td>
+                    <td class="cell-url"><span class="url"><UrlText url={item.url} /></span></td>
                     <td>{item.reason}</td>
                     <td class="nowrap"><Time iso={item.permanent_failure_at} /></td>
                     <td>
