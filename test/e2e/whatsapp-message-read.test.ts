@@ -172,15 +172,20 @@ describe("GET /api/v1/public/message/{id}", () => {
     }
   })
 
-  it("takes the public API's credential and plan: no key or a wrong one is 401, a Starter plan's key 403 feature_locked", async () => {
+  it("takes the public API's credential and plan: no key, a wrong one or a user token is 401, a Starter plan's key 403 feature_locked", async () => {
     const id = "0c9e7a52-4f1d-4b8e-9a3c-2d5e6f7a8b9c"
     const none = await readMessage(id, "")
     expect(none.status).toBe(401)
     expect(none.body).toMatchObject({ result: false, success: false, code: "invalid_api_key" })
     const wrong = await readMessage(id, "sk_live_0000000000000000000000000000000000000000")
     expect(wrong.status).toBe(401)
+    // The secret key as Bearer is the same key (docs/errors.md, authentication): it gets as far as the
+    // read, which finds no such message; a user token as Bearer is refused.
     const bearer = await callJson(node.url, "GET", `/api/v1/public/message/${id}`, `Bearer ${keys.a}`)
-    expect(bearer.status).toBe(401)
+    expect(bearer.status).toBe(404)
+    const token = await callJson(node.url, "GET", `/api/v1/public/message/${id}`, "Bearer eyJhbGciOiJIUzI1NiJ9.e30.x")
+    expect(token.status).toBe(401)
+    expect(token.body).toMatchObject({ result: false, success: false, code: "invalid_api_key" })
     const starter = await readMessage(id, keys.starter)
     expect(starter.status).toBe(403)
     expect(starter.body).toMatchObject({ result: false, success: false, code: "feature_locked" })

@@ -219,7 +219,10 @@ const CUSTOMER = {
   traits: { city: "Pune", orders: 12, plan: "pro", signup: "2025-03-14" },
   tags: ["vip", "newsletter"],
   created_at: "2026-02-14T08:15:00.000Z",
-  last_seen_at: "2026-03-01T09:30:00.000Z"
+  last_seen_at: "2026-03-01T09:30:00.000Z",
+  // Interakt's names for the same two fields (docs/customers.md, "One customer shape").
+  fullPhoneNumber: PHONE,
+  userId: "u-1077"
 }
 
 const CONVERSATION = {
