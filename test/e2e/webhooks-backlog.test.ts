@@ -130,7 +130,7 @@ describe("an endpoint lane holding HERALD_WEBHOOK_LANE_BACKLOG attempts", () => 
   })
 
   it("puts the rest off with durable timers, 1 s doubling, jittered, rather than queueing them", async () => {
-    const { deliveryIds, postedAt, samples } = await burst()
+    const { deliveryIds, samples } = await burst()
     const timers = samples.flatMap((s) => s.timers)
     // With concurrency 1 and a lane of 2, at most 3 of the 12 fit in the lane: the rest must be put off.
     const putOff = new Set(timers.map((t) => t.key))
@@ -160,13 +160,10 @@ describe("an endpoint lane holding HERALD_WEBHOOK_LANE_BACKLOG attempts", () => 
       expect(sentAt.get(key)!.sent - sentAt.get(key)!.created, key).toBeGreaterThanOrEqual(700)
     }
 
-    // Queued regardless of the backlog, every delivery would sit in the lane with no timer. A
-    // second after the Starts were in the outbox they have all been applied, so the deliveries
-    // neither attempted nor timed are those in the lane, and they must fit in it.
-    for (const s of samples.filter((s) => s.at - postedAt >= 1_000)) {
-      const inLane = BURST - s.attempted - new Set(s.timers.map((t) => t.key)).size
-      expect(inLane, `at +${s.at - postedAt} ms`).toBeLessThanOrEqual(CONCURRENCY + BACKLOG)
-    }
+    // How many wait in the lane at once is the lane's rule, checked where it can be seen
+    // (test/webhooks/dispatcherLanes.test.ts): from here a delivery in the lane and one whose Start
+    // is not applied yet look alike (held commands write nothing), and a sample's time says nothing
+    // about which, on a loaded machine.
     expect(maxInFlight).toBe(CONCURRENCY)
   })
 
