@@ -46,6 +46,8 @@ export interface AppSettings {
   readonly dbIdleInTransactionMs: number
   readonly role: Role
   readonly partitions: number
+  /** How often an owned partition reloads its durable timers, and looks for a fired one whose command was lost. */
+  readonly timerRecheckMs: number
   readonly nodeId: string
   readonly natsPrefix: string
   readonly gatewayRbmUrl: Option.Option<string>
@@ -319,6 +321,7 @@ const allSettings: Config.Config<AppSettings> = Config.all({
   dbIdleInTransactionMs: integerIn("HERALD_DB_IDLE_IN_TRANSACTION_MS", 0, 3_600_000).pipe(Config.withDefault(10_000)),
   role: Config.literal("all", "api", "worker")("HERALD_ROLE").pipe(Config.withDefault("all" as const)),
   partitions: integerIn("HERALD_PARTITIONS", 1, 4096).pipe(Config.withDefault(32)),
+  timerRecheckMs: integerIn("HERALD_TIMER_RECHECK_MS", 100, 600_000).pipe(Config.withDefault(30_000)),
   nodeId,
   natsPrefix,
   gatewayRbmUrl: optionalUrl("GATEWAY_RBM_URL"),

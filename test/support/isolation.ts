@@ -74,6 +74,7 @@ export const settingsFor = (iso: Isolation, overrides: Partial<AppSettings> = {}
   dbIdleInTransactionMs: 10_000,
   role: "all",
   partitions: 8,
+  timerRecheckMs: 30_000,
   nodeId: `test-${iso.id}-${randomBytes(2).toString("hex")}`,
   natsPrefix: iso.natsPrefix,
   gatewayRbmUrl: Option.none(),

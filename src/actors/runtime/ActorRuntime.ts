@@ -167,6 +167,7 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
           publish: nats.publish,
           names: nats.names,
           partitions: config.partitions,
+          timerRecheck: Duration.millis(config.timerRecheckMs),
           permits,
           nudgeRelay: outbox.nudge,
           ensureKind: (kind) => client.ensureKind(kind),

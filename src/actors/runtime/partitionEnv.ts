@@ -22,6 +22,8 @@ export interface PartitionEnv {
   readonly publish: Nats["publish"]
   readonly names: BusNamesShape
   readonly partitions: number
+  /** Between reloads of a partition's timers (and checks for a fired timer whose command was lost). */
+  readonly timerRecheck: Duration.Duration
   /** Bounds how many partitions of this node apply a batch at once. */
   readonly permits: FairPermits
   /** Wakes the outbox relay after a commit wrote outbox rows. */

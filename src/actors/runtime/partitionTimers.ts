@@ -4,11 +4,10 @@ import type { ActorKind } from "./ActorKind.ts"
 import type { PartitionEnv } from "./partitionEnv.ts"
 import { makeTimerHeap } from "./timerHeap.ts"
 import { TRACEPARENT } from "../../observability/Tracing.ts"
-import { commandSubject, encodeJson, Header } from "./transport.ts"
+import { commandSubject, consumerName, encodeJson, Header } from "./transport.ts"
 
 /** How far ahead timers are loaded into memory; later ones are picked up by the periodic reload. */
 const TIMER_HORIZON = Duration.minutes(5)
-const TIMER_RELOAD = Duration.seconds(30)
 
 export interface TimerEntry {
   readonly key: string
@@ -17,6 +16,10 @@ export interface TimerEntry {
   readonly traceparent?: string | undefined
   /** Its command was published; the entry stays until the command is applied. */
   fired: boolean
+  /** When it was last published (epoch ms). */
+  firedAt?: number
+  /** Times it was published again because its command never arrived. */
+  refires?: number
 }
 
 export type PartitionTimers = Effect.Effect.Success<ReturnType<typeof makePartitionTimers>>
@@ -37,8 +40,11 @@ export const makePartitionTimers = (env: PartitionEnv, kind: ActorKind.Any, part
         const h = natsHeaders()
         h.set(Header.timer, timerId)
         if (entry.traceparent) h.set(TRACEPARENT, entry.traceparent)
+        // A fire published again (its first command lost) needs an id of its own: JetStream's
+        // duplicate window would drop it as the first one.
+        const again = entry.refires === undefined || entry.refires === 0 ? "" : `#${entry.refires}`
         return env.publish(commandSubject(names, kind.name, partition, entry.key), encodeJson(entry.command), {
-          msgID: `${timerId}@${entry.fireAt.getTime()}`,
+          msgID: `${timerId}@${entry.fireAt.getTime()}${again}`,
           headers: h
         }).pipe(Effect.retry(Schedule.spaced(Duration.millis(200))))
       })
@@ -59,11 +65,12 @@ export const makePartitionTimers = (env: PartitionEnv, kind: ActorKind.Any, part
           const entry = liveEntry(top)
           if (entry === undefined) continue
           entry.fired = true
+          entry.firedAt = now
           due.push([top.id, entry])
         }
         yield* Effect.forEach(due, ([id, entry]) => fireTimer(id, entry), { concurrency: 64, discard: true })
         const next = timerHeap.peek()
-        const wait = next === undefined ? Duration.toMillis(TIMER_RELOAD) : Math.max(0, next.at - Date.now())
+        const wait = next === undefined ? Duration.toMillis(env.timerRecheck) : Math.max(0, next.at - Date.now())
         if (wait > 0) yield* Queue.take(timerWake).pipe(Effect.timeoutOption(Duration.millis(wait)))
       }
     })
@@ -88,7 +95,35 @@ export const makePartitionTimers = (env: PartitionEnv, kind: ActorKind.Any, part
           yield* schedule(row.timerId, { key: row.actorKey, fireAt: new Date(row.fireAt), command: row.command, traceparent: row.traceparent ?? undefined, fired: false })
         }
       }
+      return rows
     })
+
+    /**
+     * Timers fired a recheck ago whose row is still there (their command was never applied) while
+     * the partition's consumer has nothing left to deliver or acknowledge: their command was lost
+     * between its publish and the stream (a NATS server killed as it took it: the stream keeps the
+     * message id in its duplicate window, not the message, seen with nats-server 2.9). Published
+     * again under an id of their own. Applying a timer's command removes it, so a copy arriving
+     * after the first is a no-op (applyCommand): at most one of them is applied.
+     */
+    const refireLost = (rows: ReadonlyArray<{ readonly timerId: string }>) =>
+      Effect.gen(function*() {
+        const now = Date.now()
+        const recheckMs = Duration.toMillis(env.timerRecheck)
+        const lost = rows.flatMap((row) => {
+          const entry = timers.get(row.timerId)
+          return entry !== undefined && entry.fired && entry.firedAt !== undefined && now - entry.firedAt >= recheckMs ? [[row.timerId, entry] as const] : []
+        })
+        if (lost.length === 0) return
+        const info = yield* Effect.tryPromise(() => env.bus.jsm.consumers.info(names.stream(kind.name), consumerName(kind.name, partition)))
+        if (info.num_pending > 0 || info.num_ack_pending > 0) return
+        yield* Effect.logWarning("fired timers whose command never arrived: fired again", { kind: kind.name, partition, timers: lost.length })
+        yield* Effect.forEach(lost, ([id, entry]) => {
+          entry.refires = (entry.refires ?? 0) + 1
+          entry.firedAt = Date.now()
+          return fireTimer(id, entry)
+        }, { concurrency: 64, discard: true })
+      })
 
     /**
      * Loads the timers due soon, then fires them for as long as the partition's scope lasts; the
@@ -98,7 +133,8 @@ export const makePartitionTimers = (env: PartitionEnv, kind: ActorKind.Any, part
       yield* loadTimers.pipe(Effect.orDie)
       yield* timerLoop.pipe(Effect.forkScoped)
       yield* loadTimers.pipe(
-        Effect.delay(TIMER_RELOAD),
+        Effect.flatMap(refireLost),
+        Effect.delay(env.timerRecheck),
         Effect.forever,
         Effect.catchAllCause((cause) => Effect.logWarning("timer reload failed", cause)),
         Effect.forever,
