@@ -1,0 +1,138 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { ActorClient } from "../../src/actors/runtime/index.ts"
+import { AppConfig, type AppSettings } from "../../src/config/AppConfig.ts"
+import { MAX_SEND_ATTEMPTS } from "../../src/messaging/sendRetries.ts"
+import { WaNumbers } from "../../src/whatsapp/numbers/WaNumbers.ts"
+import { WaDispatcher, type WaPayload } from "../../src/whatsapp/sender/WaDispatcher.ts"
+import { WaAnswered, WaExpire, WaPump, WaRetry, WaSend, WaSenderKind, WaSweep } from "../../src/whatsapp/sender/WaSenderKind.ts"
+import { Subscriptions } from "../../src/webhooks/Subscriptions.ts"
+import { Webhooks } from "../../src/webhooks/Webhooks.ts"
+import { applyBehaviour } from "../support/behaviour.ts"
+
+// The WhatsApp sender actor's rules (src/whatsapp/sender/WaSenderKind.ts), one command at a time
+// with a recording context: no NATS, no Postgres. Sends leave in the order accepted, paced by the
+// number's throughput; Meta's acceptance records the wamid; a retryable refusal is sent again after
+// its backoff; a request whose answer was lost is never sent again (the Cloud API has no
+// idempotency key) but becomes unconfirmed, failed after the expiry unless a status comes.
+
+const NUMBER = "115416010524074"
+const GATEWAY_TIMEOUT_MS = 3_000
+const LOST_AFTER_MS = GATEWAY_TIMEOUT_MS + 5_000
+
+const world = (throughput = 10) => {
+  const submitted: Array<{ readonly messageId: string }> = []
+  const payloads = new Map<string, WaPayload>()
+  const layer = Layer.mergeAll(
+    Layer.succeed(WaDispatcher, {
+      remember: (id: string, payload: WaPayload) => void payloads.set(id, payload),
+      payloadOf: (id: string) => payloads.get(id),
+      submit: (job: { messageId: string }) => Effect.sync(() => void submitted.push({ messageId: job.messageId })),
+      isHandling: () => false
+    } as unknown as WaDispatcher),
+    Layer.succeed(WaNumbers, { find: () => Effect.succeed({ accountId: "acc_1", throughput }) } as unknown as WaNumbers),
+    Layer.succeed(ActorClient, {} as unknown as ActorClient),
+    AppConfig.make({ gatewayTimeoutMs: GATEWAY_TIMEOUT_MS, waUnconfirmedExpiryMs: 86_400_000, natsPrefix: "t" } as AppSettings),
+    // Statements are only read back for events (none wanted here): every query finds nothing.
+    Layer.succeed(SqlClient.SqlClient, (() => Effect.succeed([])) as unknown as SqlClient.SqlClient),
+    Layer.succeed(Webhooks, {} as unknown as Webhooks),
+    Layer.succeed(Subscriptions, { wants: () => Effect.succeed(false) } as unknown as Subscriptions)
+  )
+  /** Applies a command, running its after-commit work (the dispatches) as if committed. */
+  const apply = (state: typeof WaSenderKind.state.Type, command: typeof WaSenderKind.command.Type) =>
+    Effect.gen(function*() {
+      submitted.length = 0
+      const applied = yield* Effect.provide(applyBehaviour(WaSenderKind, state, command, { key: NUMBER }), layer)
+      for (const work of applied.recorded.afterCommit) yield* work
+      return applied
+    })
+  return { submitted, apply }
+}
+
+const send = (n: number) =>
+  new WaSend({
+    messageId: `m${n}`,
+    accountId: "acc_1",
+    to: `+9198765400${String(n).padStart(2, "0")}`,
+    type: "Text",
+    content: { type: "text", object: { body: `hi ${n}` } },
+    templateId: null,
+    category: null,
+    callbackData: null,
+    price: 0
+  })
+
+const refusal = (retryable: boolean) => ({ success: false as const, message: "refused", detail: "Meta said no", category: retryable ? "gateway" as const : "recipient" as const, retryable })
+
+describe("WhatsApp sender rules", () => {
+  it.effect("sends leave in order at the number's pace: a burst of a tenth of a second, the rest when a token is due", () =>
+    Effect.gen(function*() {
+      const w = world(10)
+      let state = WaSenderKind.initial(NUMBER)
+      const left: Array<string> = []
+      const pumps: Array<unknown> = []
+      for (let n = 1; n <= 3; n++) {
+        const applied = yield* w.apply(state, send(n))
+        expect(applied.recorded.inserts.map((i) => [i.table, i.row.message_id, i.row.status])).toEqual([["wa_messages", `m${n}`, "queued"]])
+        left.push(...w.submitted.map((s) => s.messageId))
+        pumps.push(...applied.recorded.timers.filter((t) => t.command instanceof WaPump).map((t) => t.id))
+        state = applied.state
+      }
+      // Ten a second: one token at a time.
+      expect(left).toEqual(["m1"])
+      expect(state.waiting).toEqual(["m2", "m3"])
+      expect(Object.keys(state.inFlight)).toEqual(["m1"])
+      expect(pumps).toContain("pump")
+      // Accepted twice (redelivered): recorded once.
+      const again = yield* w.apply(state, send(1))
+      expect(again.recorded.inserts).toEqual([])
+    }))
+
+  it.effect("accepted: the wamid recorded, the message out of flight", () =>
+    Effect.gen(function*() {
+      const w = world(1_000)
+      const sent = yield* w.apply(WaSenderKind.initial(NUMBER), send(1))
+      const accepted = yield* w.apply(sent.state, new WaAnswered({ messageId: "m1", attempt: 1, outcome: { _tag: "Accepted", wamid: "wamid.X", at: 1 }, at: 1 }))
+      expect(accepted.recorded.updates.map((u) => [u.row.status, u.row.upstream_id])).toEqual([["accepted", "wamid.X"]])
+      expect(accepted.state.inFlight).toEqual({})
+    }))
+
+  it.effect("a retryable refusal: sent again after its backoff, never called lost while it waits; the last one fails", () =>
+    Effect.gen(function*() {
+      const w = world(1_000)
+      const sent = yield* w.apply(WaSenderKind.initial(NUMBER), send(1))
+      const refused = yield* w.apply(sent.state, new WaAnswered({ messageId: "m1", attempt: 1, outcome: { _tag: "Rejected", error: refusal(true) }, at: 1_000 }))
+      const retry = refused.recorded.timers[0]!
+      expect(retry.command).toEqual(new WaRetry({ messageId: "m1", attempt: 2 }))
+      expect((retry.when as { at: Date }).at.getTime()).toBe(1_250)
+      expect(refused.state.inFlight.m1).toMatchObject({ attempt: 2, retrying: true })
+      // A sweep long after: a waiting retry is not a lost request.
+      const swept = yield* w.apply({ ...refused.state, inFlight: { m1: { ...refused.state.inFlight.m1!, since: 0 } } }, new WaSweep())
+      expect(swept.recorded.updates).toEqual([])
+      const retried = yield* w.apply(refused.state, retry.command)
+      expect(w.submitted).toEqual([{ messageId: "m1" }])
+      const last = yield* w.apply(
+        { ...retried.state, inFlight: { m1: { ...retried.state.inFlight.m1!, attempt: MAX_SEND_ATTEMPTS } } },
+        new WaAnswered({ messageId: "m1", attempt: MAX_SEND_ATTEMPTS, outcome: { _tag: "Rejected", error: refusal(true) }, at: 2_000 })
+      )
+      expect(last.recorded.updates.map((u) => u.row.status)).toEqual(["failed"])
+      expect(last.state.inFlight).toEqual({})
+    }))
+
+  it.effect("a request whose answer was lost is never sent again: unconfirmed, with its 24-hour expiry", () =>
+    Effect.gen(function*() {
+      const w = world(1_000)
+      const sent = yield* w.apply(WaSenderKind.initial(NUMBER), send(1))
+      const lost = { ...sent.state, inFlight: { m1: { ...sent.state.inFlight.m1!, since: Date.now() - LOST_AFTER_MS - 1_000 } } }
+      const swept = yield* w.apply(lost, new WaSweep())
+      expect(w.submitted).toEqual([])
+      expect(swept.recorded.updates.map((u) => [u.row.message_id, u.row.status])).toEqual([["m1", "unconfirmed"]])
+      expect(swept.recorded.timers.map((t) => [t.command, t.id])).toEqual([[new WaExpire({ messageId: "m1" }), "expire-m1"]])
+      expect(swept.state.inFlight).toEqual({})
+      // Not lost yet: left alone.
+      const early = yield* w.apply(sent.state, new WaSweep())
+      expect(early.recorded.updates).toEqual([])
+      expect(Object.keys(early.state.inFlight)).toEqual(["m1"])
+    }))
+})
