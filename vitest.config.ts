@@ -6,7 +6,7 @@ export default defineConfig({
     // The empty-disk replacement of a NATS server loses acknowledged messages on nats-server
     // 2.9.10 itself (test/cluster/nats-replace.test.ts, docs/operations.md): run by
     // `npm run test:cluster`, not by the suite every change must pass.
-    exclude: ["**/node_modules/**", ...(process.env.HERALD_NATS_REPLACE === "1" ? [] : ["test/cluster/nats-replace.test.ts"])],
+    exclude: ["**/node_modules/**", ...(process.env.HERALD_NATS_SERVER_FAULTS === "1" ? [] : ["test/cluster/nats-replace.test.ts", "test/cluster/nats-kill.test.ts"])],
     // Each file has its own database and NATS prefix, so files run in parallel processes. Most of
     // an end-to-end file's time is spent waiting on its server (timers, callbacks, retries), so
     // three at once on two cores keep the whole suite under half an hour; vitest's default here

@@ -10,7 +10,7 @@ import { useDb, useIsolation } from "../support/e2e.ts"
 // reset their cluster state, and commands the cluster had acknowledged are lost (seen in 2 of 4
 // full suite runs, never alone). Herald cannot see a message its broker acknowledged and then
 // dropped; docs/operations.md ("Known NATS problems") says what to run. It runs with
-// `npm run test:cluster`, which sets HERALD_NATS_REPLACE=1.
+// `npm run test:cluster`, which sets HERALD_NATS_SERVER_FAULTS=1.
 
 const iso = useIsolation()
 const db = useDb(iso)
