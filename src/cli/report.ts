@@ -11,10 +11,17 @@ import { printFailure } from "./output.ts"
 export const reportFailure = onFailure((failure, cause) => {
   if (ConfigError.isConfigError(failure)) return printFailure("invalid_config", `invalid configuration: ${describeConfigError(failure)}`)
   if (failure !== undefined && failure !== null && typeof failure === "object" && "_tag" in failure && "message" in failure) {
-    return printFailure(snake(String(failure._tag)), String(failure.message))
+    // Some errors carry what happened only in their cause (the HTTP server's ServeError: a port
+    // already in use): an empty message says it instead of nothing.
+    const message = String(failure.message) || ("cause" in failure && failure.cause !== undefined ? causeText(failure.cause) : "")
+    return printFailure(snake(String(failure._tag)), message)
   }
   return printFailure("internal_error", Cause.pretty(cause))
 })
+
+function causeText(cause: unknown): string {
+  return cause instanceof Error ? cause.message : String(cause)
+}
 
 function snake(tag: string) {
   return tag.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase()

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { type AddressInfo, createServer } from "node:net"
 import { envFor } from "../support/isolation.ts"
 import { heraldCommand, type HeraldProcess, startHerald } from "../support/HeraldProcess.ts"
 import { useDb, useIsolation } from "../support/e2e.ts"
@@ -114,6 +115,21 @@ describe("configuration", () => {
     expect(lines[0]).toContain("PORT")
     expect(lines[0]).toContain("HERALD_ROLE")
     expect(JSON.parse(lines[0]!)).toMatchObject({ success: false, code: "invalid_config" })
+  })
+
+  it("a port already in use stops the process with a message saying so (it was empty)", async () => {
+    const taken = createServer()
+    await new Promise<void>((resolve) => taken.listen(0, "0.0.0.0", resolve))
+    try {
+      const port = (taken.address() as AddressInfo).port
+      const result = await heraldCommand(["serve"], { ...env, PORT: "0", METRICS_PORT: String(port) })
+      expect(result.code).toBe(1)
+      const failure = JSON.parse(result.stderr.trim().split("\n").at(-1)!)
+      expect(failure).toMatchObject({ success: false, code: "serve_error" })
+      expect(failure.message).toContain("EADDRINUSE")
+    } finally {
+      taken.close()
+    }
   })
 })
 

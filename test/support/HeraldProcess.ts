@@ -102,6 +102,22 @@ export const startHerald = async (
   env: Record<string, string>,
   options: { readonly waitReady?: boolean; readonly timeoutMs?: number; readonly entry?: Entry } = {}
 ): Promise<HeraldProcess> => {
+  // A free port is found by binding and closing it, so another process of the suite may take it
+  // before the node binds it: the node then stops with EADDRINUSE, and gets other ports.
+  for (let tries = 1; ; tries++) {
+    try {
+      return await startHeraldOnce(env, options)
+    } catch (error) {
+      const chosenHere = !env.PORT || env.METRICS_PORT === undefined
+      if (!(chosenHere && tries < 3 && String(error).includes("EADDRINUSE"))) throw error
+    }
+  }
+}
+
+const startHeraldOnce = async (
+  env: Record<string, string>,
+  options: { readonly waitReady?: boolean; readonly timeoutMs?: number; readonly entry?: Entry }
+): Promise<HeraldProcess> => {
   const port = env.PORT ? Number(env.PORT) : await freePort()
   const metricsPort = env.METRICS_PORT === undefined ? await freePort() : env.METRICS_PORT === "" ? undefined : Number(env.METRICS_PORT)
   const run = runHerald(options.entry ? [] : ["serve"], { ...env, PORT: String(port), METRICS_PORT: metricsPort === undefined ? "" : String(metricsPort) }, options.entry)
