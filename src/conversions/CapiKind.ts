@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { ActorKind } from "../actors/runtime/index.ts"
+import type { ActorContext } from "../actors/runtime/ActorKind.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { CAPI_BATCH_MAX, CAPI_MAX_AGE_SEC } from "./capiEvent.ts"
 import { CapiConfigs } from "./CapiConfigs.ts"
@@ -38,6 +39,7 @@ export class CapiForwarded extends Schema.TaggedClass<CapiForwarded>()("CapiForw
 export class CapiRedrive extends Schema.TaggedClass<CapiRedrive>()("CapiRedrive", {}) {}
 
 export const CapiCommand = Schema.Union(CapiQueue, CapiFlush, CapiForwarded, CapiRedrive)
+type CapiCommand = typeof CapiCommand.Type
 
 const CapiState = Schema.Struct({
   flushAt: Schema.NullOr(Schema.Number),
@@ -68,120 +70,128 @@ const outcomeOf = (statusCode: number | null) =>
  * at once for any other 4xx, the request's events fail with Meta's answer (listed, and queued again by a redrive). Every request
  * is an integration log row.
  */
+/** Schedules the flush timer `ms` from now unless one is set (or `replace`). */
+const flushAfter = (ctx: ActorContext<CapiCommand>, current: CapiState, ms: number, replace = false): CapiState => {
+  if (current.flushAt !== null && !replace) return current
+  ctx.schedule(new CapiFlush(), { after: Duration.millis(ms) }, "flush")
+  return { ...current, flushAt: Date.now() + ms }
+}
+
+/** Settles queued events in the commit (a write of the actor's own table). */
+const settle = (ctx: ActorContext<CapiCommand>, sql: SqlClient.SqlClient, uids: ReadonlyArray<string>, status: "queued" | "sent" | "failed", attempts: number, error: string | null) =>
+  ctx.persist(Effect.asVoid(sql`
+    UPDATE capi_events SET status = ${status}, attempts = ${attempts}, error = ${error},
+      sent_at = CASE WHEN ${status} = 'sent' THEN now() END
+    WHERE event_uid = ANY(${uids}::uuid[]) AND status = 'queued'`))
+
 export const CapiKind = ActorKind.make("capi", {
   command: CapiCommand,
   state: CapiState,
   initial: (): CapiState => ({ flushAt: null, attempt: 0, dirty: false }),
   passivateAfter: Duration.seconds(30),
-  behaviour: (state, command, ctx) =>
-    Effect.gen(function*() {
-      const config = yield* AppConfig
-      const sql = yield* SqlClient.SqlClient
-      const configs = yield* CapiConfigs
-      const forwarder = yield* CapiForwarder
-      const accountId = ctx.key
-      const now = Date.now()
+  handlers: {
+    CapiQueue: (state, command, ctx) =>
+      Effect.map(AppConfig, (config) => {
+        for (const event of command.events) {
+          ctx.insert("capi_events", {
+            event_uid: event.uid,
+            account_id: ctx.key,
+            event_name: event.eventName,
+            event_id: event.eventId,
+            payload: JSON.stringify(event.payload)
+          })
+        }
+        return flushAfter(ctx, { ...state, dirty: true }, config.capiBatchWindowMs)
+      }),
 
-      const flushAfter = (current: CapiState, ms: number, replace = false): CapiState => {
-        if (current.flushAt !== null && !replace) return current
-        ctx.schedule(new CapiFlush(), { after: Duration.millis(ms) }, "flush")
-        return { ...current, flushAt: now + ms }
-      }
+    CapiFlush: (state, _command, ctx) =>
+      Effect.gen(function*() {
+        const config = yield* AppConfig
+        const sql = yield* SqlClient.SqlClient
+        const configs = yield* CapiConfigs
+        const forwarder = yield* CapiForwarder
+        const accountId = ctx.key
+        const next: CapiState = { ...state, flushAt: null, dirty: false }
+        const target = yield* configs.target(accountId)
+        // Not configured (or sealed under another key): events wait; saving the configuration flushes.
+        if (target === undefined) return next
+        const rows = yield* sql<{ eventUid: string; payload: { readonly event_time: number } }>`
+          SELECT event_uid::text, payload FROM capi_events
+          WHERE account_id = ${accountId} AND status = 'queued' ORDER BY seq LIMIT ${CAPI_BATCH_MAX * PARALLEL_REQUESTS}`
+        const oldest = Math.floor(Date.now() / 1000) - CAPI_MAX_AGE_SEC
+        const stale = rows.filter((row) => row.payload.event_time < oldest)
+        if (stale.length > 0) {
+          settle(ctx, sql, stale.map((row) => row.eventUid), "failed", state.attempt, "event_time became more than 7 days old before Meta took it; Meta refuses older events")
+        }
+        const fresh = rows.filter((row) => row.payload.event_time >= oldest)
+        if (fresh.length === 0) return state.dirty || stale.length > 0 ? flushAfter(ctx, next, config.capiBatchWindowMs) : next
+        const attempt = state.attempt + 1
+        const batches = Array.from({ length: Math.ceil(fresh.length / CAPI_BATCH_MAX) }, (_, i) => fresh.slice(i * CAPI_BATCH_MAX, (i + 1) * CAPI_BATCH_MAX))
+        const finished = ctx.hold(Duration.millis(config.gatewayTimeoutMs + 30_000))
+        const forwards: Array<typeof Forward.Type | undefined> = batches.map(() => undefined)
+        let answered = 0
+        yield* Effect.forEach(batches, (batch, i) => {
+          const body = Buffer.from(JSON.stringify({
+            data: batch.map((row) => row.payload),
+            ...(target.testEventCode !== null ? { test_event_code: target.testEventCode } : {})
+          }))
+          return forwarder.submit(target.datasetId, target.accessToken, body, ctx.lease, (forward) => {
+            forwards[i] = { uids: batch.map((row) => row.eventUid), statusCode: forward.statusCode, tookMs: forward.tookMs, snippet: forward.body.slice(0, SNIPPET) }
+            if (++answered === batches.length) finished(new CapiForwarded({ attempt, forwards: forwards as Array<typeof Forward.Type> }, true))
+          })
+        }, { discard: true })
+        return next
+      }),
 
-      const settle = (uids: ReadonlyArray<string>, status: "queued" | "sent" | "failed", attempts: number, error: string | null) =>
+    CapiForwarded: (state, command, ctx) =>
+      Effect.gen(function*() {
+        const config = yield* AppConfig
+        const sql = yield* SqlClient.SqlClient
+        let retrying = false
+        let sent = 0
+        for (const forward of command.forwards) {
+          const outcome = outcomeOf(forward.statusCode)
+          const exhausted = outcome === "retry" && command.attempt >= config.capiMaxAttempts
+          ctx.insert("integration_logs", {
+            log_id: randomUUID(),
+            account_id: ctx.key,
+            integration: "meta_capi",
+            status_code: forward.statusCode,
+            outcome: outcome === "delivered" ? "delivered" : outcome === "retry" && !exhausted ? "retrying" : "failed",
+            attempt: command.attempt,
+            took_ms: Math.round(forward.tookMs),
+            events: forward.uids.length,
+            response_snippet: forward.snippet
+          })
+          if (outcome === "delivered") {
+            settle(ctx, sql, forward.uids, "sent", command.attempt, null)
+            sent += forward.uids.length
+            continue
+          }
+          const error = `${forward.statusCode === null ? "no answer" : `HTTP ${forward.statusCode}`}: ${forward.snippet}`
+          if (outcome === "retry" && !exhausted) {
+            settle(ctx, sql, forward.uids, "queued", command.attempt, error)
+            retrying = true
+            continue
+          }
+          settle(ctx, sql, forward.uids, "failed", command.attempt, error)
+          yield* Effect.logWarning("CAPI events failed: they wait for a redrive", { account_id: ctx.key, events: forward.uids.length, error: error.slice(0, 200) })
+        }
+        if (retrying) {
+          const backoff = Math.min(config.capiRetryBaseMs * 2 ** (command.attempt - 1), MAX_BACKOFF_MS)
+          return flushAfter(ctx, { ...state, attempt: command.attempt }, backoff, true)
+        }
+        // Whatever came while these were out (or did not fit) goes next: at once after a full flush.
+        return flushAfter(ctx, { ...state, attempt: 0 }, sent >= CAPI_BATCH_MAX * PARALLEL_REQUESTS ? 0 : config.capiBatchWindowMs, true)
+      }),
+
+    CapiRedrive: (state, _command, ctx) =>
+      Effect.gen(function*() {
+        const config = yield* AppConfig
+        const sql = yield* SqlClient.SqlClient
         ctx.persist(Effect.asVoid(sql`
-          UPDATE capi_events SET status = ${status}, attempts = ${attempts}, error = ${error},
-            sent_at = CASE WHEN ${status} = 'sent' THEN now() END
-          WHERE event_uid = ANY(${uids}::uuid[]) AND status = 'queued'`))
-
-      switch (command._tag) {
-        case "CapiQueue": {
-          for (const event of command.events) {
-            ctx.insert("capi_events", {
-              event_uid: event.uid,
-              account_id: accountId,
-              event_name: event.eventName,
-              event_id: event.eventId,
-              payload: JSON.stringify(event.payload)
-            })
-          }
-          return flushAfter({ ...state, dirty: true }, config.capiBatchWindowMs)
-        }
-        case "CapiFlush": {
-          const next: CapiState = { ...state, flushAt: null, dirty: false }
-          const target = yield* configs.target(accountId)
-          // Not configured (or sealed under another key): events wait; saving the configuration flushes.
-          if (target === undefined) return next
-          const rows = yield* sql<{ eventUid: string; payload: { readonly event_time: number } }>`
-            SELECT event_uid::text, payload FROM capi_events
-            WHERE account_id = ${accountId} AND status = 'queued' ORDER BY seq LIMIT ${CAPI_BATCH_MAX * PARALLEL_REQUESTS}`
-          const oldest = Math.floor(now / 1000) - CAPI_MAX_AGE_SEC
-          const stale = rows.filter((row) => row.payload.event_time < oldest)
-          if (stale.length > 0) {
-            settle(stale.map((row) => row.eventUid), "failed", state.attempt, "event_time became more than 7 days old before Meta took it; Meta refuses older events")
-          }
-          const fresh = rows.filter((row) => row.payload.event_time >= oldest)
-          if (fresh.length === 0) return state.dirty || stale.length > 0 ? flushAfter(next, config.capiBatchWindowMs) : next
-          const attempt = state.attempt + 1
-          const batches = Array.from({ length: Math.ceil(fresh.length / CAPI_BATCH_MAX) }, (_, i) => fresh.slice(i * CAPI_BATCH_MAX, (i + 1) * CAPI_BATCH_MAX))
-          const finished = ctx.hold(Duration.millis(config.gatewayTimeoutMs + 30_000))
-          const forwards: Array<typeof Forward.Type | undefined> = batches.map(() => undefined)
-          let answered = 0
-          yield* Effect.forEach(batches, (batch, i) => {
-            const body = Buffer.from(JSON.stringify({
-              data: batch.map((row) => row.payload),
-              ...(target.testEventCode !== null ? { test_event_code: target.testEventCode } : {})
-            }))
-            return forwarder.submit(target.datasetId, target.accessToken, body, ctx.lease, (forward) => {
-              forwards[i] = { uids: batch.map((row) => row.eventUid), statusCode: forward.statusCode, tookMs: forward.tookMs, snippet: forward.body.slice(0, SNIPPET) }
-              if (++answered === batches.length) finished(new CapiForwarded({ attempt, forwards: forwards as Array<typeof Forward.Type> }, true))
-            })
-          }, { discard: true })
-          return next
-        }
-        case "CapiForwarded": {
-          let retrying = false
-          let sent = 0
-          for (const forward of command.forwards) {
-            const outcome = outcomeOf(forward.statusCode)
-            const exhausted = outcome === "retry" && command.attempt >= config.capiMaxAttempts
-            ctx.insert("integration_logs", {
-              log_id: randomUUID(),
-              account_id: accountId,
-              integration: "meta_capi",
-              status_code: forward.statusCode,
-              outcome: outcome === "delivered" ? "delivered" : outcome === "retry" && !exhausted ? "retrying" : "failed",
-              attempt: command.attempt,
-              took_ms: Math.round(forward.tookMs),
-              events: forward.uids.length,
-              response_snippet: forward.snippet
-            })
-            if (outcome === "delivered") {
-              settle(forward.uids, "sent", command.attempt, null)
-              sent += forward.uids.length
-              continue
-            }
-            const error = `${forward.statusCode === null ? "no answer" : `HTTP ${forward.statusCode}`}: ${forward.snippet}`
-            if (outcome === "retry" && !exhausted) {
-              settle(forward.uids, "queued", command.attempt, error)
-              retrying = true
-              continue
-            }
-            settle(forward.uids, "failed", command.attempt, error)
-            yield* Effect.logWarning("CAPI events failed: they wait for a redrive", { account_id: accountId, events: forward.uids.length, error: error.slice(0, 200) })
-          }
-          if (retrying) {
-            const backoff = Math.min(config.capiRetryBaseMs * 2 ** (command.attempt - 1), MAX_BACKOFF_MS)
-            return flushAfter({ ...state, attempt: command.attempt }, backoff, true)
-          }
-          // Whatever came while these were out (or did not fit) goes next: at once after a full flush.
-          return flushAfter({ ...state, attempt: 0 }, sent >= CAPI_BATCH_MAX * PARALLEL_REQUESTS ? 0 : config.capiBatchWindowMs, true)
-        }
-        case "CapiRedrive": {
-          ctx.persist(Effect.asVoid(sql`
-            UPDATE capi_events SET status = 'queued', error = NULL WHERE account_id = ${accountId} AND status = 'failed'`))
-          return flushAfter({ ...state, attempt: 0, dirty: true }, config.capiBatchWindowMs)
-        }
-      }
-    })
+          UPDATE capi_events SET status = 'queued', error = NULL WHERE account_id = ${ctx.key} AND status = 'failed'`))
+        return flushAfter(ctx, { ...state, attempt: 0, dirty: true }, config.capiBatchWindowMs)
+      })
+  }
 })

@@ -116,6 +116,25 @@ export interface EphemeralServer {
   readonly make: () => (key: string, request: unknown) => unknown
 }
 
+/**
+ * One handler per command tag: each applies its command as `behaviour` does. A kind declared with
+ * handlers reads as a table of its rules, and a test finds the one it checks by the tag.
+ */
+export type Handlers<C extends { readonly _tag: string }, S, E, R> = {
+  readonly [T in C["_tag"]]: (state: S, command: Extract<C, { readonly _tag: T }>, context: ActorContext<C>) => Effect.Effect<S, E, R>
+}
+
+/** `ActorKindOptions` with `handlers` in place of one `behaviour`. */
+export interface ActorKindHandlersOptions<C extends { readonly _tag: string }, CI, S, SI, H> extends Omit<ActorKindOptions<C, CI, S, SI, never, never>, "behaviour"> {
+  readonly handlers: H
+}
+
+type HandlerEffect<H> = H[keyof H] extends infer F ? F extends (...args: ReadonlyArray<any>) => infer Eff ? Eff : never : never
+/** The failures any of the handlers may end with. */
+export type HandlersError<H> = HandlerEffect<H> extends Effect.Effect<any, infer E, any> ? E : never
+/** What any of the handlers needs. */
+export type HandlersContext<H> = HandlerEffect<H> extends Effect.Effect<any, any, infer R> ? R : never
+
 export interface ActorKind<Name extends string, C, CI, S, SI, E, R> extends ActorKindOptions<C, CI, S, SI, E, R> {
   readonly name: Name
   readonly table: string
@@ -145,16 +164,36 @@ const NAME = /^[a-z][a-z0-9_]{0,30}$/
 
 /**
  * Declares an actor kind. The name becomes a subject token, part of the stream and consumer names
- * and of the table name, so it is lower-case letters, digits and '_'.
+ * and of the table name, so it is lower-case letters, digits and '_'. Its rules come as one
+ * `handlers` entry per command tag (the runtime calls the one of the command's `_tag`), or as one
+ * `behaviour` for every command.
  */
-export const make = <const Name extends string, C, CI, S, SI, E = never, R = never>(
+export function make<const Name extends string, C extends { readonly _tag: string }, CI, S, SI, H extends Handlers<C, S, any, any>>(
+  name: Name,
+  options: ActorKindHandlersOptions<C, CI, S, SI, H>
+): ActorKind<Name, C, CI, S, SI, HandlersError<H>, HandlersContext<H>> & { readonly handlers: H }
+export function make<const Name extends string, C, CI, S, SI, E = never, R = never>(
   name: Name,
   options: ActorKindOptions<C, CI, S, SI, E, R>
-): ActorKind<Name, C, CI, S, SI, E, R> => {
+): ActorKind<Name, C, CI, S, SI, E, R>
+export function make<const Name extends string, C, CI, S, SI, E, R>(
+  name: Name,
+  options:
+    | ActorKindOptions<C, CI, S, SI, E, R>
+    | Omit<ActorKindOptions<C, CI, S, SI, E, R>, "behaviour"> & { readonly handlers: object }
+): ActorKind<Name, C, CI, S, SI, E, R> {
   if (!NAME.test(name)) throw new Error(`actor kind name ${JSON.stringify(name)} must match ${NAME}`)
   const table = options.table ?? `actor_${name}`
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(table)) throw new Error(`actor table name ${JSON.stringify(table)} is not a plain identifier`)
-  return { ...options, name, table }
+  if ("behaviour" in options) return { ...options, name, table }
+  // Indexed by the command's own tag, so the handler found takes exactly that command.
+  const byTag: Record<string, (state: S, command: C, context: ActorContext<C>) => Effect.Effect<S, E, R>> = options.handlers as never
+  return {
+    ...options,
+    name,
+    table,
+    behaviour: (state, command, context) => byTag[(command as { readonly _tag: string })._tag]!(state, command, context)
+  }
 }
 
 /**
