@@ -15,7 +15,7 @@ import { graphqlError } from "./errors.ts"
 import { GRAPHQL_PATH, MAX_GRAPHQL_BODY } from "./GraphqlRoute.ts"
 import { describeUnstorable, GraphqlOperations, requestOf, withCodes } from "./operations.ts"
 import { LiveFeed } from "./subscriptions/LiveFeed.ts"
-import type { OpenFeed } from "./subscriptions/resolvers.ts"
+import type { OpenFeed } from "./subscriptions/LiveFeed.ts"
 
 /** A socket whose subscription fell `graphqlSubscriptionBuffer` events behind is closed with this. */
 export const SLOW_CONSUMER_CLOSE = 4429

@@ -1,6 +1,5 @@
-import { isUtcMicros } from "../domain/timestamps.ts"
 import type { CursorScope } from "../storage/ListCursors.ts"
-import type { GraphqlContext } from "./resolvers.ts"
+import type { GraphqlContext } from "./context.ts"
 
 /** GraphQL's `page: {limit, cursor}` after the cost check (which refuses a limit outside 1..100). */
 export interface PageArgs {
@@ -33,15 +32,3 @@ export const listCursors = (context: GraphqlContext, scope: CursorScope) => ({
   connection: <R, N>(rows: ReadonlyArray<R>, limit: number, valuesOf: (row: R) => ReadonlyArray<unknown>, node: (row: R) => N) =>
     connectionOf(rows, limit, (row) => context.services.cursors.sign(scope, valuesOf(row)), node)
 })
-
-/** A position in a list ordered by (time, text id), newest first: messages (a wamid or a uuid) and calls (Meta's call id). */
-export interface TimeIdPosition {
-  readonly at: string
-  readonly id: string
-}
-
-export const timeIdFrom = (values: ReadonlyArray<unknown>): TimeIdPosition | undefined => {
-  if (values.length !== 2) return undefined
-  const [at, id] = values
-  return typeof at === "string" && isUtcMicros(at) && typeof id === "string" && id.length > 0 && id.length <= 512 ? { at, id } : undefined
-}

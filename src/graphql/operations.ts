@@ -8,10 +8,10 @@ import { ListCursors } from "../storage/ListCursors.ts"
 import { costOf, MAX_COST } from "./cost.ts"
 import { fromDomainError, graphqlError } from "./errors.ts"
 import { makeExecutableSchema } from "./executableSchema.ts"
-import { type GraphqlContext, makeLoaders, type Run } from "./resolvers.ts"
+import { type GraphqlContext, makeLoaders, type Run } from "./context.ts"
 import { graphqlServices } from "./services.ts"
 import { variableErrors } from "./variables.ts"
-import type { OpenFeed } from "./subscriptions/resolvers.ts"
+import type { OpenFeed } from "./subscriptions/LiveFeed.ts"
 
 export interface GraphqlRequest {
   readonly query: string

@@ -1,12 +1,9 @@
-import DataLoader from "dataloader"
 import { Effect } from "effect"
 import type { GraphQLResolveInfo } from "graphql"
-import type { CustomerRow } from "../customers/CustomersRepo.ts"
 import type { TraitFilter as ParsedTraitFilter } from "../customers/traitFilters.ts"
 import { parseCustomerQuery } from "../customers/traitFilters.ts"
 import { describeIssues, FieldIssue, InvalidRequest, NotFound, renameFields } from "../domain/errors.ts"
 import { planRatePerMinute } from "../domain/plans.ts"
-import type { SecretKeyAccount } from "../security/SecretKeys.ts"
 import { readE164 } from "../messaging/phone.ts"
 import { broadcastsScope, targetsScope } from "../broadcasts/Broadcasts.ts"
 import { customersScope } from "../customers/Customers.ts"
@@ -14,228 +11,33 @@ import { isIntegerKey } from "../storage/keyCursor.ts"
 import type { CursorScope } from "../storage/ListCursors.ts"
 import { positionFrom } from "../storage/pageCursor.ts"
 import { waTemplatesScope } from "../whatsapp/templates/WaTemplates.ts"
-import type { BroadcastRow, TargetRow, TargetStatus } from "../broadcasts/BroadcastsRepo.ts"
-import type { CloudContent } from "../whatsapp/message/publicMessage.ts"
-import type { WaTemplateRow } from "../whatsapp/templates/WaTemplatesRepo.ts"
-import { limitOf, listCursors, type PageArgs, timeIdFrom } from "./connections.ts"
-import { type LedgerRow, ledgerScope } from "../wallet/Wallet.ts"
+import type { BroadcastRow } from "../broadcasts/BroadcastsRepo.ts"
+import { limitOf, listCursors, type PageArgs } from "./connections.ts"
+import { timeIdFrom } from "./timeIdPosition.ts"
+import { ledgerScope } from "../wallet/Wallet.ts"
+import { inboundContent } from "./messageContent.ts"
+import type { GraphqlContext } from "./context.ts"
 import {
-  callDirectionOf,
-  type CallRow,
-  callStatusOf,
-  type ConversationRow,
-  type LastMessage,
-  type MessageRow
-} from "./reads.ts"
-import { inboundContent, outboundContent } from "./messageContent.ts"
-import type { GraphqlServices } from "./services.ts"
-import type { OpenFeed } from "./subscriptions/resolvers.ts"
-
-/** Runs a service's Effect for a resolver; its failure becomes the field's GraphQL error. */
-export type Run = <A, E>(effect: Effect.Effect<A, E, never>) => Promise<A>
-
-/** What every resolver of one request sees. */
-export interface GraphqlContext {
-  readonly account: SecretKeyAccount
-  readonly services: GraphqlServices
-  readonly run: Run
-  readonly loaders: Loaders
-  /** Live events for subscriptions: given over the WebSocket only. */
-  readonly openFeed?: OpenFeed | undefined
-}
-
-type Loaders = ReturnType<typeof makeLoaders>
-
-/**
- * One request's DataLoaders: the by-id reads of each level of a query are one statement each,
- * whatever the page size (a page of conversations loads its contacts, assignees and sends' statuses
- * in three statements).
- */
-export const makeLoaders = (account: SecretKeyAccount, services: GraphqlServices, run: Run) => {
-  const reads = services.reads
-  const byIds = <V>(load: (ids: ReadonlyArray<string>) => Effect.Effect<Map<string, V>>) =>
-    new DataLoader<string, V | undefined>(async (ids) => {
-      const found = await run(load(ids))
-      return ids.map((id) => found.get(id))
-    })
-  const conversationsOfContact = new Map<number, DataLoader<string, ReadonlyArray<ConversationRow>>>()
-  return {
-    contact: byIds((ids) => reads.contactsByIds(account.accountId, ids)),
-    conversation: byIds((ids) => reads.conversationsByIds(account.accountId, ids)),
-    member: byIds((ids) => reads.membersOf(account.accountId, ids)),
-    send: byIds((ids) => reads.sendsOf(account.accountId, ids)),
-    inbound: byIds((ids) => reads.inboundOf(account.accountId, ids)),
-    template: byIds((ids) => reads.templatesByIds(account.accountId, ids)),
-    call: byIds((ids) => reads.callsByIds(account.accountId, ids)),
-    /** The first page of each contact's conversations, per page size. */
-    conversationsOfContact: (limit: number) => {
-      let loader = conversationsOfContact.get(limit)
-      if (loader === undefined) {
-        loader = new DataLoader(async (ids: ReadonlyArray<string>) => {
-          const found = await run(reads.conversationsOfContacts(account.accountId, ids, limit))
-          return ids.map((id) => found.get(id) ?? [])
-        })
-        conversationsOfContact.set(limit, loader)
-      }
-      return loader
-    }
-  }
-}
-
-const iso = (value: Date | string) => new Date(value).toISOString()
-const upper = (value: string) => value.toUpperCase()
-
-/** A send's status as GraphQL shows it: Meta took it (accepted) or may have (unconfirmed) reads QUEUED until Meta says sent. */
-const messageStatus = (status: string | null | undefined) =>
-  status === null || status === undefined ? null : status === "accepted" || status === "unconfirmed" ? "QUEUED" : upper(status)
-
-const contactNode = (row: CustomerRow) => ({ __kind: "Contact" as const, row })
-const conversationNode = (row: ConversationRow) => ({ __kind: "Conversation" as const, row })
-type ContactNode = ReturnType<typeof contactNode>
-type ConversationNode = ReturnType<typeof conversationNode>
-
-/** A message; a conversation's last message lacks what its own row holds (status, content), loaded when asked. */
-interface MessageNode {
-  readonly id: string
-  readonly conversation_id: string
-  readonly direction: "INBOUND" | "OUTBOUND"
-  readonly type: string
-  readonly text?: string | null
-  readonly content?: Record<string, unknown> | null
-  readonly status?: string | null
-  readonly callback_data?: string | null
-  readonly created_at: string
-}
-
-const messageNode = (conversationId: string, row: MessageRow): MessageNode => ({
-  id: row.id,
-  conversation_id: conversationId,
-  direction: row.direction === "inbound" ? "INBOUND" : "OUTBOUND",
-  type: row.type,
-  ...(row.direction === "inbound"
-    ? { text: row.text, content: inboundContent(row.content) }
-    : outboundContent(row.content as CloudContent, { body: row.templateBody, category: row.templateCategory })),
-  status: messageStatus(row.status),
-  callback_data: row.callbackData,
-  created_at: row.at
-})
-
-/** The stored last message: an inbound one's text is the one its row has; an outbound one's is read from its send. */
-const lastMessageNode = (conversationId: string, last: LastMessage): MessageNode => ({
-  id: last.id,
-  conversation_id: conversationId,
-  direction: last.direction === "inbound" ? "INBOUND" : "OUTBOUND",
-  type: last.type,
-  ...(last.direction === "inbound" ? { text: last.text } : {}),
-  created_at: iso(last.at)
-})
-
-/** A last message's send read as a Message's text and content (undefined: no such send of the account). */
-const sentContent = async (node: MessageNode, loaders: Loaders) => {
-  const send = await loaders.send.load(node.id)
-  return send === undefined ? undefined : outboundContent(send.content, { body: send.templateBody, category: send.templateCategory })
-}
-
-const templateNode = (row: WaTemplateRow) => ({
-  id: row.templateId,
-  name: row.name,
-  language: row.language,
-  category: row.category,
-  status: row.status,
-  rejected_reason: row.rejectedReason,
-  components: row.definition.components,
-  created_at: iso(row.createdAt)
-})
-
-/** An admin credit's reference as GraphQL shows it (shared/design/graphql.md). */
-const ADMIN_CREDIT_REFERENCE = "admin"
-
-const ledgerNode = (row: LedgerRow) => ({
-  id: row.txnId,
-  kind: upper(row.kind),
-  amount: row.kind === "charge" ? -Number(row.amount) : Number(row.amount),
-  balance_after: row.balanceAfter === null ? null : Number(row.balanceAfter),
-  // Every credit but an admin's names what it was for; `herald admin wallet-credit` books none (the
-  // ledger's unique reference would refuse a second one), and the design names it `admin`.
-  reference: row.reference ?? (row.kind === "credit" ? ADMIN_CREDIT_REFERENCE : null),
-  created_at: iso(row.createdAt)
-})
-
-/** A broadcast as GraphQL shows it: plain fields (REST's counters), so any producer of a BroadcastRow can answer a Broadcast. */
-export const broadcastNode = (row: BroadcastRow) => ({
-  id: row.broadcastId,
-  name: row.name,
-  status: upper(row.status),
-  total_count: row.totalCount,
-  sent_count: row.sentCount,
-  delivered_count: row.deliveredCount,
-  read_count: row.readCount,
-  failed_count: row.failedCount,
-  created_at: iso(row.createdAt)
-})
-
-/**
- * A broadcast target's status as a MessageStatus (docs/graphql.md, Broadcasts): not yet taken by the
- * gateway, or taken without confirmation, is QUEUED; a target the cancellation stopped is FAILED
- * (failure_reason "cancelled"). The status filter maps back through the same table.
- */
-const TARGET_STATUS: Readonly<Record<TargetStatus, string>> = {
-  pending: "QUEUED",
-  unconfirmed: "QUEUED",
-  sent: "SENT",
-  delivered: "DELIVERED",
-  read: "READ",
-  failed: "FAILED",
-  cancelled: "FAILED"
-}
-const MESSAGE_STATUSES = ["QUEUED", "SENT", "DELIVERED", "READ", "FAILED"] as const
-const targetStatusesOf = (status: string) => (Object.keys(TARGET_STATUS) as Array<TargetStatus>).filter((stored) => TARGET_STATUS[stored] === status)
-
-const targetNode = (row: TargetRow) => ({
-  phone: row.phone,
-  status: TARGET_STATUS[row.status],
-  failure_reason: row.status === "cancelled" ? (row.failureReason ?? "cancelled") : row.failureReason,
-  message_id: row.messageId
-})
-
-/**
- * Recipients per current status, from the broadcast's counters alone (no scan of its targets): the
- * counters are cumulative (sent includes delivered, delivered includes read), so each status is a
- * difference; cancelled ones (targets and contacts a cancelled expansion never wrote) are FAILED,
- * and QUEUED is what is left of total_count. The counts add up to total_count.
- */
-const byStatusOf = (row: BroadcastRow) => {
-  const failed = row.failedCount + row.cancelledCount
-  const counts: Record<(typeof MESSAGE_STATUSES)[number], number> = {
-    QUEUED: row.totalCount - row.sentCount - failed,
-    SENT: row.sentCount - row.deliveredCount,
-    DELIVERED: row.deliveredCount - row.readCount,
-    READ: row.readCount,
-    FAILED: failed
-  }
-  return MESSAGE_STATUSES.map((status) => ({ status, count: Math.max(0, counts[status]) }))
-}
-
-interface CallNode {
-  readonly id: string
-  readonly conversationId: string
-  readonly direction: string
-  readonly status: string
-  readonly duration_sec: number
-  readonly recording_url: string | null
-  readonly started_at: string
-}
-
-/** A stored call: Meta's direction and status onto the enums (reads.ts), started_at = its end less its duration. */
-const callNode = (row: CallRow): CallNode => ({
-  id: row.callId,
-  conversationId: row.conversationId,
-  direction: callDirectionOf(row.direction),
-  status: callStatusOf(row.status),
-  duration_sec: row.durationSec,
-  recording_url: row.recordingUrl,
-  started_at: new Date(new Date(row.occurredAt).getTime() - row.durationSec * 1000).toISOString()
-})
+  byStatusOf,
+  callNode,
+  contactNode,
+  type ContactNode,
+  conversationNode,
+  type ConversationNode,
+  iso,
+  lastMessageNode,
+  ledgerNode,
+  type CallNode,
+  messageStatus,
+  type MessageNode,
+  messageNode,
+  sentContent,
+  targetNode,
+  targetStatusesOf,
+  templateNode,
+  upper,
+  broadcastNode
+} from "./nodes.ts"
 
 /** The cursors of GraphQL's own lists (the others share REST's: ledgerScope, customersScope, …). */
 const conversationsScope = (accountId: string): CursorScope => ({ list: "conversations", accountId })

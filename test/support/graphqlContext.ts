@@ -1,6 +1,6 @@
 import { Cause, Effect, Exit, Option, Runtime } from "effect"
 import { GraphqlReads } from "../../src/graphql/reads.ts"
-import { type GraphqlContext, makeLoaders, type Run } from "../../src/graphql/resolvers.ts"
+import { type GraphqlContext, makeLoaders, type Run } from "../../src/graphql/context.ts"
 import type { GraphqlServices } from "../../src/graphql/services.ts"
 import type { SecretKeyAccount } from "../../src/security/SecretKeys.ts"
 import { ListCursors } from "../../src/storage/ListCursors.ts"

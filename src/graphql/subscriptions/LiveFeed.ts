@@ -1,3 +1,4 @@
+import type { LiveKind } from "../../live/liveSubjects.ts"
 /**
  * One subscription's events between the NATS callback and graphql-ws, which awaits each socket
  * write before pulling the next: a client that reads slowly lets this buffer fill, and at `limit`
@@ -98,3 +99,9 @@ export class LiveFeed<T> implements AsyncIterableIterator<T> {
     }
   }
 }
+
+/**
+ * Opens a feed of the account's live events on this socket: `accept` picks (and shapes) the events
+ * of one subscription. Given by the WebSocket transport (GraphqlSocket.ts); absent over HTTP.
+ */
+export type OpenFeed = <T>(options: { readonly coalesce: boolean; readonly accept: (kind: LiveKind, event: any) => T | undefined }) => Promise<LiveFeed<T>>

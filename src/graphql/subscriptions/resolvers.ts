@@ -1,16 +1,12 @@
 import type { BroadcastRow } from "../../broadcasts/BroadcastsRepo.ts"
 import { NotFound } from "../../domain/errors.ts"
-import type { BroadcastProgressEvent, LiveKind, MessageReceivedEvent, MessageStatusEvent, PaymentReceivedEvent } from "../../live/liveSubjects.ts"
+import type { BroadcastProgressEvent, MessageReceivedEvent, MessageStatusEvent, PaymentReceivedEvent } from "../../live/liveSubjects.ts"
 import { isLaterProgress, progressStateOf } from "../../live/progressOrder.ts"
 import { graphqlError } from "../errors.ts"
-import { broadcastNode, type GraphqlContext } from "../resolvers.ts"
-import type { LiveFeed } from "./LiveFeed.ts"
+import type { GraphqlContext } from "../context.ts"
+import { broadcastNode } from "../nodes.ts"
+import type { OpenFeed } from "./LiveFeed.ts"
 
-/**
- * Opens a feed of the account's live events on this socket: `accept` picks (and shapes) the events
- * of one subscription. Given by the WebSocket transport (GraphqlSocket.ts); absent over HTTP.
- */
-export type OpenFeed = <T>(options: { readonly coalesce: boolean; readonly accept: (kind: LiveKind, event: any) => T | undefined }) => Promise<LiveFeed<T>>
 
 const openOf = (context: GraphqlContext): OpenFeed => {
   if (context.openFeed === undefined) throw graphqlError("VALIDATION_ERROR", "subscriptions are served over the WebSocket (graphql-ws) on /api/v1/graphql")
