@@ -7,6 +7,7 @@ import { LOCK_NOT_AVAILABLE, sqlState } from "../storage/sqlState.ts"
 import { NAME_PLACEHOLDER } from "../templates/placeholders.ts"
 import { listenerPairs } from "../webhooks/MessageBatches.ts"
 import type { BroadcastListener } from "../webhooks/Subscriptions.ts"
+import { bookSelected } from "../wallet/ledgerWrites.ts"
 
 export type BroadcastStatus = "scheduled" | "queued" | "running" | "completed" | "cancelled"
 export type TargetStatus = "pending" | "unconfirmed" | "sent" | "delivered" | "read" | "failed" | "cancelled"
@@ -359,10 +360,10 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
                  count(*) FILTER (WHERE status = 'cancelled')::int AS cancelled
           FROM changed
         ), charged AS (
-          INSERT INTO wallet_transactions (account_id, kind, amount, reference)
-          SELECT ${input.accountId}::uuid, 'charge', counts.sent * ${input.price}::numeric,
-                 'broadcast:' || ${input.broadcastId} || ':' || ${first} || ':' || gen_random_uuid()
-          FROM counts WHERE counts.sent > 0
+          ${bookSelected(sql, sql`
+            SELECT ${input.accountId}::uuid, 'charge', counts.sent * ${input.price}::numeric,
+                   'broadcast:' || ${input.broadcastId} || ':' || ${first} || ':' || gen_random_uuid()
+            FROM counts WHERE counts.sent > 0`)}
         )
         INSERT INTO broadcast_counters (broadcast_id, shard, sent_count, failed_count, cancelled_count)
         SELECT ${input.broadcastId}::uuid, ${shardOf(first)}, counts.sent, counts.failed, counts.cancelled FROM counts
@@ -424,16 +425,14 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
           RETURNING prev.status AS before, t.status AS after, t.broadcast_id, t.message_id, t.target_no, t.phone
         ), charged AS (
           -- Reached the recipient, and not charged when it was recorded sent: charged now, once.
-          INSERT INTO wallet_transactions (account_id, kind, amount, reference)
-          SELECT b.account_id, 'charge', b.price, m.message_id::text FROM moved m JOIN broadcasts b USING (broadcast_id)
-          WHERE m.after IN ('delivered', 'read') AND m.before IN ('pending', 'unconfirmed', 'failed')
-          ON CONFLICT DO NOTHING
+          ${bookSelected(sql, sql`
+            SELECT b.account_id, 'charge', b.price, m.message_id::text FROM moved m JOIN broadcasts b USING (broadcast_id)
+            WHERE m.after IN ('delivered', 'read') AND m.before IN ('pending', 'unconfirmed', 'failed')`)}
         ), refunded AS (
           -- Rejected after the gateway took it: the charge booked when it was sent is given back.
-          INSERT INTO wallet_transactions (account_id, kind, amount, reference)
-          SELECT b.account_id, 'refund', b.price, m.message_id::text FROM moved m JOIN broadcasts b USING (broadcast_id)
-          WHERE m.after = 'failed' AND m.before IN ('sent', 'delivered')
-          ON CONFLICT DO NOTHING
+          ${bookSelected(sql, sql`
+            SELECT b.account_id, 'refund', b.price, m.message_id::text FROM moved m JOIN broadcasts b USING (broadcast_id)
+            WHERE m.after = 'failed' AND m.before IN ('sent', 'delivered')`)}
         ), counted AS (
           INSERT INTO broadcast_counters (broadcast_id, shard, sent_count, delivered_count, read_count, failed_count)
           SELECT m.broadcast_id, m.target_no % ${COUNTER_SHARDS},

@@ -8,6 +8,7 @@ import { BotsRepo } from "../storage/BotsRepo.ts"
 import { PreparedStatements } from "../storage/PreparedStatements.ts"
 import { MessageBatches } from "../webhooks/MessageBatches.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
+import { CHARGE_ONCE_PREPARED, refundCharge } from "../wallet/ledgerWrites.ts"
 
 type StatusReport = Extract<GatewayReport, { _tag: "Status" }>
 type InboundReport = Extract<GatewayReport, { _tag: "Inbound" }>
@@ -73,10 +74,7 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
           error = $9::jsonb
         FROM prev WHERE m.message_id = prev.message_id
         RETURNING prev.status AS before, m.status AS after, m.account_id, m.bot_id, m.recipient, m.price::text`)
-    const chargeMessage = prepared.prepare(`
-            INSERT INTO wallet_transactions (account_id, kind, amount, reference)
-            VALUES ($1, 'charge', $2::numeric, $3)
-            ON CONFLICT DO NOTHING`)
+    const chargeMessage = prepared.prepare(CHARGE_ONCE_PREPARED)
 
     const move = (report: StatusReport) => {
       const at = new Date(report.at).toISOString()
@@ -129,11 +127,7 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
         if (moved.after === "failed" && moved.before !== "failed") {
           // Not prepared: a refund is rare.
           // Rejected after the gateway took it: the charge made on acceptance is given back.
-          yield* sql`
-            INSERT INTO wallet_transactions (account_id, kind, amount, reference)
-            SELECT account_id, 'refund', amount, reference FROM wallet_transactions
-            WHERE account_id = ${moved.accountId} AND kind = 'charge' AND reference = ${report.messageId}
-            ON CONFLICT DO NOTHING`
+          yield* refundCharge(sql, moved.accountId, report.messageId)
         }
         if (moved.after === moved.before || moved.after !== report.status) return "unchanged" as const
         const about = { message_id: report.messageId, bot_id: moved.botId, to: moved.recipient, status: moved.after, occurred_at: new Date(report.at).toISOString() }

@@ -12,6 +12,7 @@ import { BroadcastAddress, ChunkDone, SendChunk, SenderAddress } from "../broadc
 import { ChunkRunner } from "../broadcasts/ChunkRunner.ts"
 import { SendDispatcher } from "./SendDispatcher.ts"
 import { MAX_SEND_ATTEMPTS, retryDelay } from "./sendRetries.ts"
+import { stageCharge } from "../wallet/ledgerWrites.ts"
 
 /** What a send needs to reach the gateway again (a retry, or a re-send after a takeover). */
 const Message = Schema.Struct({
@@ -168,7 +169,7 @@ export const SenderKind = ActorKind.make(SenderAddress.name, {
       const sent = (messageId: string, entry: InFlight, attempt: number, at: string) =>
         Effect.gen(function*() {
           record(messageId, attempt, { status: "sent", sent_at: at })
-          ctx.insert("wallet_transactions", { account_id: entry.accountId, kind: "charge", amount: entry.price, reference: messageId })
+          stageCharge(ctx, { accountId: entry.accountId, amount: entry.price, reference: messageId })
           yield* emit(entry.accountId, "message.sent", { message_id: messageId, bot_id: botId, to: entry.to, status: "sent" })
           answer(entry, { _tag: "Sent", messageId })
         })

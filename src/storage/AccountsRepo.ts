@@ -3,6 +3,7 @@ import { Effect, Option, Schema } from "effect"
 import { AccountNotFound, EmailTaken } from "../domain/errors.ts"
 import type { Email } from "../domain/identity.ts"
 import { Plan } from "../domain/plans.ts"
+import { bookCredit } from "../wallet/ledgerWrites.ts"
 
 export class Account extends Schema.Class<Account>("Account")({
   accountId: Schema.UUID,
@@ -82,8 +83,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("herald/Account
           RETURNING wallet_balance`
         const row = rows[0]
         if (row === undefined) return yield* new AccountNotFound({ message: `no account ${accountId}` })
-        yield* sql`
-          INSERT INTO wallet_transactions ${sql.insert({ accountId, kind: "credit", amount, balanceAfter: row.walletBalance })}`
+        yield* bookCredit(sql, { accountId, amount, balanceAfter: row.walletBalance })
         return Number(row.walletBalance)
       }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.withSpan("AccountsRepo.credit"))
 

@@ -9,6 +9,7 @@ import { digitsOf, statusEventData, type WaStatus } from "../events.ts"
 import { type WaNumber, WaNumbers } from "../numbers/WaNumbers.ts"
 import { WaTemplatesRepo } from "../templates/WaTemplatesRepo.ts"
 import { arrayOf, customerPhoneOf, type MetaChange, objectOf, publicTypeOf, stringOf, textOf, timeOf } from "./metaWebhook.ts"
+import { chargeOnce } from "../../wallet/ledgerWrites.ts"
 
 interface Moved {
   readonly messageId: string
@@ -71,10 +72,7 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
           if (moved === undefined) return "unknown_message" as const
           const reached = moved.after === "delivered" || moved.after === "read"
           if (reached && Number(moved.price) > 0) {
-            yield* sql`
-              INSERT INTO wallet_transactions (account_id, kind, amount, reference)
-              VALUES (${moved.accountId}::uuid, 'charge', ${moved.price}::numeric, ${moved.messageId})
-              ON CONFLICT DO NOTHING`
+            yield* chargeOnce(sql, { accountId: moved.accountId, amount: moved.price, reference: moved.messageId })
           }
           if (moved.after === moved.before || moved.after !== reported) return "unchanged" as const
           yield* webhooks.emit({
