@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import { Config, ConfigError, Context, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
+import type { LogFormat } from "../observability/Logging.ts"
 import { tracingConfig, type TracingSettings } from "../observability/tracingSettings.ts"
 
 export type Role = "all" | "api" | "worker"
@@ -16,7 +17,6 @@ export interface NatsTls {
   readonly certFile: Option.Option<string>
   readonly keyFile: Option.Option<string>
 }
-export type LogFormat = "json" | "pretty"
 
 /** Every setting of the process, read once at start and validated before anything else runs. */
 export interface AppSettings {

@@ -1,5 +1,7 @@
 import { Cause, Context, FiberRef, FiberRefs, HashMap, Inspectable, Layer, List, Logger, type LogLevel, Option } from "effect"
-import type { LogFormat } from "../config/AppConfig.ts"
+
+/** How log lines are written: one JSON object per line, or for a person at a terminal. */
+export type LogFormat = "json" | "pretty"
 
 /**
  * One JSON object per line: `time`, `level`, `msg`, then the log annotations (request_id, kind,
