@@ -188,5 +188,5 @@ export class GraphqlOperations extends Effect.Service<GraphqlOperations>()("hera
 
     return { schema, authenticate, admit, prepare, contextFor, execute: executeQuery } as const
   }),
-  dependencies: [ListCursors.Default]
+  dependencies: [ListCursors.Default, ApiRateLimits.Default]
 }) {}

@@ -60,7 +60,8 @@ export class RcsCredentials extends Effect.Service<RcsCredentials>()("herald/Rcs
       return "problem" in read ? Effect.fail(Unauthorized.because(read.problem)) : principal(read.credential, method, route)
     }
     return { principal, fromHeader } as const
-  })
+  }),
+  dependencies: [SignIn.Default, ApiKeys.Default, ApiRateLimits.Default]
 }) {}
 
 export const AuthenticationLive = Layer.effect(
