@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Effect, type Scope } from "effect"
-import { validateCloudMessage, validateTemplateCreation } from "../../../whatsapp/cloud/metaSchema.ts"
+import { validateCloudMessage, validateTemplateCreation } from "../../whatsapp/cloud/metaSchema.ts"
 import { type CallbackStats, makeWebhookSender, resolveCallbackUrl, type WebhookSender } from "../callbackSender.ts"
 import { type Answer, answer, CUT, HELD, parseJsonObject, queryParam, readBody, safeDecode, type SendAnswer, sendJson } from "../httpHelpers.ts"
 import { CapiLog, capiAnswer } from "./capi.ts"
