@@ -10,7 +10,7 @@ import { contentProblem } from "./contentCheck.ts"
 import { directTransport, waDirectTransport } from "./directTransport.ts"
 import { heraldOrigin } from "./heraldOrigin.ts"
 import { type Answer, answer, CUT, HELD, notFound, parseJsonObject, queryParam, readBody, safeDecode, type SendAnswer, sendJson } from "./httpHelpers.ts"
-import { EventKind, Ledger } from "./ledger.ts"
+import { Ledger } from "./ledger.ts"
 import { reachesRecipient, type RecipientRule, ruleOf, SIMULATED_FEATURES } from "./rules.ts"
 import { SmtpSink } from "./smtp/SmtpSink.ts"
 import { makeWaSimulator, type WaMessageLog, type WaTotals, type WhatsAppSimulatorOptions } from "./whatsapp/WaSimulator.ts"
@@ -147,6 +147,10 @@ const inProcess = (sink: Option.Option<Context.Tag.Service<SmtpSink>>) =>
     }))
   })
 
+/** RBM's callbacks about a message the ledger keeps the last of (0: none yet). */
+const EventKind = { None: 0, Delivered: 1, Read: 2, Expired: 3 } as const
+type EventKind = (typeof EventKind)[keyof typeof EventKind]
+
 const SUBSCRIPTION = "projects/rbm-herald-simulator/subscriptions/rbm-herald-simulator-webhook"
 
 /** User messages (POST /simulate/inbound) kept for replay, the latest this many. */
@@ -157,7 +161,7 @@ export const makeGatewaySimulator = (
   options: GatewaySimulatorOptions
 ): Effect.Effect<Context.Tag.Service<GatewaySimulator>, GatewaySimulatorError, Scope.Scope> =>
   Effect.gen(function*() {
-    const ledger = new Ledger()
+    const ledger = new Ledger<EventKind>()
     // Event ids must never repeat across simulator runs, or Herald would drop new events as duplicates.
     const instance = randomBytes(4).toString("hex")
     const pubsubBase = 1e15 + Math.floor(Math.random() * 1e15)
@@ -182,14 +186,14 @@ export const makeGatewaySimulator = (
       const last = ledger.lastOf(row)
       const sendTime = ledger.isoAt(last.at)
       return last.kind === EventKind.Expired
-        ? { phoneNumber: ledger.phoneOf(row), agentId: ledger.agentOf(row), messageId, eventType: "TTL_EXPIRATION_REVOKED", eventId: eventId(last.seq), sendTime }
+        ? { phoneNumber: ledger.recipientOf(row), agentId: ledger.senderOf(row), messageId, eventType: "TTL_EXPIRATION_REVOKED", eventId: eventId(last.seq), sendTime }
         : {
-          senderPhoneNumber: ledger.phoneOf(row),
+          senderPhoneNumber: ledger.recipientOf(row),
           eventType: last.kind === EventKind.Delivered ? "DELIVERED" : "READ",
           eventId: eventId(last.seq),
           messageId,
           sendTime,
-          agentId: ledger.agentOf(row)
+          agentId: ledger.senderOf(row)
         }
     }
 
@@ -228,7 +232,7 @@ export const makeGatewaySimulator = (
       if (body === undefined) return googleAnswer(400, "INVALID_ARGUMENT", "Invalid JSON payload received.")
       const problem = contentProblem(body)
       if (problem !== undefined) return googleAnswer(400, "INVALID_ARGUMENT", problem)
-      const row = ledger.recordSend(messageId, phone, agentId)
+      const row = ledger.recordSend(messageId, agentId, phone)
       const rule = ruleOf(phone)
       switch (rule) {
         case "not-rcs":
