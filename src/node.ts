@@ -1,4 +1,4 @@
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import type { SqlClient } from "@effect/sql"
 import { ActorClient, ActorRuntime, ActorRuntimeLive, registerKind } from "./actors/runtime/index.ts"
 import { RateLimitKind } from "./ratelimit/RateLimitKind.ts"
@@ -15,9 +15,8 @@ import { SqlLive } from "./storage/Database.ts"
 import { Storage } from "./storage/Migrations.ts"
 import { GatewayCallbackUrl } from "./gateway/GatewayCallbackUrl.ts"
 import { RcsGateway } from "./gateway/RcsGateway.ts"
-import { GatewaysLive } from "./gateway/GatewaysLive.ts"
-import { META_WEBHOOK_PATH } from "./http/public/MetaWebhookRoute.ts"
-import { RBM_CALLBACK_PATH } from "./http/rcs/GatewayCallbacksRoute.ts"
+import { GatewaySimulator } from "./simulator/GatewaySimulator.ts"
+import { SmtpSink } from "./simulator/smtp/SmtpSink.ts"
 import { SenderKind } from "./messaging/SenderKind.ts"
 import { BroadcastKind } from "./broadcasts/BroadcastKind.ts"
 import { BroadcastsRepo } from "./broadcasts/BroadcastsRepo.ts"
@@ -32,15 +31,15 @@ import { Outbox } from "./actors/runtime/index.ts"
 import { WaSenderKind } from "./whatsapp/sender/WaSenderKind.ts"
 import { WaDispatcher } from "./whatsapp/sender/WaDispatcher.ts"
 import { WaNumbers } from "./whatsapp/numbers/WaNumbers.ts"
-import type { WaGateway } from "./gateway/WaGateway.ts"
-import type { CapiGateway } from "./gateway/CapiGateway.ts"
+import { WaGateway } from "./gateway/WaGateway.ts"
+import { CapiGateway } from "./gateway/CapiGateway.ts"
 import { CapiKind } from "./conversions/CapiKind.ts"
 import { CapiConfigs } from "./conversions/CapiConfigs.ts"
 import { CapiForwarder } from "./conversions/CapiForwarder.ts"
 import { MailerKind } from "./email/MailerKind.ts"
 import { MailLedger } from "./email/MailLedger.ts"
 import { Identities } from "./email/Identities.ts"
-import type { EmailRelay } from "./gateway/EmailRelay.ts"
+import { EmailRelay } from "./gateway/EmailRelay.ts"
 
 /** The actor kinds of Herald itself. Each capability adds its kind's registration here. */
 export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.SqlClient | ActorClient | AppConfig | RcsGateway | WaGateway | CapiGateway | EmailRelay | Outbox | Nats> = Layer.mergeAll(
@@ -64,22 +63,26 @@ export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.Sql
 )
 
 /**
- * The upstream gateways of this node: GATEWAY_RBM_URL and GATEWAY_WA_URL when set; otherwise, on a
- * single-process node (role all), the simulator in-process, calling back this node's own HTTP
- * port. Api and worker nodes of a cluster share one `herald gateway-sim` (DESIGN.md): without the
- * URLs they have no gateway, and sends fail with a config error rather than each node simulating.
+ * The upstream gateways of this node, chosen here once (DESIGN.md, "Simulator processes"): each
+ * gateway at its URL (GATEWAY_RBM_URL, GATEWAY_WA_URL, GATEWAY_CAPI_URL, SMTP_URL) when set, the
+ * real upstream or a shared `herald gateway-sim` / `herald smtp-sim`. For one unset, a
+ * single-process node (role all) runs the simulator in-process on GATEWAY_SIM_PORT (and the SMTP
+ * sink on SMTP_SIM_PORT, its control API on the simulator's port), calling back this node's own
+ * HTTP port. Api and worker nodes of a cluster share one simulator: without the URLs they have no
+ * gateway, and sends fail with a config error rather than each node simulating.
  */
-const gatewayFor = (ownUrl: () => string | undefined) =>
-  GatewaysLive.pipe(Layer.provide(GatewayCallbackUrl.lazy(
-    () => {
-      const base = ownUrl()
-      return base === undefined ? undefined : `${base}${RBM_CALLBACK_PATH}`
-    },
-    () => {
-      const base = ownUrl()
-      return base === undefined ? undefined : `${base}${META_WEBHOOK_PATH}`
-    }
-  )))
+export const GatewaysFor = (settings: AppSettings) => {
+  const simulated = (url: Option.Option<string>) => settings.role === "all" && Option.isNone(url)
+  // One simulator for all: every branch below provides the same layer, built once.
+  const SimulatorWithSink = GatewaySimulator.layerInProcessWithSink.pipe(Layer.provideMerge(SmtpSink.layerInProcess))
+  const Simulator = simulated(settings.smtpUrl) ? SimulatorWithSink : GatewaySimulator.layerInProcess
+  return Layer.mergeAll(
+    simulated(settings.gatewayRbmUrl) ? RcsGateway.layerSimulated.pipe(Layer.provide(Simulator)) : RcsGateway.layerRbm,
+    simulated(settings.gatewayWaUrl) ? WaGateway.layerSimulated.pipe(Layer.provide(Simulator)) : WaGateway.layerCloudApi,
+    simulated(settings.gatewayCapiUrl) ? CapiGateway.layerSimulated.pipe(Layer.provide(Simulator)) : CapiGateway.layerMeta,
+    simulated(settings.smtpUrl) ? EmailRelay.layerSink.pipe(Layer.provide(SimulatorWithSink)) : EmailRelay.layerSmtp
+  )
+}
 
 /**
  * One Herald node. Layers are released in reverse order of construction: the HTTP server stops
@@ -88,12 +91,12 @@ const gatewayFor = (ownUrl: () => string | undefined) =>
  */
 export const NodeLive = <E = never, R = never>(settings: AppSettings, kinds: Layer.Layer<never, E, R> = HeraldKinds as unknown as Layer.Layer<never, E, R>) => {
   const Infrastructure = Layer.mergeAll(SqlLive, NatsLive, Storage.Default.pipe(Layer.provide(SqlLive)))
-  let ownUrl: string | undefined
-  const Gateway = gatewayFor(() => ownUrl)
+  const Gateway = GatewaysFor(settings)
   const Runtime = kinds.pipe(Layer.provide(Gateway), Layer.provideMerge(ActorRuntimeLive))
-  const Http = HttpServerLive(settings.role === "worker" ? "ops" : "full", (address) => {
-    ownUrl = `http://127.0.0.1:${address.port}`
-  }).pipe(Layer.provide(Gateway))
+  // The in-process simulator's callbacks wait for this node's address, known once it listens.
+  const Http = Layer.unwrapEffect(Effect.map(GatewayCallbackUrl, (callback) =>
+    HttpServerLive(settings.role === "worker" ? "ops" : "full", (address) => callback.listening(`http://127.0.0.1:${address.port}`))
+  )).pipe(Layer.provide(Gateway))
   return Layer.mergeAll(
     Http,
     MetricsServerLive,
@@ -105,6 +108,7 @@ export const NodeLive = <E = never, R = never>(settings: AppSettings, kinds: Lay
     )
   ).pipe(
     Layer.provide(Runtime),
+    Layer.provide(GatewayCallbackUrl.layer),
     Layer.provide(Infrastructure),
     Layer.provide(AppConfig.make(settings)),
     Layer.provide(loggingLayer({ format: settings.logFormat, level: settings.logLevel })),

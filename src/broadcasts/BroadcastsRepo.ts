@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { MessageContent } from "../domain/content.ts"
-import type { GatewayErrorRecord } from "../gateway/RcsGateway.ts"
+import type { GatewayErrorRecord } from "../domain/gatewayError.ts"
 import { positionOf } from "../storage/pageCursor.ts"
 import { LOCK_NOT_AVAILABLE, sqlState } from "../storage/sqlState.ts"
 import { NAME_PLACEHOLDER } from "../templates/placeholders.ts"

@@ -2,9 +2,9 @@ import { Command, Options } from "@effect/cli"
 import { Console, Effect, Option, Redacted } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { InvalidRequest } from "../domain/errors.ts"
-import { resolveCallbackUrl } from "../gateway/simulator/callbackSender.ts"
-import { makeGatewaySimulator } from "../gateway/simulator/GatewaySimulator.ts"
-import { resolveWaCallbackUrl } from "../gateway/simulator/whatsapp/WaSimulator.ts"
+import { resolveCallbackUrl } from "../simulator/callbackSender.ts"
+import { makeGatewaySimulator } from "../simulator/GatewaySimulator.ts"
+import { resolveWaCallbackUrl } from "../simulator/whatsapp/WaSimulator.ts"
 import { hostOption as host, SimulatorBase } from "./simulatorProcess.ts"
 
 const port = Options.integer("port").pipe(

@@ -1,52 +1,38 @@
-import { Context, type Effect } from "effect"
-
-/** A domain identity's signing key: nodemailer signs the message with it (RFC 6376). */
-export interface DkimKey {
-  readonly domainName: string
-  readonly keySelector: string
-  /** PEM (PKCS#8) RSA private key. */
-  readonly privateKey: string
-}
+import { Context, Effect, Layer, Option } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
+import type { EmailRelayApi } from "./mail.ts"
+import { SimulatedSmtp } from "./SimulatedUpstream.ts"
+import { makeNodemailerRelay } from "./smtp/NodemailerRelay.ts"
 
 /**
- * One SMTP transaction of a partner's e-mail: the message as its recipients see it (To, Cc,
- * Reply-To headers), handed over for one envelope recipient. Herald relays each recipient on its
- * own so that every recipient has its own outcome, retries and events, as SES reports them.
+ * Hands partner e-mail to an SMTP relay (the vocabulary is in mail.ts). Two layers, chosen once at
+ * the composition root (node.ts): `layerSmtp`, the relay at SMTP_URL (a real one or a shared
+ * `herald smtp-sim`), and `layerSink`, the SMTP sink running in this process. Either way the same
+ * nodemailer relay speaks SMTP over a real socket.
  */
-export interface OutgoingMail {
-  /** Herald's message_id: the `Message-ID` header is `<message_id@herald>` and `X-Herald-Message-Id` carries it bare. */
-  readonly messageId: string
-  readonly from: string
-  /** The envelope recipient (RCPT TO) of this transaction. */
-  readonly recipient: string
-  readonly to: ReadonlyArray<string>
-  readonly cc: ReadonlyArray<string>
-  readonly replyTo: ReadonlyArray<string>
-  readonly subject: string
-  readonly text?: string | undefined
-  readonly html?: string | undefined
-  readonly dkim?: DkimKey | undefined
+export class EmailRelay extends Context.Tag("herald/EmailRelay")<EmailRelay, EmailRelayApi>() {
+  /** The relay at SMTP_URL; without it (a node of a cluster), mail is refused whole, the operator's to fix. */
+  static readonly layerSmtp: Layer.Layer<EmailRelay, never, AppConfig> = Layer.scoped(
+    EmailRelay,
+    Effect.flatMap(AppConfig, (config) =>
+      Option.match(config.smtpUrl, {
+        onNone: () => Effect.succeed(unconfigured),
+        onSome: (url) => makeNodemailerRelay(url)
+      }))
+  )
+
+  /** The SMTP sink in this process. */
+  static readonly layerSink: Layer.Layer<EmailRelay, never, SimulatedSmtp> = Layer.scoped(
+    EmailRelay,
+    Effect.flatMap(SimulatedSmtp, (sink) => makeNodemailerRelay(sink.url))
+  )
 }
 
-/**
- * What the relay answered:
- * - Accepted: 250 after DATA;
- * - Bounced: a 5xx for this recipient (RCPT TO): a hard bounce;
- * - Deferred: a 4xx, no answer, a dropped connection: worth trying again later;
- * - Rejected: a 5xx for the message itself (MAIL FROM or DATA): refused whole, never retried.
- */
-export type RelayOutcome =
-  | { readonly _tag: "Accepted"; readonly response: string }
-  | { readonly _tag: "Bounced"; readonly code: number; readonly response: string }
-  | { readonly _tag: "Deferred"; readonly code: number | null; readonly response: string }
-  | { readonly _tag: "Rejected"; readonly code: number; readonly response: string }
-
-/** Hands partner e-mail to `SMTP_URL` (or the in-process SMTP sink). Never fails: every outcome is an answer. */
-export class EmailRelay extends Context.Tag("herald/EmailRelay")<EmailRelay, {
-  readonly send: (mail: OutgoingMail) => Effect.Effect<RelayOutcome>
-  /** The SMTP URL mail goes to (for logs and the bench). */
-  readonly url: string
-}>() {}
+/** A node of a cluster without SMTP_URL: mail is refused whole, the operator's to fix. */
+const unconfigured: EmailRelayApi = {
+  send: () => Effect.succeed({ _tag: "Rejected", code: 554, response: "no SMTP relay configured: set SMTP_URL on every node" } as const),
+  url: "none"
+}
 
 /** The path of Herald's route that takes the SMTP sink's signed bounce and complaint reports. */
 export const SMTP_FEEDBACK_PATH = "/api/v1/partner/email/smtp-feedback"

@@ -1,19 +1,27 @@
-import { Context, Layer } from "effect"
+import { Context, Deferred, Effect, Layer } from "effect"
 
 /**
- * Where the in-process gateway simulator sends its callbacks: RBM's events and Meta's webhooks. A
- * function, not a value: the composition root knows Herald's own address only after the HTTP
- * server listens, and the simulator starts before that. Answering undefined makes callbacks wait
- * and retry.
+ * Herald's own address, where a simulator in this process calls back (RBM's events, Meta's
+ * webhooks, the SMTP sink's reports; each appends its own path). The simulators start before the
+ * HTTP server, which needs the gateways, so the address is a Deferred: the HTTP server completes
+ * it once it listens (node.ts), the simulator awaits it and callbacks asked for before then wait and are retried.
  */
 export class GatewayCallbackUrl extends Context.Tag("herald/GatewayCallbackUrl")<GatewayCallbackUrl, {
-  /** Herald's RBM events URL. */
-  readonly get: () => string | undefined
-  /** Herald's Meta webhook URL. */
-  readonly whatsapp: () => string | undefined
+  /** Completes the address (`http://127.0.0.1:<port>`); later calls change nothing. */
+  readonly listening: (origin: string) => Effect.Effect<void>
+  /** The address, once Herald listens. */
+  readonly origin: Effect.Effect<string>
 }>() {
-  static readonly fixed = (url: string, whatsapp?: string): Layer.Layer<GatewayCallbackUrl> =>
-    Layer.succeed(GatewayCallbackUrl, { get: () => url, whatsapp: () => whatsapp })
-  static readonly lazy = (get: () => string | undefined, whatsapp: () => string | undefined = () => undefined): Layer.Layer<GatewayCallbackUrl> =>
-    Layer.succeed(GatewayCallbackUrl, { get, whatsapp })
+  /** An address still to come: the node's HTTP server completes it. */
+  static readonly layer: Layer.Layer<GatewayCallbackUrl> = Layer.effect(
+    GatewayCallbackUrl,
+    Effect.map(Deferred.make<string>(), (deferred) => ({
+      listening: (origin: string) => Effect.asVoid(Deferred.succeed(deferred, origin)),
+      origin: Deferred.await(deferred)
+    }))
+  )
+
+  /** An address known from the start (a test's receiver). */
+  static readonly fixed = (origin: string): Layer.Layer<GatewayCallbackUrl> =>
+    Layer.succeed(GatewayCallbackUrl, { listening: () => Effect.void, origin: Effect.succeed(origin) })
 }

@@ -1,89 +1,51 @@
-import { Context, type Effect, Schema } from "effect"
-import type { MessageContent } from "../domain/content.ts"
+import { Context, Effect, Layer, Option } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
+import { notConfiguredRecord } from "../domain/gatewayError.ts"
+import { GatewayUnavailable, type RcsGatewayApi } from "./rcs.ts"
+import { makeRbmGateway } from "./rbm/RbmGateway.ts"
+import { SimulatedUpstream } from "./SimulatedUpstream.ts"
 
 /**
- * The upstream RCS gateway as Herald sees it, whatever speaks to it (the RBM adapter against
- * Google's API or the built-in simulator's RBM endpoints). Sends never fail the Effect: every
- * upstream answer, including none, is an outcome the sender actor records.
+ * The upstream RCS gateway as the sender actors see it (the vocabulary is in rcs.ts). Two layers,
+ * chosen once at the composition root (node.ts): `layerRbm`, Google's RBM API at GATEWAY_RBM_URL
+ * (a real RBM host or a shared `herald gateway-sim`), and `layerSimulated`, the gateway simulator
+ * running in this process.
  */
+export class RcsGateway extends Context.Tag("herald/RcsGateway")<RcsGateway, RcsGatewayApi>() {
+  /** RBM at GATEWAY_RBM_URL; without it (a node of a cluster), no gateway: sends fail as a config error. */
+  static readonly layerRbm: Layer.Layer<RcsGateway, never, AppConfig> = Layer.scoped(
+    RcsGateway,
+    Effect.flatMap(AppConfig, (config) =>
+      Option.match(config.gatewayRbmUrl, {
+        onNone: () => Effect.succeed(unconfigured),
+        onSome: (baseUrl) => makeRbmGateway({ baseUrl, timeoutMs: config.gatewayTimeoutMs })
+      }))
+  )
 
-export const GatewayErrorCategory = Schema.Literal("content", "media", "recipient", "config", "quota", "gateway", "unknown")
-export type GatewayErrorCategory = typeof GatewayErrorCategory.Type
-
-/** The contract's Gateway error record (send-time and asynchronous rejections). */
-export const GatewayErrorRecord = Schema.Struct({
-  success: Schema.Literal(false),
-  message: Schema.String,
-  detail: Schema.String,
-  category: GatewayErrorCategory,
-  retryable: Schema.Boolean,
-  message_id: Schema.optional(Schema.String),
-  /** The upstream's own error code (Meta's for WhatsApp), kept for support and debugging. */
-  upstream_code: Schema.optional(Schema.Int)
-})
-export type GatewayErrorRecord = typeof GatewayErrorRecord.Type
-
-export interface RcsSendRequest {
-  /** Herald's message_id, passed as RBM's messageId: a reused id is ignored upstream. */
-  readonly messageId: string
-  /** The bot (RBM agent) sending. */
-  readonly agentId: string
-  /** E.164, with the leading '+'. */
-  readonly to: string
-  readonly content: MessageContent
-  /** Asked just before the request is written (exchange.ts): false, and it is not sent. */
-  readonly proceed?: () => boolean
+  /** The simulator in this process, over HTTP or (GATEWAY_SIM_TRANSPORT=direct) by direct calls. */
+  static readonly layerSimulated: Layer.Layer<RcsGateway, never, AppConfig | SimulatedUpstream> = Layer.scoped(
+    RcsGateway,
+    Effect.gen(function*() {
+      const config = yield* AppConfig
+      const upstream = yield* SimulatedUpstream
+      return yield* makeRbmGateway({
+        baseUrl: upstream.url,
+        timeoutMs: config.gatewayTimeoutMs,
+        ...(upstream.rbmTransport !== undefined ? { transport: upstream.rbmTransport } : {})
+      })
+    })
+  )
 }
 
-export type SendOutcome =
-  /** The gateway took the message. */
-  | { readonly _tag: "Accepted"; readonly at: number }
-  /** The gateway answered with an error; `retryable` only for category `gateway`. */
-  | { readonly _tag: "Rejected"; readonly error: GatewayErrorRecord }
-  /** No answer in time, or the connection broke after the request left: never resent. */
-  | { readonly _tag: "Unconfirmed"; readonly error: GatewayErrorRecord }
-
-export interface Capability {
-  readonly phone: string
-  /** Whether the number can receive RCS at all (RBM answers 404 when not). */
-  readonly reachable: boolean
-  /** RBM feature names, e.g. RICHCARD_STANDALONE, ACTION_DIAL. */
-  readonly features: ReadonlyArray<string>
+/**
+ * A node of a cluster without GATEWAY_RBM_URL: nothing to send to. Sends fail as a config error
+ * (the operator's to fix), capability checks as unavailable.
+ */
+const unconfigured: RcsGatewayApi = {
+  send: () =>
+    Effect.succeed({
+      _tag: "Rejected",
+      error: notConfiguredRecord("Set GATEWAY_RBM_URL on every node (a real RBM host or a shared `herald gateway-sim`).")
+    } as const),
+  capability: () => Effect.fail(new GatewayUnavailable({ message: "no gateway configured (GATEWAY_RBM_URL)" }))
 }
-
-export class GatewayUnavailable extends Schema.TaggedError<GatewayUnavailable>()("GatewayUnavailable", {
-  message: Schema.String
-}) {}
-
-/** What the gateway tells Herald about a message or a user, from its callbacks. */
-export type GatewayReport =
-  | {
-    readonly _tag: "Status"
-    /** Unique per event upstream (RBM eventId): duplicate callbacks repeat it. */
-    readonly eventId: string
-    readonly messageId: string
-    readonly agentId: string
-    readonly phone: string
-    readonly status: "delivered" | "read" | "failed"
-    readonly at: number
-    /** For `failed`: the asynchronous rejection as a Gateway error record. */
-    readonly error?: GatewayErrorRecord
-  }
-  | {
-    readonly _tag: "Inbound"
-    /** The user's message id upstream: duplicate callbacks repeat it. */
-    readonly messageId: string
-    readonly agentId: string
-    readonly phone: string
-    /** The text, or a suggestion's text when the user tapped one. */
-    readonly text: string
-    readonly postbackData?: string
-    readonly at: number
-  }
-  /** Events Herald does not act on (typing indicators, locations, files). */
-  | { readonly _tag: "Ignored"; readonly reason: string }
-
-export class RcsGateway extends Context.Tag("herald/RcsGateway")<RcsGateway, {
-  readonly send: (request: RcsSendRequest) => Effect.Effect<SendOutcome>
-  readonly capability: (agentId: string, phone: string) => Effect.Effect<Capability, GatewayUnavailable>
-}>() {}

@@ -1,30 +1,51 @@
-import { Context, type Effect } from "effect"
-import type { GatewayErrorRecord } from "./RcsGateway.ts"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
+import { notConfiguredRecord } from "../domain/gatewayError.ts"
+import { makeCloudApiGateway } from "./cloud/CloudApiGateway.ts"
+import { SimulatedUpstream } from "./SimulatedUpstream.ts"
+import type { WaGatewayApi } from "./wa.ts"
 
 /**
- * The WhatsApp Cloud API as Herald sees it, whatever speaks it (Meta's Graph API or the built-in
- * simulator). Sends never fail the Effect: every answer, including none, is an outcome the
- * `wa_sender` actor records.
+ * The WhatsApp Cloud API as the `wa_sender` actor and the template service see it (the vocabulary
+ * is in wa.ts). Two layers, chosen once at the composition root (node.ts): `layerCloudApi`, Meta's
+ * Graph API at GATEWAY_WA_URL (or a shared `herald gateway-sim`), and `layerSimulated`, the
+ * gateway simulator running in this process.
  */
+export class WaGateway extends Context.Tag("herald/WaGateway")<WaGateway, WaGatewayApi>() {
+  /** The Cloud API at GATEWAY_WA_URL; without it (a node of a cluster), sends fail as a config error. */
+  static readonly layerCloudApi: Layer.Layer<WaGateway, never, AppConfig> = Layer.scoped(
+    WaGateway,
+    Effect.flatMap(AppConfig, (config) =>
+      Option.match(config.gatewayWaUrl, {
+        onNone: () => Effect.succeed(unconfigured),
+        onSome: (baseUrl) =>
+          makeCloudApiGateway({ baseUrl, accessToken: () => Redacted.value(config.gatewayWaToken), timeoutMs: config.gatewayTimeoutMs })
+      }))
+  )
 
-export type WaSendOutcome =
-  /** Meta took the message and named it (`wamid.…`). */
-  | { readonly _tag: "Accepted"; readonly wamid: string; readonly at: number }
-  /** Meta answered with an error, or the request never left; `retryable` only for what is safe to send again. */
-  | { readonly _tag: "Rejected"; readonly error: GatewayErrorRecord }
-  /** The request left and no answer came back: it may have reached the customer. Never resent. */
-  | { readonly _tag: "Unconfirmed"; readonly error: GatewayErrorRecord }
+  /** The simulator in this process, over HTTP or (GATEWAY_SIM_TRANSPORT=direct) by direct calls. */
+  static readonly layerSimulated: Layer.Layer<WaGateway, never, AppConfig | SimulatedUpstream> = Layer.scoped(
+    WaGateway,
+    Effect.gen(function*() {
+      const config = yield* AppConfig
+      const upstream = yield* SimulatedUpstream
+      return yield* makeCloudApiGateway({
+        baseUrl: upstream.url,
+        accessToken: () => Redacted.value(config.gatewayWaToken),
+        timeoutMs: config.gatewayTimeoutMs,
+        ...(upstream.cloudTransport !== undefined ? { transport: upstream.cloudTransport } : {})
+      })
+    })
+  )
+}
 
-export type TemplateSubmission =
-  | { readonly _tag: "Submitted"; readonly upstreamId: string; readonly status: string }
-  /** Meta refused it (`unavailable`: no answer, or a server error: try again later). */
-  | { readonly _tag: "Refused"; readonly reason: string; readonly unavailable: boolean }
-
-export class WaGateway extends Context.Tag("herald/WaGateway")<WaGateway, {
-  /** POST /{version}/{phone_number_id}/messages with Meta's body; `messageId` is Herald's (for the record). */
-  readonly send: (phoneNumberId: string, body: Record<string, unknown>, messageId: string) => Effect.Effect<WaSendOutcome>
-  /** POST /{version}/{waba_id}/message_templates: Meta reviews it and answers by webhook. */
-  readonly submitTemplate: (wabaId: string, definition: Record<string, unknown>) => Effect.Effect<TemplateSubmission>
-  /** DELETE /{version}/{waba_id}/message_templates?name=…&hsm_id=… (that one template, not every language of the name); best effort (false when Meta did not confirm). */
-  readonly deleteTemplate: (wabaId: string, name: string, upstreamId: string | null) => Effect.Effect<boolean>
-}>() {}
+/** The WhatsApp half of a node of a cluster without GATEWAY_WA_URL: sends fail as a config error. */
+const unconfigured: WaGatewayApi = {
+  send: () =>
+    Effect.succeed({
+      _tag: "Rejected",
+      error: notConfiguredRecord("Set GATEWAY_WA_URL on every node (Meta's Graph API or a shared `herald gateway-sim`).")
+    } as const),
+  submitTemplate: () => Effect.succeed({ _tag: "Refused", reason: "no WhatsApp gateway configured (GATEWAY_WA_URL)", unavailable: true } as const),
+  deleteTemplate: () => Effect.succeed(false)
+}

@@ -183,21 +183,20 @@ export const listenerOn = (port: number) =>
 const Listener = Layer.unwrapEffect(Effect.map(AppConfig, (config) => listenerOn(config.port)))
 
 /** Where this node listens, for what must call it back (the in-process gateway simulator). */
-export type OnListening = (address: { readonly port: number }) => void
+export type OnListening = (address: { readonly port: number }) => Effect.Effect<void>
 
 /**
  * The HTTP server on PORT: the whole API on api nodes, health and metrics on worker nodes. On
  * shutdown Node's server stops accepting, closes idle keep-alive sockets and waits for requests in
  * flight, before the layers below it (NATS, Postgres) are released.
  */
-export const HttpServerLive = (surface: "full" | "ops", onListening: OnListening = () => {}) =>
+export const HttpServerLive = (surface: "full" | "ops", onListening: OnListening = () => Effect.void) =>
   Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
     serveRoutes(surface === "full" ? FullRoutes : OpsRoutes, { ...DEFAULT_BODY_TIMEOUTS, idleMs: config.httpBodyIdleMs }, surface === "full" ? HeraldApi : OpsApi))).pipe(
-    Layer.provide(Layer.tap(Listener, (context) =>
-      Effect.sync(() => {
-        const address = Context.get(context, HttpServer.HttpServer).address
-        if (address._tag === "TcpAddress") onListening({ port: address.port })
-      }))),
+    Layer.provide(Layer.tap(Listener, (context) => {
+      const address = Context.get(context, HttpServer.HttpServer).address
+      return address._tag === "TcpAddress" ? onListening({ port: address.port }) : Effect.void
+    })),
     Layer.tap(() => Effect.logInfo("HTTP listening", { surface }))
   )
 

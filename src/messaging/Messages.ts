@@ -7,7 +7,7 @@ import type { Carousel, MessageContent, RichCard, Suggestion } from "../domain/c
 import { checkContent } from "../domain/contentLimits.ts"
 import { describeIssues, FieldIssue, InvalidRequest } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
-import type { GatewayErrorRecord } from "../gateway/RcsGateway.ts"
+import type { GatewayErrorRecord } from "../domain/gatewayError.ts"
 import { BotsCache } from "../storage/BotsCache.ts"
 import { TemplatesRepo } from "../templates/TemplatesRepo.ts"
 import { Wallet } from "../wallet/Wallet.ts"

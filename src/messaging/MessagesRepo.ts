@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { MessageContent } from "../domain/content.ts"
 import { isUuid } from "../domain/ids.ts"
-import type { GatewayErrorRecord } from "../gateway/RcsGateway.ts"
+import type { GatewayErrorRecord } from "../domain/gatewayError.ts"
 import { type PagePosition, positionOf } from "../storage/pageCursor.ts"
 
 export const MESSAGE_STATUSES = ["queued", "unconfirmed", "sent", "delivered", "read", "failed"] as const

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { GatewayErrorCategory } from "../gateway/RcsGateway.ts"
+import { GatewayErrorCategory } from "../domain/gatewayError.ts"
 
 /** 403 bot_not_active: the bot is not the caller's, or not in status active (contract, Errors). */
 export class BotNotActive extends Schema.TaggedError<BotNotActive>()("BotNotActive", {

@@ -1,4 +1,4 @@
-import type { GatewayErrorRecord } from "../gateway/RcsGateway.ts"
+import type { GatewayErrorRecord } from "../domain/gatewayError.ts"
 
 /** The public surface shows numbers as digits with the country code, no '+' (Interakt's form). */
 export const digitsOf = (e164: string) => (e164.startsWith("+") ? e164.slice(1) : e164)

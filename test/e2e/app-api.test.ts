@@ -7,7 +7,7 @@ import { startConsumer } from "../support/consumer.ts"
 import { freePort } from "../support/TcpProxy.ts"
 import { randomUUID } from "node:crypto"
 import { DEV_WA_APP_SECRET } from "../../src/config/AppConfig.ts"
-import { signWaBody } from "../../src/gateway/simulator/whatsapp/webhooks.ts"
+import { signWaBody } from "../../src/simulator/whatsapp/webhooks.ts"
 
 // The app API (/api/v1/app, docs/app-api.md) end to end with secret keys: /me on every plan,
 // Starter locked out of the rest, contacts (idempotent by phone, search, tag, segment, cursor),

@@ -2,14 +2,13 @@ import { createHmac, generateKeyPairSync, randomUUID } from "node:crypto"
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import { type AddressInfo, createServer as createNetServer, type Server as NetServer } from "node:net"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer } from "effect"
-import { AppConfig } from "../../src/config/AppConfig.ts"
-import { EmailRelay, type OutgoingMail, SMTP_FEEDBACK_PATH, SMTP_FEEDBACK_SIGNATURE_HEADER, type SmtpFeedback } from "../../src/gateway/EmailRelay.ts"
-import { GatewayCallbackUrl } from "../../src/gateway/GatewayCallbackUrl.ts"
-import { GatewaysLive } from "../../src/gateway/GatewaysLive.ts"
-import { makeGatewaySimulator } from "../../src/gateway/simulator/GatewaySimulator.ts"
+import { Effect, Layer } from "effect"
+import { EmailRelay, SMTP_FEEDBACK_PATH, SMTP_FEEDBACK_SIGNATURE_HEADER, type SmtpFeedback } from "../../src/gateway/EmailRelay.ts"
+import type { OutgoingMail } from "../../src/gateway/mail.ts"
 import { makeNodemailerRelay } from "../../src/gateway/smtp/NodemailerRelay.ts"
-import { makeSmtpSink, type SinkMessage } from "../../src/gateway/smtp/SmtpSink.ts"
+import { makeGatewaySimulator } from "../../src/simulator/GatewaySimulator.ts"
+import { makeSmtpSink, type SinkMessage } from "../../src/simulator/smtp/SmtpSink.ts"
+import { gatewaysOn, heraldListens } from "../gateway/gateways.ts"
 import { eventually, pause } from "../gateway/receiver.ts"
 
 const SECRET = "smtp-sink-test-secret"
@@ -227,23 +226,17 @@ const freePort = Effect.async<number>((resume) => {
   })
 })
 
-/** GatewaysLive on settings from these environment variables. */
-const live = (env: Record<string, string>, callbackUrl: () => string | undefined) =>
-  GatewaysLive.pipe(
-    Layer.provide(GatewayCallbackUrl.lazy(callbackUrl)),
-    Layer.provide(AppConfig.layer),
-    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ SMTP_FEEDBACK_SECRET: SECRET, ...env })))))
-  )
+/** The gateways node.ts chooses, on settings from these environment variables. */
+const live = (env: Record<string, string>) => gatewaysOn({ SMTP_FEEDBACK_SECRET: SECRET, ...env })
 
-describe("GatewaysLive's EmailRelay", () => {
+describe("the EmailRelay node.ts chooses", () => {
   it.scoped("role all without SMTP_URL: the sink in-process, its control API on the simulator's port, complaints to Herald's origin", () =>
     Effect.gen(function*() {
       const receiver = yield* makeFeedbackReceiver()
       const simPort = yield* freePort
-      let herald: string | undefined
-      const context = yield* Layer.build(live({ GATEWAY_SIM_PORT: String(simPort), SMTP_SIM_PORT: "0" }, () => herald))
+      const context = yield* Layer.build(live({ GATEWAY_SIM_PORT: String(simPort), SMTP_SIM_PORT: "0" }))
       // Herald's address becomes known after the gateways are up, as in the composition root.
-      herald = `${receiver.origin}/api/v1/rcs/gateway/rbm/events`
+      yield* heraldListens(context, receiver.origin)
       const relay = Effect.provide(EmailRelay, context)
       const { url, send } = yield* relay
       expect(url).toMatch(/^smtp:\/\/127\.0\.0\.1:\d+/)
@@ -260,7 +253,7 @@ describe("GatewaysLive's EmailRelay", () => {
     Effect.gen(function*() {
       const external = yield* makeSmtpSink({ port: 0, feedbackUrl: () => undefined, feedbackSecret: SECRET })
       const context = yield* Layer.build(
-        live({ SMTP_URL: external.url, GATEWAY_RBM_URL: "http://127.0.0.1:9", GATEWAY_WA_URL: "http://127.0.0.1:9", GATEWAY_CAPI_URL: "http://127.0.0.1:9" }, () => undefined)
+        live({ SMTP_URL: external.url, GATEWAY_RBM_URL: "http://127.0.0.1:9", GATEWAY_WA_URL: "http://127.0.0.1:9", GATEWAY_CAPI_URL: "http://127.0.0.1:9" })
       )
       const { url, send } = yield* Effect.provide(EmailRelay, context)
       expect(url).toBe(external.url)
@@ -270,7 +263,7 @@ describe("GatewaysLive's EmailRelay", () => {
 
   it.scoped("an api node without SMTP_URL: every mail Rejected 554 as a config error", () =>
     Effect.gen(function*() {
-      const context = yield* Layer.build(live({ HERALD_ROLE: "api" }, () => undefined))
+      const context = yield* Layer.build(live({ HERALD_ROLE: "api" }))
       const { send } = yield* Effect.provide(EmailRelay, context)
       const outcome = yield* send(mailTo("bob@example.com"))
       expect(outcome).toMatchObject({ _tag: "Rejected", code: 554 })

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
-import { GatewayErrorRecord } from "../../src/gateway/RcsGateway.ts"
-import { categoryOfStatus, fromMetaError, fromMetaStatusError, META_ERROR_CODES } from "../../src/whatsapp/cloud/errors.ts"
-import { ECOSYSTEM_ERROR, somethingWentWrong, undeliverable } from "../../src/gateway/simulator/whatsapp/metaErrors.ts"
+import { GatewayErrorRecord } from "../../src/domain/gatewayError.ts"
+import { categoryOfStatus, fromMetaError, fromMetaStatusError, META_ERROR_CODES } from "../../src/gateway/cloud/errors.ts"
+import { ECOSYSTEM_ERROR, somethingWentWrong, undeliverable } from "../../src/simulator/whatsapp/metaErrors.ts"
 
 const envelope = (code: number, message = `(#${code}) Something`, details = "What Meta says in detail") => ({
   error: { message, type: "OAuthException", code, error_data: { messaging_product: "whatsapp", details }, error_subcode: 2494010, fbtrace_id: "AbCdEf123" }

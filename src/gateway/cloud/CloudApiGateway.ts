@@ -1,9 +1,8 @@
 import { Effect, type Scope } from "effect"
 import { type Exchange, exchange, gatewayPool } from "../rbm/exchange.ts"
-import type { GatewayErrorRecord } from "../RcsGateway.ts"
-import type { Context } from "effect"
-import { fromMetaError } from "../../whatsapp/cloud/errors.ts"
-import type { WaGateway, WaSendOutcome } from "../WaGateway.ts"
+import type { GatewayErrorRecord } from "../../domain/gatewayError.ts"
+import { fromMetaError } from "./errors.ts"
+import type { WaGatewayApi, WaSendOutcome } from "../wa.ts"
 
 /** The Graph API version Herald speaks (Meta's OpenAPI document in vendor/meta is v23.0). */
 export const GRAPH_VERSION = "v23.0"
@@ -26,7 +25,7 @@ const DEFAULT_CONNECTIONS = 256
 const idSegment = (id: string) => (/^[0-9A-Za-z_-]{1,64}$/.test(id) ? id : encodeURIComponent(id))
 
 /** Sends and template submissions against the WhatsApp Cloud API (or the simulator speaking it). */
-export const makeCloudApiGateway = (options: CloudApiOptions): Effect.Effect<Context.Tag.Service<WaGateway>, never, Scope.Scope> =>
+export const makeCloudApiGateway = (options: CloudApiOptions): Effect.Effect<WaGatewayApi, never, Scope.Scope> =>
   Effect.gen(function*() {
     const base = new URL(options.baseUrl)
     const prefix = `${base.pathname.replace(/\/+$/, "")}/${GRAPH_VERSION}`

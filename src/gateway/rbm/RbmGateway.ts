@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto"
-import { type Context, Effect, Layer, type Scope } from "effect"
-import { type Capability, GatewayUnavailable, RcsGateway, type RcsSendRequest, type SendOutcome } from "../RcsGateway.ts"
+import { Effect, type Scope } from "effect"
+import { type Capability, GatewayUnavailable, type RcsGatewayApi, type RcsSendRequest, type SendOutcome } from "../rcs.ts"
 import { currentTraceparent, TRACEPARENT } from "../../observability/Tracing.ts"
 import { toContentMessage } from "./content.ts"
 import { notSent, rejectionRecord, unconfirmedCut, unconfirmedTimeout } from "./errors.ts"
@@ -33,7 +33,7 @@ const DEFAULT_CONNECTIONS = 256
 const phoneSegment = (phone: string) => (/^\+?[0-9]{1,20}$/.test(phone) ? phone : encodeURIComponent(phone))
 
 /** Sending and capability checks against RBM's REST API (or the simulator speaking it). */
-export const makeRbmGateway = (options: RbmGatewayOptions): Effect.Effect<Context.Tag.Service<RcsGateway>, never, Scope.Scope> =>
+export const makeRbmGateway = (options: RbmGatewayOptions): Effect.Effect<RcsGatewayApi, never, Scope.Scope> =>
   Effect.gen(function*() {
     const base = new URL(options.baseUrl)
     const prefix = base.pathname.replace(/\/+$/, "")
@@ -89,7 +89,7 @@ export const makeRbmGateway = (options: RbmGatewayOptions): Effect.Effect<Contex
       return yield* capabilityOf(yield* call("GET", path), phone)
     })
 
-    return RcsGateway.of({ send, capability })
+    return { send, capability }
   })
 
 export const sendOutcome = (result: Exchange, messageId: string, timeoutMs: number): SendOutcome => {
@@ -122,6 +122,3 @@ const capabilityOf = (result: Exchange, phone: string): Effect.Effect<Capability
     return Effect.fail(new GatewayUnavailable({ message: "capability check answered with a body that is not JSON" }))
   }
 }
-
-/** The RBM adapter as the `RcsGateway` service. */
-export const RbmGatewayLayer = (options: RbmGatewayOptions): Layer.Layer<RcsGateway> => Layer.scoped(RcsGateway, makeRbmGateway(options))

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto"
-import type { GatewayReport } from "../RcsGateway.ts"
+import type { GatewayReport } from "../rcs.ts"
 import { expiredRecord } from "./errors.ts"
 
 /**

@@ -1,4 +1,4 @@
-import type { GatewayErrorCategory, GatewayErrorRecord } from "../RcsGateway.ts"
+import type { GatewayErrorCategory, GatewayErrorRecord } from "../../domain/gatewayError.ts"
 
 /**
  * RBM's answers and silences as the contract's Gateway error record. `message` is the one-line

@@ -1,6 +1,6 @@
-import { Context, Effect, type Scope } from "effect"
+import { Effect, type Scope } from "effect"
 import nodemailer from "nodemailer"
-import { EmailRelay, type OutgoingMail, type RelayOutcome } from "../EmailRelay.ts"
+import type { EmailRelayApi, OutgoingMail, RelayOutcome } from "../mail.ts"
 
 export interface NodemailerRelayOptions {
   /** Connections kept open to the relay; 8 by default. */
@@ -27,7 +27,7 @@ interface SmtpError {
  */
 const REFUSED_LOCALLY = new Set(["EENVELOPE", "EMESSAGE", "ECONFIG", "ENOAUTH"])
 
-/** Where an SMTP transaction ended, as the contract names it (EmailRelay.ts). */
+/** Where an SMTP transaction ended, as the contract names it (mail.ts). */
 export const relayOutcome = (error: SmtpError): RelayOutcome => {
   const code = typeof error.responseCode === "number" ? error.responseCode : undefined
   const response = error.response ?? error.message ?? "unknown SMTP error"
@@ -48,7 +48,7 @@ export const relayOutcome = (error: SmtpError): RelayOutcome => {
 export const makeNodemailerRelay = (
   url: string,
   options: NodemailerRelayOptions = {}
-): Effect.Effect<Context.Tag.Service<EmailRelay>, never, Scope.Scope> =>
+): Effect.Effect<EmailRelayApi, never, Scope.Scope> =>
   Effect.gen(function*() {
     const sendTimeoutMs = options.sendTimeoutMs ?? 60_000
     const transport = yield* Effect.acquireRelease(
@@ -108,7 +108,7 @@ export const makeNodemailerRelay = (
       return yield* transmit(mail)
     })
 
-    return EmailRelay.of({ send, url: redactUrl(url) })
+    return { send, url: redactUrl(url) }
   })
 
 /** The URL without its password, for logs. */

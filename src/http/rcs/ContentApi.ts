@@ -1,5 +1,5 @@
 import { Carousel, RichCard, Suggestion } from "../../domain/content.ts"
-import { GatewayErrorRecord } from "../../gateway/RcsGateway.ts"
+import { GatewayErrorRecord } from "../../domain/gatewayError.ts"
 
 /**
  * Shapes declared outside src/http that several operations answer or take, named for the OpenAPI

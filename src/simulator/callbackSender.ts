@@ -1,7 +1,7 @@
 import { Chunk, Duration, Effect, Runtime, Schedule, type Scope } from "effect"
 import { Agent } from "undici"
-import { encodeRbmCallback, SIGNATURE_HEADER } from "../rbm/callbacks.ts"
-import { type Exchange, exchange } from "../rbm/exchange.ts"
+import { encodeRbmCallback, SIGNATURE_HEADER } from "../gateway/rbm/callbacks.ts"
+import { type Exchange, exchange } from "../gateway/rbm/exchange.ts"
 
 /** Herald's RBM callback path: a callback URL given as a bare origin gets it appended. */
 export const RBM_EVENTS_PATH = "/api/v1/rcs/gateway/rbm/events"

@@ -1,12 +1,16 @@
 import { createHmac } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Effect, Runtime, Schema, type Scope } from "effect"
+import { Context, Effect, Layer, Redacted, Runtime, Schema, type Scope } from "effect"
 import { type ParsedMail, simpleParser } from "mailparser"
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server"
-import { SMTP_FEEDBACK_PATH, SMTP_FEEDBACK_SIGNATURE_HEADER, type SmtpFeedback } from "../EmailRelay.ts"
-import { makeWebhookSender, resolveCallbackUrl } from "../simulator/callbackSender.ts"
-import { queryParam, sendJson } from "../simulator/httpHelpers.ts"
+import { AppConfig } from "../../config/AppConfig.ts"
+import { SMTP_FEEDBACK_PATH, SMTP_FEEDBACK_SIGNATURE_HEADER, type SmtpFeedback } from "../../gateway/EmailRelay.ts"
+import type { GatewayCallbackUrl } from "../../gateway/GatewayCallbackUrl.ts"
+import { SimulatedSmtp } from "../../gateway/SimulatedUpstream.ts"
+import { makeWebhookSender, resolveCallbackUrl } from "../callbackSender.ts"
+import { heraldOrigin } from "../heraldOrigin.ts"
+import { queryParam, sendJson } from "../httpHelpers.ts"
 import {
   ACCEPTED_MESSAGE,
   DUPLICATE_MESSAGE,
@@ -77,7 +81,7 @@ export class SmtpSinkError extends Schema.TaggedError<SmtpSinkError>()("SmtpSink
   message: Schema.String
 }) {}
 
-export interface SmtpSink {
+export class SmtpSink extends Context.Tag("herald/SmtpSink")<SmtpSink, {
   readonly port: number
   /** `smtp://127.0.0.1:<port>` (the host listened on, when that is one address): what a relay is pointed at. */
   readonly url: string
@@ -89,6 +93,24 @@ export interface SmtpSink {
    * server mounts it; false (the request untouched) for any other route.
    */
   readonly handleControl: (req: IncomingMessage, res: ServerResponse, path: string, query: string) => boolean
+}>() {
+  /**
+   * The sink in Herald's own process (a single-process node without SMTP_URL) on SMTP_SIM_PORT,
+   * reporting to Herald once its HTTP server listens, and as the SimulatedSmtp that
+   * `EmailRelay.layerSink` relays to. Its control API is served on the gateway simulator's port
+   * (`GatewaySimulator.layerInProcessWithSink`).
+   */
+  static readonly layerInProcess: Layer.Layer<SmtpSink | SimulatedSmtp, SmtpSinkError, AppConfig | GatewayCallbackUrl> = Layer.scopedContext(
+    Effect.gen(function*() {
+      const config = yield* AppConfig
+      const sink = yield* makeSmtpSink({
+        port: config.smtpSimPort,
+        feedbackUrl: yield* heraldOrigin,
+        feedbackSecret: Redacted.value(config.smtpFeedbackSecret)
+      })
+      return Context.make(SmtpSink, sink).pipe(Context.add(SimulatedSmtp, { url: sink.url }))
+    })
+  )
 }
 
 const MESSAGES_PATH = "/simulate/smtp/messages"
@@ -100,7 +122,7 @@ const MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 const DEFAULT_KEEP = 200_000
 
 /** Starts the sink in the current scope; closing the scope closes it, its connections and its timers. */
-export const makeSmtpSink = (options: SmtpSinkOptions): Effect.Effect<SmtpSink, SmtpSinkError, Scope.Scope> =>
+export const makeSmtpSink = (options: SmtpSinkOptions): Effect.Effect<Context.Tag.Service<SmtpSink>, SmtpSinkError, Scope.Scope> =>
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
     const keep = options.keep ?? DEFAULT_KEEP

@@ -1,4 +1,4 @@
-import type { PricingCategory } from "./waLedger.ts"
+import type { PricingCategory } from "./webhooks.ts"
 
 /**
  * Templates submitted through the simulator: enough to answer creation and deletion and to price

@@ -1,4 +1,4 @@
-import type { GatewayErrorCategory, GatewayErrorRecord } from "../../gateway/RcsGateway.ts"
+import type { GatewayErrorCategory, GatewayErrorRecord } from "../../domain/gatewayError.ts"
 
 /**
  * Meta's error answers as the contract's Gateway error record. Meta advises building on `code`

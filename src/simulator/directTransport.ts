@@ -1,6 +1,6 @@
-import { type Context, Duration, Effect } from "effect"
-import type { Exchange } from "../rbm/exchange.ts"
-import { CUT, type GatewaySimulator, HELD, type SendAnswer } from "./GatewaySimulator.ts"
+import { Duration, Effect } from "effect"
+import type { Exchange } from "../gateway/rbm/exchange.ts"
+import { CUT, HELD, type SendAnswer } from "./httpHelpers.ts"
 
 type Method = "GET" | "POST" | "DELETE"
 
@@ -12,11 +12,11 @@ const asExchange = (result: SendAnswer, timeoutMs: number): Effect.Effect<Exchan
 }
 
 /** The RBM adapter's exchanges handed to the in-process simulator as calls. */
-export const directTransport = (simulator: Context.Tag.Service<GatewaySimulator>, timeoutMs: number) =>
+export const directTransport = (simulator: { readonly direct: (method: "GET" | "POST", pathAndQuery: string, body: string) => SendAnswer }, timeoutMs: number) =>
 (method: "GET" | "POST", path: string, body: Buffer | undefined): Effect.Effect<Exchange> =>
   asExchange(simulator.direct(method, path, body === undefined ? "" : body.toString("utf8")), timeoutMs)
 
 /** The Cloud API adapter's exchanges handed to the in-process simulator as calls. */
-export const waDirectTransport = (simulator: Context.Tag.Service<GatewaySimulator>, timeoutMs: number) =>
+export const waDirectTransport = (simulator: { readonly waDirect: (method: Method, pathAndQuery: string, body: string) => SendAnswer }, timeoutMs: number) =>
 (method: Method, path: string, body: Buffer | undefined): Effect.Effect<Exchange> =>
   asExchange(simulator.waDirect(method, path, body === undefined ? "" : body.toString("utf8")), timeoutMs)

@@ -1,10 +1,13 @@
 import { createHash, createHmac } from "node:crypto"
-import type { PricingCategory } from "./waLedger.ts"
 
 /**
  * The webhooks the Cloud API posts, built as plain objects in Meta's key order. Everything here
  * is a pure function of its arguments: a replayed status is the same bytes as the original.
  */
+
+/** What Meta bills a message as; `service` is a free-form message inside the window. */
+export const PRICING_CATEGORIES = ["service", "utility", "marketing", "authentication"] as const
+export type PricingCategory = (typeof PRICING_CATEGORIES)[number]
 
 /** Herald's Meta webhook path: a callback URL given as a bare origin gets it appended. */
 export const WA_EVENTS_PATH = "/api/v1/public/gateway/whatsapp"

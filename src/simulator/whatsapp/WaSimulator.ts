@@ -1,18 +1,20 @@
 import { randomBytes } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Effect, type Scope } from "effect"
-import { validateCloudMessage, validateTemplateCreation } from "../../../whatsapp/cloud/metaSchema.ts"
+import { validateCloudMessage, validateTemplateCreation } from "../../whatsapp/cloud/metaSchema.ts"
+import { Ledger } from "../ledger.ts"
 import { type CallbackStats, makeWebhookSender, resolveCallbackUrl, type WebhookSender } from "../callbackSender.ts"
 import { type Answer, answer, CUT, HELD, parseJsonObject, queryParam, readBody, safeDecode, type SendAnswer, sendJson } from "../httpHelpers.ts"
 import { CapiLog, capiAnswer } from "./capi.ts"
 import { ECOSYSTEM_ERROR, graphError, invalidParameter, missingToken, outsideWindow, somethingWentWrong, undeliverable } from "./metaErrors.ts"
 import { reviewOf, type TemplateRecord, TemplateRegistry } from "./templates.ts"
-import { WaLedger, type PricingCategory, WaStatus } from "./waLedger.ts"
 import { digitsOf, isPhoneDigits, type WaRule, waRuleOf } from "./waRules.ts"
 import {
   callWebhook,
   inboundWebhook,
   paymentWebhook,
+  PRICING_CATEGORIES,
+  type PricingCategory,
   SIM_WABA_ID,
   signWaBody,
   type StatusName,
@@ -22,6 +24,10 @@ import {
   WA_SIGNATURE_HEADER,
   type WaNumber
 } from "./webhooks.ts"
+
+/** Meta's statuses of a message the ledger keeps the last of (0: none yet). */
+const WaStatus = { None: 0, Sent: 1, Delivered: 2, Read: 3, Failed: 4 } as const
+type WaStatus = (typeof WaStatus)[keyof typeof WaStatus]
 
 /**
  * The gateway simulator's WhatsApp half: Meta's Cloud API (messages, message templates), the
@@ -108,7 +114,7 @@ export const makeWaSimulator = (options: {
 }): Effect.Effect<WaSimulator, never, Scope.Scope> =>
   Effect.gen(function*() {
     const wa = options.whatsapp
-    const ledger = new WaLedger()
+    const ledger = new Ledger<WaStatus>()
     const templates = new TemplateRegistry()
     const capiLog = new CapiLog()
     /** Per dataset: how many more requests fail, and how (a status, or 0 for a cut connection). */
@@ -168,14 +174,14 @@ export const makeWaSimulator = (options: {
     const lastStatusWebhook = (messageId: string | undefined, row: number) => {
       const last = ledger.lastOf(row)
       return statusWebhook({
-        number: numberOf(ledger.phoneNumberIdOf(row)),
-        wamid: wamidOf(last.wamidSeq),
-        status: STATUS_NAMES[last.status]!,
+        number: numberOf(ledger.senderOf(row)),
+        wamid: wamidOf(last.seq),
+        status: STATUS_NAMES[last.kind]!,
         at: ledger.unixAt(last.at),
         recipient: ledger.recipientOf(row),
         messageId,
-        category: ledger.categoryOf(row),
-        ...(last.status === WaStatus.Failed ? { errors: [ECOSYSTEM_ERROR] } : {})
+        category: PRICING_CATEGORIES[ledger.tagOf(row)]!,
+        ...(last.kind === WaStatus.Failed ? { errors: [ECOSYSTEM_ERROR] } : {})
       })
     }
 
@@ -227,12 +233,14 @@ export const makeWaSimulator = (options: {
       const digits = digitsOf(to)
       if (!isPhoneDigits(digits)) return invalidParameter([`to: ${to} is not a phone number with country code`])
       const messageId = nonEmpty(message.biz_opaque_callback_data)
-      const row = ledger.recordSend(messageId, phoneNumberId, digits, categoryOf(message))
+      // A repeat of an id is a new message to Meta: the row follows its latest send.
+      const row = ledger.recordSend(messageId, phoneNumberId, digits, true)
+      ledger.setTag(row, PRICING_CATEGORIES.indexOf(categoryOf(message)))
       const rule = waRuleOf(digits)
       const refused = refusal(rule, phoneNumberId, digits, message)
       if (refused !== undefined) return refused
       // Meta has no idempotency key: a repeat is a new message with a new wamid, sent again.
-      const wamidSeq = ledger.nextWamidSeq()
+      const wamidSeq = ledger.nextSeq()
       if (options.callbacks) followUp(messageId, row, wamidSeq, rule)
       if (rule === "cut-after-accept") return CUT
       return answer(200, { messaging_product: "whatsapp", contacts: [{ input: to, wa_id: digits }], messages: [{ id: wamidOf(wamidSeq) }] })
@@ -325,7 +333,7 @@ export const makeWaSimulator = (options: {
     const onInbound = (text: string): Answer => {
       const p = parties(parseJsonObject(text))
       if (p === undefined || typeof p.body.text !== "string") return badControl(`body must be {${PARTIES}, text, name?}`)
-      const wamid = wamidOf(ledger.nextWamidSeq())
+      const wamid = wamidOf(ledger.nextSeq())
       windows.set(windowKey(p.number.phoneNumberId, p.from), ledger.now())
       counts.inbound++
       post(inboundWebhook(p.number, { from: p.from, name: p.name, wamid, at: ledger.unixAt(ledger.now()), text: p.body.text }))
@@ -341,7 +349,7 @@ export const makeWaSimulator = (options: {
       if (p === undefined || typeof status !== "string" || !CALL_STATUSES.has(status) || typeof duration !== "number" || !(duration >= 0)) {
         return badControl(`body must be {${PARTIES}, status: completed|missed|rejected, duration_sec (>= 0), recording: boolean}`)
       }
-      const id = idOf("wacid", ledger.nextWamidSeq())
+      const id = idOf("wacid", ledger.nextSeq())
       counts.calls++
       post(callWebhook(p.number, {
         id,
@@ -363,7 +371,7 @@ export const makeWaSimulator = (options: {
       if (p === undefined || referenceId === undefined || typeof amount !== "number" || !(amount > 0) || !Number.isFinite(amount) || currency === undefined) {
         return badControl(`body must be {${PARTIES}, reference_id, amount (> 0), currency}`)
       }
-      const seq = ledger.nextWamidSeq()
+      const seq = ledger.nextSeq()
       const wamid = wamidOf(seq)
       counts.payments++
       post(paymentWebhook(p.number, {
@@ -392,10 +400,10 @@ export const makeWaSimulator = (options: {
       const id = nonEmpty(parseJsonObject(text)?.id)
       if (id === undefined) return badControl("body must be {id} (Herald's message id, as biz_opaque_callback_data)")
       const row = ledger.rowOf(id)
-      if (row === undefined || ledger.lastOf(row).status === WaStatus.None) return answer(404, { error: "no status webhook has been posted for that id" })
+      if (row === undefined || ledger.lastOf(row).kind === WaStatus.None) return answer(404, { error: "no status webhook has been posted for that id" })
       const last = ledger.lastOf(row)
       post(lastStatusWebhook(id, row))
-      return answer(202, { id, wamid: wamidOf(last.wamidSeq), status: STATUS_NAMES[last.status]! })
+      return answer(202, { id, wamid: wamidOf(last.seq), status: STATUS_NAMES[last.kind]! })
     }
 
     const onCapiLog = (query: string): Answer => {

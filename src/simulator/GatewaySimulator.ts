@@ -1,12 +1,18 @@
 import { randomBytes } from "node:crypto"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Context, Effect, Layer, Schema, type Scope } from "effect"
+import { Context, Effect, Layer, Option, Redacted, Schema, type Scope } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
+import type { GatewayCallbackUrl } from "../gateway/GatewayCallbackUrl.ts"
+import { SimulatedUpstream } from "../gateway/SimulatedUpstream.ts"
 import { makeCallbackSender } from "./callbackSender.ts"
 import { contentProblem } from "./contentCheck.ts"
+import { directTransport, waDirectTransport } from "./directTransport.ts"
+import { heraldOrigin } from "./heraldOrigin.ts"
 import { type Answer, answer, CUT, HELD, notFound, parseJsonObject, queryParam, readBody, safeDecode, type SendAnswer, sendJson } from "./httpHelpers.ts"
-import { EventKind, Ledger } from "./ledger.ts"
+import { Ledger } from "./ledger.ts"
 import { reachesRecipient, type RecipientRule, ruleOf, SIMULATED_FEATURES } from "./rules.ts"
+import { SmtpSink } from "./smtp/SmtpSink.ts"
 import { makeWaSimulator, type WaMessageLog, type WaTotals, type WhatsAppSimulatorOptions } from "./whatsapp/WaSimulator.ts"
 
 /**
@@ -91,7 +97,59 @@ export class GatewaySimulator extends Context.Tag("herald/GatewaySimulator")<Gat
 }>() {
   static readonly layer = (options: GatewaySimulatorOptions): Layer.Layer<GatewaySimulator, GatewaySimulatorError> =>
     Layer.scoped(GatewaySimulator, makeGatewaySimulator(options))
+
+  /**
+   * The simulator in Herald's own process (a single-process node, DESIGN.md "Simulator
+   * processes"): on GATEWAY_SIM_PORT, calling Herald back once its HTTP server listens, and as the
+   * SimulatedUpstream the gateways' `layerSimulated` send to, over HTTP or by direct calls
+   * (GATEWAY_SIM_TRANSPORT). Lives as long as the layer.
+   */
+  static readonly layerInProcess: Layer.Layer<GatewaySimulator | SimulatedUpstream, GatewaySimulatorError, AppConfig | GatewayCallbackUrl> =
+    Layer.scopedContext(Effect.suspend(() => inProcess(Option.none())))
+
+  /** `layerInProcess` serving the in-process SMTP sink's control API on its port too. */
+  static readonly layerInProcessWithSink: Layer.Layer<GatewaySimulator | SimulatedUpstream, GatewaySimulatorError, AppConfig | GatewayCallbackUrl | SmtpSink> =
+    Layer.scopedContext(Effect.flatMap(SmtpSink, (sink) => inProcess(Option.some(sink))))
 }
+
+/** Starts the simulator from the node's settings, and logs where it listens. */
+const inProcess = (sink: Option.Option<Context.Tag.Service<SmtpSink>>) =>
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const origin = yield* heraldOrigin
+    const simulator = yield* makeGatewaySimulator({
+      port: config.gatewaySimPort,
+      callbackUrl: origin,
+      clientToken: Redacted.value(config.gatewayRbmClientToken),
+      deliveredMs: config.gatewaySimDeliveredMs,
+      readMs: config.gatewaySimReadMs,
+      callbacks: config.gatewaySimCallbacks,
+      whatsapp: {
+        callbackUrl: origin,
+        appSecret: Redacted.value(config.gatewayWaAppSecret),
+        templateReviewMs: config.gatewaySimTemplateReviewMs
+      },
+      ...(Option.isSome(sink) ? { smtp: sink.value } : {})
+    })
+    yield* Effect.logInfo("gateway simulator started in-process").pipe(
+      Effect.annotateLogs({ url: simulator.url, transport: config.gatewaySimTransport, callbacks: config.gatewaySimCallbacks })
+    )
+    if (Option.isSome(sink)) {
+      yield* Effect.logInfo("smtp sink started in-process").pipe(
+        Effect.annotateLogs({ url: sink.value.url, control_url: `${simulator.url}/simulate/smtp/messages` })
+      )
+    }
+    const direct = config.gatewaySimTransport === "direct"
+    return Context.make(GatewaySimulator, simulator).pipe(Context.add(SimulatedUpstream, {
+      url: simulator.url,
+      rbmTransport: direct ? directTransport(simulator, config.gatewayTimeoutMs) : undefined,
+      cloudTransport: direct ? waDirectTransport(simulator, config.gatewayTimeoutMs) : undefined
+    }))
+  })
+
+/** RBM's callbacks about a message the ledger keeps the last of (0: none yet). */
+const EventKind = { None: 0, Delivered: 1, Read: 2, Expired: 3 } as const
+type EventKind = (typeof EventKind)[keyof typeof EventKind]
 
 const SUBSCRIPTION = "projects/rbm-herald-simulator/subscriptions/rbm-herald-simulator-webhook"
 
@@ -103,7 +161,7 @@ export const makeGatewaySimulator = (
   options: GatewaySimulatorOptions
 ): Effect.Effect<Context.Tag.Service<GatewaySimulator>, GatewaySimulatorError, Scope.Scope> =>
   Effect.gen(function*() {
-    const ledger = new Ledger()
+    const ledger = new Ledger<EventKind>()
     // Event ids must never repeat across simulator runs, or Herald would drop new events as duplicates.
     const instance = randomBytes(4).toString("hex")
     const pubsubBase = 1e15 + Math.floor(Math.random() * 1e15)
@@ -128,14 +186,14 @@ export const makeGatewaySimulator = (
       const last = ledger.lastOf(row)
       const sendTime = ledger.isoAt(last.at)
       return last.kind === EventKind.Expired
-        ? { phoneNumber: ledger.phoneOf(row), agentId: ledger.agentOf(row), messageId, eventType: "TTL_EXPIRATION_REVOKED", eventId: eventId(last.seq), sendTime }
+        ? { phoneNumber: ledger.recipientOf(row), agentId: ledger.senderOf(row), messageId, eventType: "TTL_EXPIRATION_REVOKED", eventId: eventId(last.seq), sendTime }
         : {
-          senderPhoneNumber: ledger.phoneOf(row),
+          senderPhoneNumber: ledger.recipientOf(row),
           eventType: last.kind === EventKind.Delivered ? "DELIVERED" : "READ",
           eventId: eventId(last.seq),
           messageId,
           sendTime,
-          agentId: ledger.agentOf(row)
+          agentId: ledger.senderOf(row)
         }
     }
 
@@ -174,7 +232,7 @@ export const makeGatewaySimulator = (
       if (body === undefined) return googleAnswer(400, "INVALID_ARGUMENT", "Invalid JSON payload received.")
       const problem = contentProblem(body)
       if (problem !== undefined) return googleAnswer(400, "INVALID_ARGUMENT", problem)
-      const row = ledger.recordSend(messageId, phone, agentId)
+      const row = ledger.recordSend(messageId, agentId, phone)
       const rule = ruleOf(phone)
       switch (rule) {
         case "not-rcs":
