@@ -2,6 +2,7 @@ import { tracedSpan } from "../observability/Tracing.ts"
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Schema } from "effect"
 import { ActorKind } from "../actors/runtime/index.ts"
+import { recordAttempt, recordDeadLetter, storedEnvelope } from "./DeliveriesRepo.ts"
 import { Dispatcher } from "./Dispatcher.ts"
 import { Endpoints } from "./Endpoints.ts"
 
@@ -95,10 +96,7 @@ export const DeliveryKind = ActorKind.make("delivery", {
       const sql = yield* SqlClient.SqlClient
 
       /** A stored envelope as the JSON text sent; undefined when its row is gone (its endpoint or account deleted). */
-      const storedBody = Effect.map(
-        sql<{ body: string }>`SELECT envelope::text AS body FROM webhook_deliveries WHERE delivery_id = ${ctx.key}`,
-        (rows) => rows[0]?.body
-      )
+      const storedBody = storedEnvelope(sql, ctx.key)
 
       const send = (target: typeof Target.Type, attempt: number): Effect.Effect<DeliveryState, unknown> =>
         Effect.gen(function*() {
@@ -146,18 +144,7 @@ export const DeliveryKind = ActorKind.make("delivery", {
           if (target === null || state.phase !== "sending" || command.attempt !== state.attempt) return state
           const found = { ...target, url: command.url }
           const firstAttemptAt = state.firstAttemptAt ?? command.sentAt
-          ctx.insert("webhook_attempts", {
-            delivery_id: ctx.key,
-            webhook_id: found.webhookId,
-            account_id: found.accountId,
-            event_type: found.eventType,
-            url: found.url,
-            attempt: command.attempt,
-            status_code: command.statusCode,
-            took_ms: command.tookMs,
-            response_snippet: command.snippet,
-            sent_at: new Date(command.sentAt)
-          })
+          recordAttempt(ctx, found, command)
           const settled = { attempt: command.attempt, firstAttemptAt, target, deferrals: 0 }
           if (succeeded(command.statusCode)) return { ...settled, phase: "delivered" as const }
           if (command.attempt < MAX_ATTEMPTS) {
@@ -165,16 +152,11 @@ export const DeliveryKind = ActorKind.make("delivery", {
             ctx.schedule(new Attempt({ attempt: command.attempt + 1 }), { at: new Date(due) }, `attempt-${command.attempt + 1}`)
             return { ...settled, phase: "waiting" as const }
           }
-          ctx.insert("webhook_dead_letters", {
-            delivery_id: ctx.key,
-            webhook_id: found.webhookId,
-            account_id: found.accountId,
-            event_type: found.eventType,
-            url: found.url,
+          recordDeadLetter(ctx, found, {
             reason: `HTTP ${command.statusCode} after ${MAX_ATTEMPTS} attempts`,
             envelope: found.stored ? (yield* storedBody) ?? "{}" : JSON.stringify(found.envelope),
-            first_attempt_at: new Date(firstAttemptAt),
-            permanent_failure_at: new Date(command.finishedAt)
+            firstAttemptAt,
+            permanentFailureAt: command.finishedAt
           })
           return { ...settled, phase: "dead" as const }
         }

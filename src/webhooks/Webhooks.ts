@@ -12,7 +12,8 @@ import { urlProblem } from "./urlPolicy.ts"
 import { secretOverlapMs } from "./secretRotation.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { BROADCAST_MESSAGE_EVENTS } from "./Subscriptions.ts"
-import { type AttemptRow, type DeadLetterRow, type EndpointStatsRow, type WebhookChannel, type WebhookRow, WebhooksRepo } from "./WebhooksRepo.ts"
+import { type AttemptRow, type DeadLetterRow, DeliveriesRepo } from "./DeliveriesRepo.ts"
+import { type EndpointStatsRow, type WebhookChannel, type WebhookRow, WebhooksRepo } from "./WebhooksRepo.ts"
 
 /** Event types a subscription may ask for (contract, Events). `webhook.test` goes to one endpoint on request. */
 export const EVENT_TYPES = ["message.sent", "message.delivered", "message.read", "message.failed", "message.received", "broadcast.completed"] as const
@@ -118,6 +119,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* WebhooksRepo
+    const deliveryLog = yield* DeliveriesRepo
     const bots = yield* BotsRepo
     const outbox = yield* Outbox
     const config = yield* AppConfig
@@ -282,45 +284,27 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
       configSetId?: string
     }) =>
       Effect.gen(function*() {
-        const targets = event.configSetId !== undefined
-          ? yield* sql<{ webhookId: string }>`
-              SELECT webhook_id FROM webhooks
-              WHERE config_set_id = ${event.configSetId}::uuid AND account_id = ${event.accountId} AND channel = 'email'
-                AND deleted_at IS NULL AND active AND ${event.type} = ANY(events)`
-          : event.only !== undefined
-          ? yield* sql<{ webhookId: string }>`
-              SELECT webhook_id FROM webhooks
-              WHERE webhook_id = ${event.only}::uuid AND account_id = ${event.accountId} AND deleted_at IS NULL`
-          : yield* sql<{ webhookId: string }>`
-              SELECT webhook_id FROM webhooks
-              WHERE account_id = ${event.accountId} AND deleted_at IS NULL AND active AND channel = ${event.channel ?? "rcs"}
-                AND ${event.type} = ANY(events) AND (bot_id IS NULL OR bot_id = ${event.botId}::uuid)`
+        const targets = yield* repo.targets(event)
         // Nobody listens: nothing to archive (most messages of most accounts).
         if (targets.length === 0) return []
-        const [stored] = yield* sql<{ eventId: string; occurredAt: Date }>`
-          INSERT INTO webhook_events (account_id, type, bot_id, data)
-          VALUES (${event.accountId}, ${event.type}, ${event.botId}, ${JSON.stringify(event.data)}::jsonb)
-          RETURNING event_id, occurred_at`
-        const occurredAt = new Date(stored!.occurredAt).toISOString()
+        const stored = yield* deliveryLog.insertEvent(event)
+        const occurredAt = new Date(stored.occurredAt).toISOString()
         const deliveries = targets.map((target) => {
           const deliveryId = newDeliveryId()
           // A partner's events carry no account: the envelope is the design's {event_id, type, occurred_at, delivery_id, data}.
           const envelope = event.configSetId !== undefined
-            ? { event_id: stored!.eventId, type: event.type, occurred_at: occurredAt, delivery_id: deliveryId, data: event.data }
-            : { event_id: stored!.eventId, type: event.type, occurred_at: occurredAt, delivery_id: deliveryId, account_id: event.accountId, data: event.data }
+            ? { event_id: stored.eventId, type: event.type, occurred_at: occurredAt, delivery_id: deliveryId, data: event.data }
+            : { event_id: stored.eventId, type: event.type, occurred_at: occurredAt, delivery_id: deliveryId, account_id: event.accountId, data: event.data }
           return { deliveryId, webhookId: target.webhookId, envelope }
         })
-        yield* insertDeliveries(event.accountId, stored!.eventId, event.type, deliveries)
+        yield* insertDeliveries(event.accountId, stored.eventId, event.type, deliveries)
         return deliveries.map((d) => d.deliveryId)
       })
 
     const insertDeliveries = (accountId: string, eventId: string, type: string, deliveries: ReadonlyArray<{ deliveryId: string; webhookId: string; envelope: unknown }>) =>
       Effect.gen(function*() {
         if (deliveries.length === 0) return
-        yield* sql`
-          INSERT INTO webhook_deliveries ${
-          sql.insert(deliveries.map((d) => ({ deliveryId: d.deliveryId, webhookId: d.webhookId, accountId, eventId, eventType: type, envelope: JSON.stringify(d.envelope) })))
-        }`
+        yield* deliveryLog.insertDeliveries(accountId, eventId, type, deliveries)
         yield* outbox.enqueueMany(
           DeliveryKind,
           deliveries.map((d) => ({
@@ -351,7 +335,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
     const deliveries = (principal: Principal, webhookId: string, limit: number | undefined) =>
       Effect.gen(function*() {
         const endpoint = yield* visibleEndpoint(principal, webhookId, "read the delivery attempts of")
-        const rows = yield* repo.attempts(endpoint.webhookId, Math.min(limit ?? DELIVERIES_LIMIT_DEFAULT, DELIVERIES_LIMIT_MAX))
+        const rows = yield* deliveryLog.attempts(endpoint.webhookId, Math.min(limit ?? DELIVERIES_LIMIT_DEFAULT, DELIVERIES_LIMIT_MAX))
         return { success: true as const, deliveries: rows.map(presentAttempt) }
       })
 
@@ -368,7 +352,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
     const deadLetters = (principal: Principal) =>
       Effect.gen(function*() {
         yield* requireRole(principal, "operator", "read the dead-letter queue")
-        const rows = yield* repo.deadLetters(principal.accountId)
+        const rows = yield* deliveryLog.deadLetters(principal.accountId)
         return { success: true as const, items: rows.filter((row) => visibleDeadLetter(principal, row)).map(presentDeadLetter) }
       })
 
@@ -381,14 +365,13 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
       Effect.gen(function*() {
         yield* requireRole(principal, "operator", "replay dead letters")
         const missing = new NotFound({ message: `no dead-letter item ${deliveryId}` })
-        const row = yield* repo.deadLetter(principal.accountId, deliveryId)
+        const row = yield* deliveryLog.deadLetter(principal.accountId, deliveryId)
         if (row?.endpointChannel === "whatsapp") yield* requireDeveloperOwner(principal, "replay the dead letters of")
         if (row === undefined || !visibleDeadLetter(principal, row)) return yield* missing
         if (row.endpointDeleted) return yield* new NotFound({ message: `the endpoint of ${deliveryId} was deleted` })
         const newId = newDeliveryId()
         const replayed = yield* committed(Effect.gen(function*() {
-          const deleted = yield* sql`DELETE FROM webhook_dead_letters WHERE delivery_id = ${deliveryId} AND account_id = ${principal.accountId} RETURNING delivery_id`
-          if (deleted.length === 0) return false
+          if (!(yield* deliveryLog.takeDeadLetter(principal.accountId, deliveryId))) return false
           const envelope = { ...row.envelope, delivery_id: newId }
           yield* insertDeliveries(principal.accountId, String(row.envelope.event_id), row.eventType, [{ deliveryId: newId, webhookId: row.webhookId, envelope }])
           return true
@@ -462,5 +445,5 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
       removeDeveloper
     } as const
   }),
-  dependencies: [WebhooksRepo.Default, BotsRepo.Default, ChangeFeed.Default]
+  dependencies: [WebhooksRepo.Default, DeliveriesRepo.Default, BotsRepo.Default, ChangeFeed.Default]
 }) {}
