@@ -12,7 +12,7 @@ import { urlProblem } from "./urlPolicy.ts"
 import { secretOverlapMs } from "./secretRotation.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { BROADCAST_MESSAGE_EVENTS } from "./Subscriptions.ts"
-import { type AttemptRow, type DeadLetterRow, DeliveriesRepo } from "./DeliveriesRepo.ts"
+import { type DeadLetterRow, DeliveriesRepo } from "./DeliveriesRepo.ts"
 import { type EndpointStatsRow, type WebhookChannel, type WebhookRow, WebhooksRepo } from "./WebhooksRepo.ts"
 
 /** Event types a subscription may ask for (contract, Events). `webhook.test` goes to one endpoint on request. */
@@ -26,17 +26,6 @@ export type EmailWebhookType = `email.${string}`
 export const DELIVERIES_LIMIT_DEFAULT = 100
 export const DELIVERIES_LIMIT_MAX = 500
 
-const presentWebhook = (row: WebhookRow) => ({
-  webhook_id: row.webhookId,
-  url: row.url,
-  active: row.active,
-  events: [...row.events],
-  bot_id: row.botId,
-  channel: row.channel,
-  include_broadcast_messages: row.includeBroadcastMessages,
-  created_at: new Date(row.createdAt).toISOString()
-})
-
 /**
  * `include_broadcast_messages` needs a `message.*` type a broadcast's message goes through among
  * the endpoint's events: the flag chooses broadcasts' messages, the events which of their events.
@@ -49,29 +38,6 @@ const broadcastMessagesProblem = (include: boolean, events: ReadonlyArray<string
         "so add one of them to events, or set include_broadcast_messages to false"
     )
     : undefined
-
-const presentAttempt = (row: AttemptRow) => ({
-  attempt_id: row.attemptId,
-  delivery_id: row.deliveryId,
-  event_type: row.eventType,
-  url: row.url,
-  attempt: row.attempt,
-  status_code: row.statusCode,
-  took_ms: row.tookMs,
-  response_snippet: row.responseSnippet,
-  sent_at: new Date(row.sentAt).toISOString()
-})
-
-const presentDeadLetter = (row: DeadLetterRow) => ({
-  delivery_id: row.deliveryId,
-  webhook_id: row.webhookId,
-  event_type: row.eventType,
-  url: row.url,
-  reason: row.reason,
-  first_attempt_at: new Date(row.firstAttemptAt).toISOString(),
-  permanent_failure_at: new Date(row.permanentFailureAt).toISOString(),
-  envelope: row.envelope
-})
 
 /**
  * What a caller may see of an endpoint: everything when it sees every bot; otherwise only
@@ -104,6 +70,37 @@ export const healthOf = (row: EndpointStatsRow): (typeof HEALTHS)[number] => {
   if (rate < 0.5 || (row.recentFailures ?? 0) >= Math.min(3, row.attempts)) return "failing"
   if (rate < 0.95 || lastFailed) return "degraded"
   return "healthy"
+}
+
+/** An endpoint just made, with its signing secret (answered this once). */
+export interface NewEndpoint {
+  readonly webhook: WebhookRow
+  readonly secret: string
+}
+
+/** An endpoint's last hour: its attempts and the health word they make. */
+export interface EndpointStats extends EndpointStatsRow {
+  readonly health: (typeof HEALTHS)[number]
+}
+
+/** The stats of the endpoints a caller may see, since the window's start. */
+export interface WebhookStats {
+  readonly since: Date
+  readonly endpoints: ReadonlyArray<EndpointStats>
+}
+
+/** A rotation: the new secret (answered this once) and when the one it replaced stops signing. */
+export interface RotatedSecret {
+  readonly webhookId: string
+  readonly secret: string
+  readonly previousSecretExpiresAt: Date
+}
+
+/** The developer webhook after PUT: whether this request made it (then with its secret, answered this once). */
+export interface DeveloperWebhookSet {
+  readonly created: boolean
+  readonly webhook: WebhookRow
+  readonly secret: string | undefined
 }
 
 export const newSecret = () => `whsec_${randomBytes(24).toString("base64")}`
@@ -178,15 +175,11 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
             includeBroadcastMessages: input.includeBroadcastMessages ?? false
           })
         )
-        const webhook = presentWebhook(row)
-        return { success: true as const, ...webhook, secret, webhook }
+        return { webhook: row, secret } satisfies NewEndpoint
       })
 
     const list = (principal: Principal) =>
-      Effect.map(repo.list(principal.accountId), (rows) => ({
-        success: true as const,
-        webhooks: rows.filter((row) => endpointVisible(principal, row)).map(presentWebhook)
-      }))
+      Effect.map(repo.list(principal.accountId), (rows): ReadonlyArray<WebhookRow> => rows.filter((row) => endpointVisible(principal, row)))
 
     /**
      * Each endpoint the caller may see, over the last hour (its latest STATS_SAMPLE attempts at
@@ -197,20 +190,9 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         const since = new Date(Date.now() - STATS_WINDOW_MS)
         const rows = yield* repo.stats(principal.accountId, since)
         return {
-          success: true as const,
-          since: since.toISOString(),
-          endpoints: rows.filter((row) => endpointVisible(principal, row)).map((row) => ({
-            webhook_id: row.webhookId,
-            attempts: row.attempts,
-            succeeded: row.succeeded,
-            failed: row.attempts - row.succeeded,
-            success_rate: row.attempts === 0 ? null : row.succeeded / row.attempts,
-            latency_ms: { p50: row.p50 === null ? null : Math.round(row.p50), p95: row.p95 === null ? null : Math.round(row.p95) },
-            last_attempt_at: row.lastAttemptAt === null ? null : new Date(row.lastAttemptAt).toISOString(),
-            last_status_code: row.lastStatusCode,
-            health: healthOf(row)
-          }))
-        }
+          since,
+          endpoints: rows.filter((row) => endpointVisible(principal, row)).map((row) => ({ ...row, health: healthOf(row) }))
+        } satisfies WebhookStats
       })
 
     const update = (
@@ -231,7 +213,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         if (changes.botId !== undefined) yield* checkBot(principal, changes.botId)
         const row = yield* changed(principal.accountId, repo.update(webhookId, { ...changes, events: changes.events && [...new Set(changes.events)] }))
         if (row === undefined) return yield* new NotFound({ message: `no webhook ${webhookId}` })
-        return { success: true as const, webhook: presentWebhook(row) }
+        return row
       })
 
     /**
@@ -244,12 +226,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         const secret = newSecret()
         const row = yield* changed(accountId, repo.rotate(webhookId, secret, overlapMs))
         if (row === undefined) return yield* new NotFound({ message: `no webhook ${webhookId}` })
-        return {
-          success: true as const,
-          webhook_id: row.webhookId,
-          secret,
-          previous_secret_expires_at: new Date(row.previousSecretExpiresAt).toISOString()
-        }
+        return { webhookId: row.webhookId, secret, previousSecretExpiresAt: row.previousSecretExpiresAt } satisfies RotatedSecret
       })
 
     /** POST …/{id}/rotate-secret: who may update the endpoint may rotate its secret. */
@@ -265,7 +242,6 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         yield* requireRole(principal, "operator", "manage webhooks")
         yield* visibleEndpoint(principal, webhookId, "delete")
         yield* changed(principal.accountId, repo.remove(webhookId))
-        return { success: true as const }
       })
 
     /**
@@ -329,14 +305,14 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
           data: { webhook_id: webhookId, message: "This is a test event from Herald." },
           only: webhookId
         })).pipe(Effect.orDie)
-        return { success: true as const, delivery_id: deliveryId! }
+        return deliveryId!
       })
 
     const deliveries = (principal: Principal, webhookId: string, limit: number | undefined) =>
       Effect.gen(function*() {
         const endpoint = yield* visibleEndpoint(principal, webhookId, "read the delivery attempts of")
         const rows = yield* deliveryLog.attempts(endpoint.webhookId, Math.min(limit ?? DELIVERIES_LIMIT_DEFAULT, DELIVERIES_LIMIT_MAX))
-        return { success: true as const, deliveries: rows.map(presentAttempt) }
+        return rows
       })
 
     /**
@@ -353,7 +329,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
       Effect.gen(function*() {
         yield* requireRole(principal, "operator", "read the dead-letter queue")
         const rows = yield* deliveryLog.deadLetters(principal.accountId)
-        return { success: true as const, items: rows.filter((row) => visibleDeadLetter(principal, row)).map(presentDeadLetter) }
+        return rows.filter((row) => visibleDeadLetter(principal, row))
       })
 
     /**
@@ -377,10 +353,8 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
           return true
         })).pipe(Effect.orDie)
         if (!replayed) return yield* missing
-        return { success: true as const, new_delivery_id: newId }
+        return newId
       })
-
-    const presentDeveloper = (row: WebhookRow) => ({ webhook_id: row.webhookId, url: row.url, events: [...row.events], created_at: new Date(row.createdAt).toISOString() })
 
     /**
      * PUT /api/v1/app/developer/webhook: creates the account's developer webhook (its secret shown
@@ -393,11 +367,11 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         const existing = yield* repo.developer(principal.accountId)
         if (existing !== undefined) {
           const row = yield* changed(principal.accountId, repo.update(existing.webhookId, { url }))
-          if (row !== undefined) return { success: true as const, created: false, ...presentDeveloper(row) }
+          if (row !== undefined) return { created: false, webhook: row, secret: undefined } satisfies DeveloperWebhookSet
         }
         const secret = newSecret()
         const row = yield* changed(principal.accountId, repo.insert({ accountId: principal.accountId, url, events: WA_EVENT_TYPES, botId: null, secret, channel: "whatsapp" }))
-        return { success: true as const, created: true, ...presentDeveloper(row), secret }
+        return { created: true, webhook: row, secret } satisfies DeveloperWebhookSet
       })
 
     const getDeveloper = (principal: Principal) =>
@@ -405,7 +379,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         yield* requireOwnerSession(principal, "read the developer webhook")
         const row = yield* repo.developer(principal.accountId)
         if (row === undefined) return yield* new NotFound({ message: "no developer webhook is configured; PUT /api/v1/app/developer/webhook sets one" })
-        return { success: true as const, ...presentDeveloper(row) }
+        return row
       })
 
     /** POST /api/v1/app/developer/webhook/rotate-secret: the developer webhook's new secret. */
@@ -423,7 +397,6 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         const row = yield* repo.developer(principal.accountId)
         if (row === undefined) return yield* new NotFound({ message: "no developer webhook is configured" })
         yield* changed(principal.accountId, repo.remove(row.webhookId))
-        return { success: true as const }
       })
 
     return {
