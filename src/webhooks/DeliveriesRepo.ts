@@ -128,7 +128,9 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("herald/web
       Effect.map(deadLetterRows(accountId, deliveryId), (rows) => rows[0]))
 
     return { insertEvent, insertDeliveries, insertBatches, takeDeadLetter, attempts, deadLetters, deadLetter } as const
-  })
+  }),
+  // Only the SqlClient, the node's (provided at the root).
+  dependencies: []
 }) {}
 
 /**

@@ -76,7 +76,9 @@ export class MessageBatchesRepo extends Effect.Service<MessageBatchesRepo>()("he
       ))
 
     return { stage, lockRound, pending, take } as const
-  })
+  }),
+  // Only the SqlClient, the node's (provided at the root).
+  dependencies: []
 }) {}
 
 /**
