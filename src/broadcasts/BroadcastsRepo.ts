@@ -5,7 +5,7 @@ import type { GatewayErrorRecord } from "../domain/gatewayError.ts"
 import { positionOf } from "../storage/pageCursor.ts"
 import { LOCK_NOT_AVAILABLE, sqlState } from "../storage/sqlState.ts"
 import { NAME_PLACEHOLDER } from "../templates/placeholders.ts"
-import { listenerPairs } from "../webhooks/MessageBatches.ts"
+import { stagedBatchItems } from "../webhooks/MessageBatchesRepo.ts"
 import type { BroadcastListener } from "../webhooks/Subscriptions.ts"
 import { bookSelected } from "../wallet/ledgerWrites.ts"
 
@@ -124,27 +124,7 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /**
-     * A CTE (after `changed`, which returns the targets moved with their message_id, phone, status
-     * and error) staging one event per target moved to sent or failed and per endpoint that asked
-     * for it, in the statement that moved them: `message.sent` with the data a single send's
-     * carries, `message.failed` with the Gateway error record too; `broadcast_id` added. Nothing
-     * when nobody listens.
-     */
-    const stagedEvents = (input: { readonly broadcastId: string; readonly accountId: string; readonly listening?: Listening | undefined }) => {
-      if (input.listening === undefined || input.listening.listeners.length === 0) return sql``
-      const { hooks, types } = listenerPairs(input.listening.listeners)
-      const botId = input.listening.botId
-      return sql`, staged AS (
-          INSERT INTO webhook_batch_items (webhook_id, account_id, broadcast_id, bot_id, type, data, occurred_at)
-          SELECT l.webhook_id, ${input.accountId}::uuid, ${input.broadcastId}::uuid, ${botId}::uuid, l.type,
-                 CASE WHEN c.status = 'failed' THEN coalesce(c.error, '{}'::jsonb) ELSE '{}'::jsonb END
-                   || jsonb_build_object('message_id', c.message_id, 'bot_id', ${botId}::text, 'to', c.phone, 'status', c.status,
-                                         'broadcast_id', ${input.broadcastId}::text),
-                 now()
-          FROM changed c JOIN unnest(${hooks}::uuid[], ${types}::text[]) AS l(webhook_id, type) ON l.type = 'message.' || c.status
-        )`
-    }
+    const stagedEvents = stagedBatchItems(sql)
 
     const insert = (input: {
       accountId: string

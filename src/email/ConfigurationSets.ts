@@ -3,12 +3,12 @@ import { Effect } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Conflict, describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
-import { SecretBox } from "../security/SecretBox.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { type PagePosition, positionOf } from "../storage/pageCursor.ts"
 import { isUniqueViolation } from "../storage/sqlState.ts"
 import { urlProblem } from "../webhooks/urlPolicy.ts"
 import { newSecret } from "../webhooks/Webhooks.ts"
+import { WebhooksRepo } from "../webhooks/WebhooksRepo.ts"
 import { CursorPages } from "./cursorPage.ts"
 import { EVENT_TYPES, type EventType, webhookTypeOf } from "./model.ts"
 
@@ -83,7 +83,7 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
     const config = yield* AppConfig
     const feed = yield* ChangeFeed
     const pages = yield* CursorPages
-    const box = yield* SecretBox
+    const webhooks = yield* WebhooksRepo
 
     const SET_COLUMNS = sql.literal(`
       s.config_set_id, s.name, s.created_at, ${positionOf("s.created_at")} AS position,
@@ -121,12 +121,8 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
     const insertDestination = (partnerId: string, configSetId: string, d: DestinationInput) =>
       Effect.gen(function*() {
         const secret = newSecret()
-        // clock_timestamp: destinations created in one request keep the order they were given in.
-        const [row] = yield* sql<{ webhookId: string }>`
-          INSERT INTO webhooks (account_id, url, events, bot_id, secret, channel, config_set_id, created_at)
-          VALUES (${partnerId}::uuid, ${d.url}, ${storedEvents(d.events)}::text[], NULL, ${box.seal(secret)}, 'email', ${configSetId}::uuid, clock_timestamp())
-          RETURNING webhook_id::text`
-        return [row!.webhookId, secret] as const
+        const webhookId = yield* webhooks.insertEmailDestination({ partnerId, configSetId, url: d.url, events: storedEvents(d.events), secret })
+        return [webhookId, secret] as const
       })
 
     const findRow = (partnerId: string, name: string) =>
@@ -227,16 +223,11 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
         if (unknown.length > 0) return yield* invalid(unknown)
 
         const kept = destinations.flatMap((d) => (d.destination_id === undefined ? [] : [d.destination_id.toLowerCase()]))
-        yield* sql`
-          UPDATE webhooks SET deleted_at = now(), active = false, updated_at = now()
-          WHERE config_set_id = ${set.configSetId}::uuid AND channel = 'email' AND deleted_at IS NULL
-            AND NOT (webhook_id = ANY(${kept}::uuid[]))`
+        yield* webhooks.removeEmailDestinations(set.configSetId, kept)
         const secrets = new Map<string, string>()
         for (const d of destinations) {
           if (d.destination_id !== undefined) {
-            yield* sql`
-              UPDATE webhooks SET url = ${d.url}, events = ${storedEvents(d.events)}::text[], updated_at = now()
-              WHERE webhook_id = ${d.destination_id}::uuid AND config_set_id = ${set.configSetId}::uuid`
+            yield* webhooks.updateEmailDestination({ webhookId: d.destination_id, configSetId: set.configSetId, url: d.url, events: storedEvents(d.events) })
           } else {
             const [id, secret] = yield* insertDestination(partnerId, set.configSetId, d)
             secrets.set(id, secret)
@@ -256,9 +247,7 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
           SELECT config_set_id::text FROM email_configuration_sets
           WHERE partner_id = ${partnerId}::uuid AND name = ${name} FOR UPDATE`
         if (set === undefined) return false
-        yield* sql`
-          UPDATE webhooks SET deleted_at = now(), active = false, updated_at = now()
-          WHERE config_set_id = ${set.configSetId}::uuid AND channel = 'email' AND deleted_at IS NULL`
+        yield* webhooks.removeEmailDestinations(set.configSetId)
         yield* sql`DELETE FROM email_configuration_sets WHERE config_set_id = ${set.configSetId}::uuid`
         return true
       })).pipe(Effect.orDie)
@@ -278,5 +267,5 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
 
     return { create, list, get, update, remove, idOf } as const
   }),
-  dependencies: [CursorPages.Default, ChangeFeed.Default, SecretBox.Default]
+  dependencies: [CursorPages.Default, ChangeFeed.Default, WebhooksRepo.Default]
 }) {}

@@ -1,7 +1,9 @@
 import { tracedSpan } from "../observability/Tracing.ts"
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Schema } from "effect"
+import type { ActorContext } from "../actors/runtime/ActorKind.ts"
 import { ActorKind } from "../actors/runtime/index.ts"
+import { recordAttempt, recordDeadLetter, storedEnvelope } from "./DeliveriesRepo.ts"
 import { Dispatcher } from "./Dispatcher.ts"
 import { Endpoints } from "./Endpoints.ts"
 
@@ -68,6 +70,52 @@ const succeeded = (status: number) => status >= 200 && status < 300
 /** An attempt put off because its endpoint's lane was full waits this long (doubling, jittered). */
 const deferral = (deferrals: number) => Math.min(30_000, 1_000 * 2 ** deferrals) * (0.75 + Math.random() / 2)
 
+/** A stored envelope as the JSON text sent; undefined when its row is gone (its endpoint or account deleted). */
+const storedBody = (deliveryId: string) => Effect.flatMap(SqlClient.SqlClient, (sql) => storedEnvelope(sql, deliveryId))
+
+/**
+ * Sends attempt `attempt` of the delivery: dropped when its endpoint is gone or deactivated (or
+ * its stored envelope is), put off by a timer when the endpoint's lane is full (not counted as an
+ * attempt), else handed to the Dispatcher with the command held until its outcome comes back.
+ */
+const send = (
+  state: DeliveryState,
+  ctx: ActorContext<DeliveryCommand>,
+  target: typeof Target.Type,
+  attempt: number
+): Effect.Effect<DeliveryState, unknown, Endpoints | Dispatcher | SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const endpoints = yield* Endpoints
+    const dispatcher = yield* Dispatcher
+    const endpoint = yield* endpoints.find(target.webhookId)
+    // A deleted or deactivated endpoint gets nothing more (no attempt row is written).
+    if (endpoint === undefined || !endpoint.live) return { ...state, target, phase: "dropped" as const }
+    const body = target.stored ? yield* storedBody(ctx.key) : JSON.stringify(target.envelope)
+    if (body === undefined) return { ...state, target, phase: "dropped" as const }
+    const job = {
+      deliveryId: ctx.key,
+      webhookId: target.webhookId,
+      url: endpoint.url,
+      secret: endpoint.secret,
+      // A rotation's overlap: the former secret signs too until then (decided at send time).
+      previous: endpoint.previousSecret !== null && endpoint.previousSecretUntil !== null
+        ? { secret: endpoint.previousSecret, until: endpoint.previousSecretUntil }
+        : undefined,
+      body,
+      attempt,
+      lease: ctx.lease,
+      trace: yield* tracedSpan
+    }
+    if (!dispatcher.hasRoom(job.webhookId)) {
+      ctx.schedule(new Attempt({ attempt }), { after: deferral(state.deferrals) }, `attempt-${attempt}`)
+      return { ...state, target, phase: "waiting" as const, attempt: attempt - 1, deferrals: state.deferrals + 1 }
+    }
+    const finished = ctx.hold(dispatcher.holdFor)
+    // Built by this node from an outcome it made: no need to validate it again.
+    yield* dispatcher.submit(job, (outcome) => finished(new Finished({ attempt, url: endpoint.url, ...outcome }, true)))
+    return { ...state, target, phase: "sending" as const, attempt, deferrals: 0 }
+  })
+
 /**
  * `delivery`: one actor per webhook delivery (key = delivery_id). It owns the schedule: attempt 1
  * at once, then 1 s, 5 s and 30 s after each failure, as durable timers, so a takeover after a
@@ -88,96 +136,48 @@ export const DeliveryKind = ActorKind.make("delivery", {
   // Between attempts a delivery only waits for a timer; one in memory per delivery in flight would
   // make a large backlog a large heap, so idle ones leave memory soon (the timer reloads them).
   passivateAfter: Duration.seconds(2),
-  behaviour: (state, command, ctx) =>
-    Effect.gen(function*() {
-      const endpoints = yield* Endpoints
-      const dispatcher = yield* Dispatcher
-      const sql = yield* SqlClient.SqlClient
-
-      /** A stored envelope as the JSON text sent; undefined when its row is gone (its endpoint or account deleted). */
-      const storedBody = Effect.map(
-        sql<{ body: string }>`SELECT envelope::text AS body FROM webhook_deliveries WHERE delivery_id = ${ctx.key}`,
-        (rows) => rows[0]?.body
-      )
-
-      const send = (target: typeof Target.Type, attempt: number): Effect.Effect<DeliveryState, unknown> =>
-        Effect.gen(function*() {
-          const endpoint = yield* endpoints.find(target.webhookId)
-          // A deleted or deactivated endpoint gets nothing more (no attempt row is written).
-          if (endpoint === undefined || !endpoint.live) return { ...state, target, phase: "dropped" as const }
-          const body = target.stored ? yield* storedBody : JSON.stringify(target.envelope)
-          if (body === undefined) return { ...state, target, phase: "dropped" as const }
-          const job = {
-            deliveryId: ctx.key,
-            webhookId: target.webhookId,
-            url: endpoint.url,
-            secret: endpoint.secret,
-            // A rotation's overlap: the former secret signs too until then (decided at send time).
-            previous: endpoint.previousSecret !== null && endpoint.previousSecretUntil !== null
-              ? { secret: endpoint.previousSecret, until: endpoint.previousSecretUntil }
-              : undefined,
-            body,
-            attempt,
-            lease: ctx.lease,
-            trace: yield* tracedSpan
-          }
-          if (!dispatcher.hasRoom(job.webhookId)) {
-            ctx.schedule(new Attempt({ attempt }), { after: deferral(state.deferrals) }, `attempt-${attempt}`)
-            return { ...state, target, phase: "waiting" as const, attempt: attempt - 1, deferrals: state.deferrals + 1 }
-          }
-          const finished = ctx.hold(dispatcher.holdFor)
-          // Built by this node from an outcome it made: no need to validate it again.
-          yield* dispatcher.submit(job, (outcome) => finished(new Finished({ attempt, url: endpoint.url, ...outcome }, true)))
-          return { ...state, target, phase: "sending" as const, attempt, deferrals: 0 }
+  handlers: {
+    /** Attempt 1, at once; a Start applied again (redelivered after its commit) changes nothing. */
+    Start: (state, command, ctx) => {
+      if (state.phase !== "new") return Effect.succeed(state)
+      const { webhookId, accountId, eventType, envelope, stored } = command
+      return send(state, ctx, { webhookId, accountId, eventType, envelope, stored }, 1)
+    },
+    /** The next attempt's timer (a retry, or an attempt put off by a full lane): only the one awaited. */
+    Attempt: (state, command, ctx) =>
+      state.target !== null && state.phase === "waiting" && command.attempt === state.attempt + 1
+        ? send(state, ctx, state.target, command.attempt)
+        : Effect.succeed(state),
+    /** From versions that wrote the sending phase: the attempt in flight, sent again. */
+    Watchdog: (state, command, ctx) =>
+      state.target !== null && state.phase === "sending" && command.attempt === state.attempt
+        ? send(state, ctx, state.target, command.attempt)
+        : Effect.succeed(state),
+    /**
+     * An attempt's outcome: its row, then delivered on a 2xx, the next attempt's timer after a
+     * failure (1 s, 5 s, 30 s after it), or the dead letter after the fourth.
+     */
+    Finished: (state, command, ctx) =>
+      Effect.gen(function*() {
+        const target = state.target
+        if (target === null || state.phase !== "sending" || command.attempt !== state.attempt) return state
+        const found = { ...target, url: command.url }
+        const firstAttemptAt = state.firstAttemptAt ?? command.sentAt
+        recordAttempt(ctx, found, command)
+        const settled = { attempt: command.attempt, firstAttemptAt, target, deferrals: 0 }
+        if (succeeded(command.statusCode)) return { ...settled, phase: "delivered" as const }
+        if (command.attempt < MAX_ATTEMPTS) {
+          const due = command.finishedAt + Duration.toMillis(RETRY_DELAYS[command.attempt - 1]!)
+          ctx.schedule(new Attempt({ attempt: command.attempt + 1 }), { at: new Date(due) }, `attempt-${command.attempt + 1}`)
+          return { ...settled, phase: "waiting" as const }
+        }
+        recordDeadLetter(ctx, found, {
+          reason: `HTTP ${command.statusCode} after ${MAX_ATTEMPTS} attempts`,
+          envelope: found.stored ? (yield* storedBody(ctx.key)) ?? "{}" : JSON.stringify(found.envelope),
+          firstAttemptAt,
+          permanentFailureAt: command.finishedAt
         })
-
-      const target = state.target
-      switch (command._tag) {
-        case "Start": {
-          if (state.phase !== "new") return state
-          const { webhookId, accountId, eventType, envelope, stored } = command
-          return yield* send({ webhookId, accountId, eventType, envelope, stored }, 1)
-        }
-        case "Attempt":
-          return target !== null && state.phase === "waiting" && command.attempt === state.attempt + 1 ? yield* send(target, command.attempt) : state
-        case "Watchdog":
-          return target !== null && state.phase === "sending" && command.attempt === state.attempt ? yield* send(target, command.attempt) : state
-        case "Finished": {
-          if (target === null || state.phase !== "sending" || command.attempt !== state.attempt) return state
-          const found = { ...target, url: command.url }
-          const firstAttemptAt = state.firstAttemptAt ?? command.sentAt
-          ctx.insert("webhook_attempts", {
-            delivery_id: ctx.key,
-            webhook_id: found.webhookId,
-            account_id: found.accountId,
-            event_type: found.eventType,
-            url: found.url,
-            attempt: command.attempt,
-            status_code: command.statusCode,
-            took_ms: command.tookMs,
-            response_snippet: command.snippet,
-            sent_at: new Date(command.sentAt)
-          })
-          const settled = { attempt: command.attempt, firstAttemptAt, target, deferrals: 0 }
-          if (succeeded(command.statusCode)) return { ...settled, phase: "delivered" as const }
-          if (command.attempt < MAX_ATTEMPTS) {
-            const due = command.finishedAt + Duration.toMillis(RETRY_DELAYS[command.attempt - 1]!)
-            ctx.schedule(new Attempt({ attempt: command.attempt + 1 }), { at: new Date(due) }, `attempt-${command.attempt + 1}`)
-            return { ...settled, phase: "waiting" as const }
-          }
-          ctx.insert("webhook_dead_letters", {
-            delivery_id: ctx.key,
-            webhook_id: found.webhookId,
-            account_id: found.accountId,
-            event_type: found.eventType,
-            url: found.url,
-            reason: `HTTP ${command.statusCode} after ${MAX_ATTEMPTS} attempts`,
-            envelope: found.stored ? (yield* storedBody) ?? "{}" : JSON.stringify(found.envelope),
-            first_attempt_at: new Date(firstAttemptAt),
-            permanent_failure_at: new Date(command.finishedAt)
-          })
-          return { ...settled, phase: "dead" as const }
-        }
-      }
-    })
+        return { ...settled, phase: "dead" as const }
+      })
+  }
 })

@@ -216,7 +216,9 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("herald/webhooks/Di
       })
 
     return { submit, hasRoom, holdFor } as const
-  })
+  }),
+  // Only AppConfig, the node's settings (provided at the root, or by a test).
+  dependencies: []
 }) {}
 
 const readSnippet = async (body: AsyncIterable<Buffer> & { destroy: () => void }): Promise<string> => {

@@ -1,8 +1,8 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { SecretBox } from "../security/SecretBox.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { makeReadCache } from "../storage/ReadCache.ts"
+import { WebhooksRepo } from "./WebhooksRepo.ts"
 
 /** What sending to an endpoint needs. */
 export interface Endpoint {
@@ -28,22 +28,16 @@ export interface Endpoint {
  */
 export class Endpoints extends Effect.Service<Endpoints>()("herald/webhooks/Endpoints", {
   scoped: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* WebhooksRepo
     const box = yield* SecretBox
     const cache = yield* makeReadCache<Endpoint>({ tables: ["webhooks", "accounts"], capacity: 100_000 })
     const find = (webhookId: string) =>
       cache.get(
         webhookId,
         () => Effect.flatMap(
-          sql<Endpoint>`
-            SELECT webhook_id, account_id, url, secret,
-                   CASE WHEN previous_secret_expires_at > now() THEN previous_secret END AS previous_secret,
-                   CASE WHEN previous_secret_expires_at > now() THEN (extract(epoch FROM previous_secret_expires_at) * 1000)::float8 END
-                     AS previous_secret_until,
-                   (deleted_at IS NULL AND active) AS live
-            FROM webhooks WHERE webhook_id = ${webhookId}::uuid`,
+          repo.sending(webhookId),
           // Stored sealed (SecretBox); opened once per cache fill, not per attempt.
-          ([row]) =>
+          (row) =>
             row === undefined ? Effect.succeed(undefined) : Effect.gen(function*() {
               const secret = yield* box.revealOrDie(row.secret, "webhook signing secret")
               const previousSecret = row.previousSecret === null ? null : yield* box.revealOrDie(row.previousSecret, "webhook's previous signing secret")
@@ -53,5 +47,5 @@ export class Endpoints extends Effect.Service<Endpoints>()("herald/webhooks/Endp
       )
     return { find } as const
   }),
-  dependencies: [ChangeFeed.Default, SecretBox.Default]
+  dependencies: [ChangeFeed.Default, SecretBox.Default, WebhooksRepo.Default]
 }) {}

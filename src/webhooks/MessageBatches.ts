@@ -3,8 +3,11 @@ import { Config, Duration, Effect, Option, Queue } from "effect"
 import { randomUUID } from "node:crypto"
 import { Outbox } from "../actors/runtime/index.ts"
 import { Storage } from "../storage/Migrations.ts"
+import { DeliveriesRepo } from "./DeliveriesRepo.ts"
 import { DeliveryKind, Start } from "./DeliveryKind.ts"
+import { MessageBatchesRepo, type PendingItem, type StagedItem } from "./MessageBatchesRepo.ts"
 import { type BroadcastListener, Subscriptions } from "./Subscriptions.ts"
+import { WebhooksRepo } from "./WebhooksRepo.ts"
 
 /** The event type of a batch of a broadcast's per-recipient events (docs/webhooks.md, Broadcast messages). */
 export const BATCH_EVENT_TYPE = "message.batch"
@@ -43,30 +46,7 @@ const POLL_MS = 100
 const IDLE_SWEEP = Duration.seconds(5)
 const FAILED_PAUSE = Duration.seconds(1)
 
-/** The `(endpoint, type)` pairs of the listeners, as two parallel arrays for `unnest`. */
-export const listenerPairs = (listeners: ReadonlyArray<BroadcastListener>) => ({
-  hooks: listeners.flatMap((l) => l.types.map(() => l.webhookId)),
-  types: listeners.flatMap((l) => l.types)
-})
-
-interface Pending {
-  readonly itemId: string
-  readonly webhookId: string
-  readonly broadcastId: string
-  readonly ageMs: number
-}
-
-interface Item {
-  readonly itemId: string
-  readonly webhookId: string
-  readonly accountId: string
-  readonly broadcastId: string
-  readonly botId: string
-  readonly eventId: string
-  readonly type: string
-  readonly data: unknown
-  readonly occurredAt: Date
-}
+type Item = StagedItem
 
 /** What a round did: undefined when another node's batcher held the lock. */
 export interface Round {
@@ -101,6 +81,9 @@ export class MessageBatches extends Effect.Service<MessageBatches>()("herald/web
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const outbox = yield* Outbox
+    const repo = yield* MessageBatchesRepo
+    const deliveries = yield* DeliveriesRepo
+    const webhooks = yield* WebhooksRepo
     const subscriptions = yield* Subscriptions
     // Migrations are awaited when the node has them run (every node does; a test's layer may not).
     const storage = yield* Effect.serviceOption(Storage)
@@ -141,10 +124,7 @@ export class MessageBatches extends Effect.Service<MessageBatches>()("herald/web
       }
       if (hooks.length === 0) return Effect.succeed(false)
       return Effect.as(
-        sql`
-          INSERT INTO webhook_batch_items (webhook_id, account_id, broadcast_id, bot_id, type, data, occurred_at)
-          SELECT h, ${input.accountId}::uuid, ${input.broadcastId}::uuid, ${input.botId}::uuid, t, d, ${input.occurredAt.toISOString()}::timestamptz
-          FROM unnest(${hooks}::uuid[], ${types}::text[], ${data}::jsonb[]) WITH ORDINALITY AS e(h, t, d, n) ORDER BY n`,
+        repo.stage({ accountId: input.accountId, broadcastId: input.broadcastId, botId: input.botId, occurredAt: input.occurredAt, hooks, types, data }),
         true
       )
     }
@@ -208,12 +188,9 @@ export class MessageBatches extends Effect.Service<MessageBatches>()("herald/web
      * staged; after it, the deliveries exist and the rows are gone: each event is in one batch.
      */
     const flushOnce: Effect.Effect<Round | undefined, unknown> = Effect.gen(function*() {
-      const [lock] = yield* sql<{ locked: boolean }>`SELECT pg_try_advisory_xact_lock(hashtext('herald.webhook_batches')) AS locked`
-      if (!lock?.locked) return undefined
-      const pending = yield* sql<Pending>`
-        SELECT item_id::text, webhook_id::text, broadcast_id::text, (extract(epoch FROM now() - staged_at) * 1000)::float8 AS age_ms
-        FROM webhook_batch_items ORDER BY item_id LIMIT ${ROUND_ITEMS}`
-      const groups = new Map<string, Array<Pending>>()
+      if (!(yield* repo.lockRound())) return undefined
+      const pending = yield* repo.pending(ROUND_ITEMS)
+      const groups = new Map<string, Array<PendingItem>>()
       for (const row of pending) {
         const key = `${row.webhookId}/${row.broadcastId}`
         const group = groups.get(key)
@@ -235,14 +212,10 @@ export class MessageBatches extends Effect.Service<MessageBatches>()("herald/web
         }
       }
       if (take.length === 0) return { read: pending.length, taken: 0, batches: 0, nextDueMs }
-      const items = [...yield* sql<Item>`
-        DELETE FROM webhook_batch_items WHERE item_id = ANY(${take}::bigint[])
-        RETURNING item_id::text, webhook_id::text, account_id::text, broadcast_id::text, bot_id::text, event_id::text, type, data, occurred_at`]
-        .sort((a, b) => Number(a.itemId) - Number(b.itemId))
+      const items = yield* repo.take(take)
       const endpoints = [...new Set(items.map((i) => i.webhookId))]
       // An endpoint deleted or deactivated since gets nothing more (as its deliveries would not).
-      const live = new Set((yield* sql<{ webhookId: string }>`
-        SELECT webhook_id::text FROM webhooks WHERE webhook_id = ANY(${endpoints}::uuid[]) AND deleted_at IS NULL AND active`).map((r) => r.webhookId))
+      const live = yield* webhooks.liveAmong(endpoints)
       const byGroup = new Map<string, Array<Item>>()
       for (const item of items) {
         if (!live.has(item.webhookId)) continue
@@ -253,16 +226,17 @@ export class MessageBatches extends Effect.Service<MessageBatches>()("herald/web
       }
       const batches = [...byGroup.values()].flatMap(cut)
       if (batches.length > 0) {
-        yield* sql`
-          INSERT INTO webhook_events (event_id, account_id, type, bot_id, data, occurred_at)
-          SELECT * FROM unnest(${batches.map((b) => b.eventId)}::uuid[], ${batches.map((b) => b.first.accountId)}::uuid[],
-                               ${batches.map(() => BATCH_EVENT_TYPE)}::text[], ${batches.map((b) => b.first.botId)}::uuid[],
-                               ${batches.map((b) => JSON.stringify(b.summary))}::jsonb[], ${batches.map((b) => b.occurredAt)}::timestamptz[])`
-        yield* sql`
-          INSERT INTO webhook_deliveries (delivery_id, webhook_id, account_id, event_id, event_type, envelope)
-          SELECT * FROM unnest(${batches.map((b) => b.deliveryId)}::text[], ${batches.map((b) => b.first.webhookId)}::uuid[],
-                               ${batches.map((b) => b.first.accountId)}::uuid[], ${batches.map((b) => b.eventId)}::uuid[],
-                               ${batches.map(() => BATCH_EVENT_TYPE)}::text[], ${batches.map((b) => JSON.stringify(b.envelope))}::jsonb[])`
+        yield* deliveries.insertBatches(batches.map((b) => ({
+          eventId: b.eventId,
+          deliveryId: b.deliveryId,
+          webhookId: b.first.webhookId,
+          accountId: b.first.accountId,
+          botId: b.first.botId,
+          type: BATCH_EVENT_TYPE,
+          summary: b.summary,
+          occurredAt: b.occurredAt,
+          envelope: b.envelope
+        })))
         yield* outbox.enqueueMany(
           DeliveryKind,
           batches.map((b) => ({
@@ -294,5 +268,5 @@ export class MessageBatches extends Effect.Service<MessageBatches>()("herald/web
 
     return { listeners, stage, staged, flushOnce, settings } as const
   }),
-  dependencies: [Subscriptions.Default]
+  dependencies: [Subscriptions.Default, MessageBatchesRepo.Default, DeliveriesRepo.Default, WebhooksRepo.Default]
 }) {}

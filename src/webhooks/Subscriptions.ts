@@ -1,15 +1,9 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { makeReadCache } from "../storage/ReadCache.ts"
+import { type SubscriptionRow, WebhooksRepo } from "./WebhooksRepo.ts"
 
-interface Subscription {
-  readonly webhookId: string
-  readonly events: ReadonlyArray<string>
-  readonly botId: string | null
-  readonly channel: string
-  readonly includeBroadcastMessages: boolean
-}
+type Subscription = SubscriptionRow
 
 /** The `message.*` events a broadcast's message goes through (docs/webhooks.md, Broadcast messages). */
 export const BROADCAST_MESSAGE_EVENTS = ["message.sent", "message.delivered", "message.read", "message.failed"] as const
@@ -30,16 +24,14 @@ export interface BroadcastListener {
  */
 export class Subscriptions extends Effect.Service<Subscriptions>()("herald/webhooks/Subscriptions", {
   scoped: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* WebhooksRepo
     const cache = yield* makeReadCache<ReadonlyArray<Subscription>>({ tables: ["webhooks", "accounts"], capacity: 100_000 })
 
     const of = (accountId: string) =>
       cache.get(
         accountId,
         () => Effect.map(
-          sql<Subscription>`
-            SELECT webhook_id::text, events, bot_id::text, channel, include_broadcast_messages FROM webhooks
-            WHERE account_id = ${accountId}::uuid AND deleted_at IS NULL AND active`,
+          repo.subscriptions(accountId),
           (rows) => ({ accountId, value: rows })
         )
       )
@@ -67,5 +59,5 @@ export class Subscriptions extends Effect.Service<Subscriptions>()("herald/webho
 
     return { wants, broadcastListeners } as const
   }),
-  dependencies: [ChangeFeed.Default]
+  dependencies: [ChangeFeed.Default, WebhooksRepo.Default]
 }) {}

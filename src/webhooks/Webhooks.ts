@@ -12,7 +12,8 @@ import { urlProblem } from "./urlPolicy.ts"
 import { secretOverlapMs } from "./secretRotation.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { BROADCAST_MESSAGE_EVENTS } from "./Subscriptions.ts"
-import { type AttemptRow, type DeadLetterRow, type EndpointStatsRow, type WebhookChannel, type WebhookRow, WebhooksRepo } from "./WebhooksRepo.ts"
+import { type DeadLetterRow, DeliveriesRepo } from "./DeliveriesRepo.ts"
+import { type EndpointStatsRow, type WebhookChannel, type WebhookRow, WebhooksRepo } from "./WebhooksRepo.ts"
 
 /** Event types a subscription may ask for (contract, Events). `webhook.test` goes to one endpoint on request. */
 export const EVENT_TYPES = ["message.sent", "message.delivered", "message.read", "message.failed", "message.received", "broadcast.completed"] as const
@@ -24,17 +25,6 @@ export type EmailWebhookType = `email.${string}`
 
 export const DELIVERIES_LIMIT_DEFAULT = 100
 export const DELIVERIES_LIMIT_MAX = 500
-
-const presentWebhook = (row: WebhookRow) => ({
-  webhook_id: row.webhookId,
-  url: row.url,
-  active: row.active,
-  events: [...row.events],
-  bot_id: row.botId,
-  channel: row.channel,
-  include_broadcast_messages: row.includeBroadcastMessages,
-  created_at: new Date(row.createdAt).toISOString()
-})
 
 /**
  * `include_broadcast_messages` needs a `message.*` type a broadcast's message goes through among
@@ -48,29 +38,6 @@ const broadcastMessagesProblem = (include: boolean, events: ReadonlyArray<string
         "so add one of them to events, or set include_broadcast_messages to false"
     )
     : undefined
-
-const presentAttempt = (row: AttemptRow) => ({
-  attempt_id: row.attemptId,
-  delivery_id: row.deliveryId,
-  event_type: row.eventType,
-  url: row.url,
-  attempt: row.attempt,
-  status_code: row.statusCode,
-  took_ms: row.tookMs,
-  response_snippet: row.responseSnippet,
-  sent_at: new Date(row.sentAt).toISOString()
-})
-
-const presentDeadLetter = (row: DeadLetterRow) => ({
-  delivery_id: row.deliveryId,
-  webhook_id: row.webhookId,
-  event_type: row.eventType,
-  url: row.url,
-  reason: row.reason,
-  first_attempt_at: new Date(row.firstAttemptAt).toISOString(),
-  permanent_failure_at: new Date(row.permanentFailureAt).toISOString(),
-  envelope: row.envelope
-})
 
 /**
  * What a caller may see of an endpoint: everything when it sees every bot; otherwise only
@@ -105,6 +72,37 @@ export const healthOf = (row: EndpointStatsRow): (typeof HEALTHS)[number] => {
   return "healthy"
 }
 
+/** An endpoint just made, with its signing secret (answered this once). */
+export interface NewEndpoint {
+  readonly webhook: WebhookRow
+  readonly secret: string
+}
+
+/** An endpoint's last hour: its attempts and the health word they make. */
+export interface EndpointStats extends EndpointStatsRow {
+  readonly health: (typeof HEALTHS)[number]
+}
+
+/** The stats of the endpoints a caller may see, since the window's start. */
+export interface WebhookStats {
+  readonly since: Date
+  readonly endpoints: ReadonlyArray<EndpointStats>
+}
+
+/** A rotation: the new secret (answered this once) and when the one it replaced stops signing. */
+export interface RotatedSecret {
+  readonly webhookId: string
+  readonly secret: string
+  readonly previousSecretExpiresAt: Date
+}
+
+/** The developer webhook after PUT: whether this request made it (then with its secret, answered this once). */
+export interface DeveloperWebhookSet {
+  readonly created: boolean
+  readonly webhook: WebhookRow
+  readonly secret: string | undefined
+}
+
 export const newSecret = () => `whsec_${randomBytes(24).toString("base64")}`
 export const newDeliveryId = () => `wd_${randomUUID()}`
 
@@ -118,6 +116,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* WebhooksRepo
+    const deliveryLog = yield* DeliveriesRepo
     const bots = yield* BotsRepo
     const outbox = yield* Outbox
     const config = yield* AppConfig
@@ -176,15 +175,11 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
             includeBroadcastMessages: input.includeBroadcastMessages ?? false
           })
         )
-        const webhook = presentWebhook(row)
-        return { success: true as const, ...webhook, secret, webhook }
+        return { webhook: row, secret } satisfies NewEndpoint
       })
 
     const list = (principal: Principal) =>
-      Effect.map(repo.list(principal.accountId), (rows) => ({
-        success: true as const,
-        webhooks: rows.filter((row) => endpointVisible(principal, row)).map(presentWebhook)
-      }))
+      Effect.map(repo.list(principal.accountId), (rows): ReadonlyArray<WebhookRow> => rows.filter((row) => endpointVisible(principal, row)))
 
     /**
      * Each endpoint the caller may see, over the last hour (its latest STATS_SAMPLE attempts at
@@ -195,20 +190,9 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         const since = new Date(Date.now() - STATS_WINDOW_MS)
         const rows = yield* repo.stats(principal.accountId, since)
         return {
-          success: true as const,
-          since: since.toISOString(),
-          endpoints: rows.filter((row) => endpointVisible(principal, row)).map((row) => ({
-            webhook_id: row.webhookId,
-            attempts: row.attempts,
-            succeeded: row.succeeded,
-            failed: row.attempts - row.succeeded,
-            success_rate: row.attempts === 0 ? null : row.succeeded / row.attempts,
-            latency_ms: { p50: row.p50 === null ? null : Math.round(row.p50), p95: row.p95 === null ? null : Math.round(row.p95) },
-            last_attempt_at: row.lastAttemptAt === null ? null : new Date(row.lastAttemptAt).toISOString(),
-            last_status_code: row.lastStatusCode,
-            health: healthOf(row)
-          }))
-        }
+          since,
+          endpoints: rows.filter((row) => endpointVisible(principal, row)).map((row) => ({ ...row, health: healthOf(row) }))
+        } satisfies WebhookStats
       })
 
     const update = (
@@ -229,7 +213,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         if (changes.botId !== undefined) yield* checkBot(principal, changes.botId)
         const row = yield* changed(principal.accountId, repo.update(webhookId, { ...changes, events: changes.events && [...new Set(changes.events)] }))
         if (row === undefined) return yield* new NotFound({ message: `no webhook ${webhookId}` })
-        return { success: true as const, webhook: presentWebhook(row) }
+        return row
       })
 
     /**
@@ -242,12 +226,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         const secret = newSecret()
         const row = yield* changed(accountId, repo.rotate(webhookId, secret, overlapMs))
         if (row === undefined) return yield* new NotFound({ message: `no webhook ${webhookId}` })
-        return {
-          success: true as const,
-          webhook_id: row.webhookId,
-          secret,
-          previous_secret_expires_at: new Date(row.previousSecretExpiresAt).toISOString()
-        }
+        return { webhookId: row.webhookId, secret, previousSecretExpiresAt: row.previousSecretExpiresAt } satisfies RotatedSecret
       })
 
     /** POST …/{id}/rotate-secret: who may update the endpoint may rotate its secret. */
@@ -263,7 +242,6 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         yield* requireRole(principal, "operator", "manage webhooks")
         yield* visibleEndpoint(principal, webhookId, "delete")
         yield* changed(principal.accountId, repo.remove(webhookId))
-        return { success: true as const }
       })
 
     /**
@@ -282,45 +260,27 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
       configSetId?: string
     }) =>
       Effect.gen(function*() {
-        const targets = event.configSetId !== undefined
-          ? yield* sql<{ webhookId: string }>`
-              SELECT webhook_id FROM webhooks
-              WHERE config_set_id = ${event.configSetId}::uuid AND account_id = ${event.accountId} AND channel = 'email'
-                AND deleted_at IS NULL AND active AND ${event.type} = ANY(events)`
-          : event.only !== undefined
-          ? yield* sql<{ webhookId: string }>`
-              SELECT webhook_id FROM webhooks
-              WHERE webhook_id = ${event.only}::uuid AND account_id = ${event.accountId} AND deleted_at IS NULL`
-          : yield* sql<{ webhookId: string }>`
-              SELECT webhook_id FROM webhooks
-              WHERE account_id = ${event.accountId} AND deleted_at IS NULL AND active AND channel = ${event.channel ?? "rcs"}
-                AND ${event.type} = ANY(events) AND (bot_id IS NULL OR bot_id = ${event.botId}::uuid)`
+        const targets = yield* repo.targets(event)
         // Nobody listens: nothing to archive (most messages of most accounts).
         if (targets.length === 0) return []
-        const [stored] = yield* sql<{ eventId: string; occurredAt: Date }>`
-          INSERT INTO webhook_events (account_id, type, bot_id, data)
-          VALUES (${event.accountId}, ${event.type}, ${event.botId}, ${JSON.stringify(event.data)}::jsonb)
-          RETURNING event_id, occurred_at`
-        const occurredAt = new Date(stored!.occurredAt).toISOString()
+        const stored = yield* deliveryLog.insertEvent(event)
+        const occurredAt = new Date(stored.occurredAt).toISOString()
         const deliveries = targets.map((target) => {
           const deliveryId = newDeliveryId()
           // A partner's events carry no account: the envelope is the design's {event_id, type, occurred_at, delivery_id, data}.
           const envelope = event.configSetId !== undefined
-            ? { event_id: stored!.eventId, type: event.type, occurred_at: occurredAt, delivery_id: deliveryId, data: event.data }
-            : { event_id: stored!.eventId, type: event.type, occurred_at: occurredAt, delivery_id: deliveryId, account_id: event.accountId, data: event.data }
+            ? { event_id: stored.eventId, type: event.type, occurred_at: occurredAt, delivery_id: deliveryId, data: event.data }
+            : { event_id: stored.eventId, type: event.type, occurred_at: occurredAt, delivery_id: deliveryId, account_id: event.accountId, data: event.data }
           return { deliveryId, webhookId: target.webhookId, envelope }
         })
-        yield* insertDeliveries(event.accountId, stored!.eventId, event.type, deliveries)
+        yield* insertDeliveries(event.accountId, stored.eventId, event.type, deliveries)
         return deliveries.map((d) => d.deliveryId)
       })
 
     const insertDeliveries = (accountId: string, eventId: string, type: string, deliveries: ReadonlyArray<{ deliveryId: string; webhookId: string; envelope: unknown }>) =>
       Effect.gen(function*() {
         if (deliveries.length === 0) return
-        yield* sql`
-          INSERT INTO webhook_deliveries ${
-          sql.insert(deliveries.map((d) => ({ deliveryId: d.deliveryId, webhookId: d.webhookId, accountId, eventId, eventType: type, envelope: JSON.stringify(d.envelope) })))
-        }`
+        yield* deliveryLog.insertDeliveries(accountId, eventId, type, deliveries)
         yield* outbox.enqueueMany(
           DeliveryKind,
           deliveries.map((d) => ({
@@ -345,14 +305,14 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
           data: { webhook_id: webhookId, message: "This is a test event from Herald." },
           only: webhookId
         })).pipe(Effect.orDie)
-        return { success: true as const, delivery_id: deliveryId! }
+        return deliveryId!
       })
 
     const deliveries = (principal: Principal, webhookId: string, limit: number | undefined) =>
       Effect.gen(function*() {
         const endpoint = yield* visibleEndpoint(principal, webhookId, "read the delivery attempts of")
-        const rows = yield* repo.attempts(endpoint.webhookId, Math.min(limit ?? DELIVERIES_LIMIT_DEFAULT, DELIVERIES_LIMIT_MAX))
-        return { success: true as const, deliveries: rows.map(presentAttempt) }
+        const rows = yield* deliveryLog.attempts(endpoint.webhookId, Math.min(limit ?? DELIVERIES_LIMIT_DEFAULT, DELIVERIES_LIMIT_MAX))
+        return rows
       })
 
     /**
@@ -368,8 +328,8 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
     const deadLetters = (principal: Principal) =>
       Effect.gen(function*() {
         yield* requireRole(principal, "operator", "read the dead-letter queue")
-        const rows = yield* repo.deadLetters(principal.accountId)
-        return { success: true as const, items: rows.filter((row) => visibleDeadLetter(principal, row)).map(presentDeadLetter) }
+        const rows = yield* deliveryLog.deadLetters(principal.accountId)
+        return rows.filter((row) => visibleDeadLetter(principal, row))
       })
 
     /**
@@ -381,23 +341,20 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
       Effect.gen(function*() {
         yield* requireRole(principal, "operator", "replay dead letters")
         const missing = new NotFound({ message: `no dead-letter item ${deliveryId}` })
-        const row = yield* repo.deadLetter(principal.accountId, deliveryId)
+        const row = yield* deliveryLog.deadLetter(principal.accountId, deliveryId)
         if (row?.endpointChannel === "whatsapp") yield* requireDeveloperOwner(principal, "replay the dead letters of")
         if (row === undefined || !visibleDeadLetter(principal, row)) return yield* missing
         if (row.endpointDeleted) return yield* new NotFound({ message: `the endpoint of ${deliveryId} was deleted` })
         const newId = newDeliveryId()
         const replayed = yield* committed(Effect.gen(function*() {
-          const deleted = yield* sql`DELETE FROM webhook_dead_letters WHERE delivery_id = ${deliveryId} AND account_id = ${principal.accountId} RETURNING delivery_id`
-          if (deleted.length === 0) return false
+          if (!(yield* deliveryLog.takeDeadLetter(principal.accountId, deliveryId))) return false
           const envelope = { ...row.envelope, delivery_id: newId }
           yield* insertDeliveries(principal.accountId, String(row.envelope.event_id), row.eventType, [{ deliveryId: newId, webhookId: row.webhookId, envelope }])
           return true
         })).pipe(Effect.orDie)
         if (!replayed) return yield* missing
-        return { success: true as const, new_delivery_id: newId }
+        return newId
       })
-
-    const presentDeveloper = (row: WebhookRow) => ({ webhook_id: row.webhookId, url: row.url, events: [...row.events], created_at: new Date(row.createdAt).toISOString() })
 
     /**
      * PUT /api/v1/app/developer/webhook: creates the account's developer webhook (its secret shown
@@ -410,11 +367,11 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         const existing = yield* repo.developer(principal.accountId)
         if (existing !== undefined) {
           const row = yield* changed(principal.accountId, repo.update(existing.webhookId, { url }))
-          if (row !== undefined) return { success: true as const, created: false, ...presentDeveloper(row) }
+          if (row !== undefined) return { created: false, webhook: row, secret: undefined } satisfies DeveloperWebhookSet
         }
         const secret = newSecret()
         const row = yield* changed(principal.accountId, repo.insert({ accountId: principal.accountId, url, events: WA_EVENT_TYPES, botId: null, secret, channel: "whatsapp" }))
-        return { success: true as const, created: true, ...presentDeveloper(row), secret }
+        return { created: true, webhook: row, secret } satisfies DeveloperWebhookSet
       })
 
     const getDeveloper = (principal: Principal) =>
@@ -422,7 +379,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         yield* requireOwnerSession(principal, "read the developer webhook")
         const row = yield* repo.developer(principal.accountId)
         if (row === undefined) return yield* new NotFound({ message: "no developer webhook is configured; PUT /api/v1/app/developer/webhook sets one" })
-        return { success: true as const, ...presentDeveloper(row) }
+        return row
       })
 
     /** POST /api/v1/app/developer/webhook/rotate-secret: the developer webhook's new secret. */
@@ -440,7 +397,6 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
         const row = yield* repo.developer(principal.accountId)
         if (row === undefined) return yield* new NotFound({ message: "no developer webhook is configured" })
         yield* changed(principal.accountId, repo.remove(row.webhookId))
-        return { success: true as const }
       })
 
     return {
@@ -462,5 +418,5 @@ export class Webhooks extends Effect.Service<Webhooks>()("herald/Webhooks", {
       removeDeveloper
     } as const
   }),
-  dependencies: [WebhooksRepo.Default, BotsRepo.Default, ChangeFeed.Default]
+  dependencies: [WebhooksRepo.Default, DeliveriesRepo.Default, BotsRepo.Default, ChangeFeed.Default]
 }) {}

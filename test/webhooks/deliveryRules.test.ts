@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
 import { Dispatcher } from "../../src/webhooks/Dispatcher.ts"
-import { Attempt, DeliveryKind, Finished, MAX_ATTEMPTS, RETRY_DELAYS, Start } from "../../src/webhooks/DeliveryKind.ts"
+import { Attempt, DeliveryKind, Finished, MAX_ATTEMPTS, RETRY_DELAYS, Start, Watchdog } from "../../src/webhooks/DeliveryKind.ts"
 import { type Endpoint, Endpoints } from "../../src/webhooks/Endpoints.ts"
 import { applyBehaviour } from "../support/behaviour.ts"
 
@@ -21,7 +21,7 @@ const endpoint: Endpoint = {
   live: true
 }
 
-const world = (options: { readonly endpoint?: Endpoint | undefined; readonly room?: boolean } = {}) => {
+const world = (options: { readonly endpoint?: Endpoint | undefined; readonly room?: boolean; readonly storedBody?: string | undefined } = {}) => {
   const submitted: Array<{ readonly attempt: number; readonly url: string; readonly body: string }> = []
   const layer = Layer.mergeAll(
     Layer.succeed(Endpoints, { find: () => Effect.succeed("endpoint" in options ? options.endpoint : endpoint) } as unknown as Endpoints),
@@ -30,8 +30,11 @@ const world = (options: { readonly endpoint?: Endpoint | undefined; readonly roo
       holdFor: Duration.minutes(2),
       submit: (job: { attempt: number; url: string; body: string }) => Effect.sync(() => void submitted.push({ attempt: job.attempt, url: job.url, body: job.body }))
     } as unknown as Dispatcher),
-    // Read only for stored envelopes (large batches), which these rules do not use.
-    Layer.succeed(SqlClient.SqlClient, (() => Effect.die("no statement expected")) as unknown as SqlClient.SqlClient)
+    // Read only for stored envelopes (large batches): the delivery row's envelope text, when a rule gives one.
+    Layer.succeed(
+      SqlClient.SqlClient,
+      (() => "storedBody" in options ? Effect.succeed(options.storedBody === undefined ? [] : [{ body: options.storedBody }]) : Effect.die("no statement expected")) as unknown as SqlClient.SqlClient
+    )
   )
   return { submitted, layer }
 }
@@ -126,5 +129,42 @@ describe("webhook delivery rules", () => {
       const after = Duration.toMillis((recorded.timers[0]!.when as { after: Duration.DurationInput }).after)
       expect(after).toBeGreaterThanOrEqual(750)
       expect(after).toBeLessThanOrEqual(1_250)
+    }))
+
+  it.effect("Watchdog: the attempt in flight is sent again; another attempt's, or one after the outcome, changes nothing", () =>
+    Effect.gen(function*() {
+      const w = world()
+      const sending = (yield* Effect.provide(applyBehaviour(DeliveryKind, initial, start, { key: "dl_1" }), w.layer)).state
+      const again = yield* Effect.provide(applyBehaviour(DeliveryKind, sending, new Watchdog({ attempt: 1 }), { key: "dl_1" }), w.layer)
+      expect(again.state).toMatchObject({ phase: "sending", attempt: 1 })
+      expect(again.recorded.holds).toHaveLength(1)
+      expect(w.submitted.map((s) => s.attempt)).toEqual([1, 1])
+      const other = yield* Effect.provide(applyBehaviour(DeliveryKind, sending, new Watchdog({ attempt: 2 }), { key: "dl_1" }), w.layer)
+      expect(other.state).toEqual(sending)
+      const waiting = (yield* Effect.provide(applyBehaviour(DeliveryKind, sending, finished(1, 500), { key: "dl_1" }), w.layer)).state
+      const late = yield* Effect.provide(applyBehaviour(DeliveryKind, waiting, new Watchdog({ attempt: 1 }), { key: "dl_1" }), w.layer)
+      expect(late.state).toEqual(waiting)
+      expect(w.submitted).toHaveLength(2)
+    }))
+
+  it.effect("a stored envelope (a batch's): each attempt sends the delivery row's, the dead letter keeps it; its row gone, dropped", () =>
+    Effect.gen(function*() {
+      const body = JSON.stringify({ type: "message.batch", data: { count: 2 } })
+      const stored = new Start({ webhookId: "wh_1", accountId: "acc_1", eventType: "message.batch", envelope: null, stored: true })
+      const w = world({ storedBody: body })
+      let state = (yield* Effect.provide(applyBehaviour(DeliveryKind, initial, stored, { key: "dl_1" }), w.layer)).state
+      expect(w.submitted).toEqual([{ attempt: 1, url: endpoint.url, body }])
+      for (let attempt = 1; attempt < MAX_ATTEMPTS; attempt++) {
+        const failed = yield* Effect.provide(applyBehaviour(DeliveryKind, state, finished(attempt, 500), { key: "dl_1" }), w.layer)
+        state = (yield* Effect.provide(applyBehaviour(DeliveryKind, failed.state, failed.recorded.timers[0]!.command, { key: "dl_1" }), w.layer)).state
+      }
+      expect(w.submitted.map((s) => s.body)).toEqual([body, body, body, body])
+      const dead = yield* Effect.provide(applyBehaviour(DeliveryKind, state, finished(MAX_ATTEMPTS, 500), { key: "dl_1" }), w.layer)
+      expect(dead.recorded.inserts.find((i) => i.table === "webhook_dead_letters")!.row.envelope).toBe(body)
+
+      const gone = world({ storedBody: undefined })
+      const dropped = yield* Effect.provide(applyBehaviour(DeliveryKind, initial, stored, { key: "dl_1" }), gone.layer)
+      expect(dropped.state.phase).toBe("dropped")
+      expect(gone.submitted).toEqual([])
     }))
 })

@@ -35,7 +35,7 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("event fan-out", (it)
       const two = yield* bots.create({ accountId, name: "two", useCase: null, status: "active" })
       const owner = signedIn(accountId)
       const make = (events: Array<string>, botId: string | null, principal = owner) =>
-        Effect.map(webhooks.create(principal, { url: "https://example.com/hook", events, botId }), (w) => w.webhook_id)
+        Effect.map(webhooks.create(principal, { url: "https://example.com/hook", events, botId }), (w) => w.webhook.webhookId)
       const allBots = yield* make(["message.sent"], null)
       const onOne = yield* make(["message.sent", "message.read"], one.botId)
       yield* make(["message.sent"], two.botId)

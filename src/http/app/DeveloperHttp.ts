@@ -4,6 +4,7 @@ import { Webhooks } from "../../webhooks/Webhooks.ts"
 import { HeraldApi } from "../Api.ts"
 import { CurrentPrincipal } from "../Authentication.ts"
 import { apiGroup } from "../adapter/apiRoutes.ts"
+import { presentDeveloperSet, presentDeveloperWebhook, presentDone, presentRotated } from "../rcs/webhooksPresent.ts"
 
 export const DeveloperHttpLive = apiGroup(HeraldApi, "developer", (handlers) =>
   Effect.gen(function*() {
@@ -11,8 +12,8 @@ export const DeveloperHttpLive = apiGroup(HeraldApi, "developer", (handlers) =>
     const webhooks = yield* Webhooks
     return handlers
       .handle("generateSecretKey", () => Effect.flatMap(CurrentPrincipal, keys.generate))
-      .handle("setDeveloperWebhook", ({ payload }) => Effect.flatMap(CurrentPrincipal, (principal) => webhooks.setDeveloper(principal, payload.url)))
-      .handle("getDeveloperWebhook", () => Effect.flatMap(CurrentPrincipal, webhooks.getDeveloper))
-      .handle("rotateDeveloperWebhookSecret", () => Effect.flatMap(CurrentPrincipal, webhooks.rotateDeveloper))
-      .handle("deleteDeveloperWebhook", () => Effect.flatMap(CurrentPrincipal, webhooks.removeDeveloper))
+      .handle("setDeveloperWebhook", ({ payload }) => Effect.flatMap(CurrentPrincipal, (principal) => webhooks.setDeveloper(principal, payload.url)).pipe(Effect.map(presentDeveloperSet)))
+      .handle("getDeveloperWebhook", () => Effect.flatMap(CurrentPrincipal, webhooks.getDeveloper).pipe(Effect.map(presentDeveloperWebhook)))
+      .handle("rotateDeveloperWebhookSecret", () => Effect.flatMap(CurrentPrincipal, webhooks.rotateDeveloper).pipe(Effect.map(presentRotated)))
+      .handle("deleteDeveloperWebhook", () => Effect.flatMap(CurrentPrincipal, webhooks.removeDeveloper).pipe(Effect.map(presentDone)))
   }))
