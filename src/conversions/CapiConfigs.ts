@@ -1,9 +1,9 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { requireOwnerSession } from "../domain/access.ts"
 import { describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { SecretBox } from "../security/SecretBox.ts"
+import { type CapiConfigRow, CapiConfigsRepo } from "./CapiConfigsRepo.ts"
 
 export interface CapiConfigInput {
   readonly dataset_id: string
@@ -18,15 +18,7 @@ export interface CapiTarget {
   readonly testEventCode: string | null
 }
 
-interface ConfigRow {
-  readonly datasetId: string
-  readonly accessTokenSealed: string
-  readonly tokenLast4: string
-  readonly testEventCode: string | null
-  readonly updatedAt: Date
-}
-
-const present = (row: ConfigRow) => ({
+const present = (row: CapiConfigRow) => ({
   success: true as const,
   dataset_id: row.datasetId,
   access_token: `…${row.tokenLast4}`,
@@ -40,13 +32,9 @@ const present = (row: ConfigRow) => ({
  */
 export class CapiConfigs extends Effect.Service<CapiConfigs>()("herald/conversions/CapiConfigs", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* CapiConfigsRepo
     const box = yield* SecretBox
-
-    const row = (accountId: string) =>
-      sql<ConfigRow>`
-        SELECT dataset_id, access_token_sealed, token_last4, test_event_code, updated_at
-        FROM capi_configs WHERE account_id = ${accountId}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+    const row = repo.find
 
     const put = (principal: Principal, input: CapiConfigInput) =>
       Effect.gen(function*() {
@@ -60,13 +48,13 @@ export class CapiConfigs extends Effect.Service<CapiConfigs>()("herald/conversio
           issues.push(new FieldIssue({ path: "test_event_code", message: "must be Events Manager's test code (letters and digits)" }))
         }
         if (issues.length > 0) return yield* new InvalidRequest({ message: describeIssues(issues), errors: issues })
-        const [saved] = yield* sql<ConfigRow>`
-          INSERT INTO capi_configs (account_id, dataset_id, access_token_sealed, token_last4, test_event_code)
-          VALUES (${principal.accountId}, ${input.dataset_id}, ${box.seal(input.access_token)}, ${input.access_token.slice(-4)}, ${input.test_event_code ?? null})
-          ON CONFLICT (account_id) DO UPDATE SET dataset_id = excluded.dataset_id, access_token_sealed = excluded.access_token_sealed,
-            token_last4 = excluded.token_last4, test_event_code = excluded.test_event_code, updated_at = now()
-          RETURNING dataset_id, access_token_sealed, token_last4, test_event_code, updated_at`.pipe(Effect.orDie)
-        return present(saved!)
+        const saved = yield* repo.save(principal.accountId, {
+          datasetId: input.dataset_id,
+          accessTokenSealed: box.seal(input.access_token),
+          tokenLast4: input.access_token.slice(-4),
+          testEventCode: input.test_event_code ?? null
+        })
+        return present(saved)
       })
 
     const get = (principal: Principal) =>
@@ -87,5 +75,5 @@ export class CapiConfigs extends Effect.Service<CapiConfigs>()("herald/conversio
 
     return { put, get, target } as const
   }),
-  dependencies: [SecretBox.Default]
+  dependencies: [CapiConfigsRepo.Default, SecretBox.Default]
 }) {}
