@@ -18,12 +18,19 @@ export interface CapiTarget {
   readonly testEventCode: string | null
 }
 
-const present = (row: CapiConfigRow) => ({
-  success: true as const,
-  dataset_id: row.datasetId,
-  access_token: `…${row.tokenLast4}`,
-  test_event_code: row.testEventCode,
-  updated_at: row.updatedAt.toISOString()
+/** An account's configuration as it is shown again: the token only by its last four characters. */
+export interface CapiConfig {
+  readonly datasetId: string
+  readonly tokenLast4: string
+  readonly testEventCode: string | null
+  readonly updatedAt: Date
+}
+
+const configOf = (row: CapiConfigRow): CapiConfig => ({
+  datasetId: row.datasetId,
+  tokenLast4: row.tokenLast4,
+  testEventCode: row.testEventCode,
+  updatedAt: row.updatedAt
 })
 
 /**
@@ -54,7 +61,7 @@ export class CapiConfigs extends Effect.Service<CapiConfigs>()("herald/conversio
           tokenLast4: input.access_token.slice(-4),
           testEventCode: input.test_event_code ?? null
         })
-        return present(saved)
+        return configOf(saved)
       })
 
     const get = (principal: Principal) =>
@@ -62,7 +69,7 @@ export class CapiConfigs extends Effect.Service<CapiConfigs>()("herald/conversio
         yield* requireOwnerSession(principal, "read the Conversions API configuration")
         const found = yield* row(principal.accountId)
         if (found === undefined) return yield* new NotFound({ message: "the Conversions API is not configured; PUT /api/v1/app/meta-ads/capi/config sets it" })
-        return present(found)
+        return configOf(found)
       })
 
     /** The account's target with its token opened; undefined when none is set or it cannot be opened (another HERALD_SECRETS_KEY). */

@@ -65,37 +65,26 @@ export class Conversions extends Effect.Service<Conversions>()("herald/conversio
         return uids
       })
 
-    const one = (account: SecretKeyAccount, input: CapiEventInput) =>
-      Effect.map(accept(account, [input], false), ([id]) => ({ result: true as const, success: true as const, id: id! }))
+    /** One event accepted: its id (the uid Herald gives the event_name + event_id pair). */
+    const one = (account: SecretKeyAccount, input: CapiEventInput) => Effect.map(accept(account, [input], false), ([id]) => id!)
 
-    const many = (account: SecretKeyAccount, inputs: ReadonlyArray<CapiEventInput>) =>
-      Effect.map(accept(account, inputs, true), (ids) => ({ result: true as const, success: true as const, ids }))
+    /** A batch accepted: the events' ids, in order. */
+    const many = (account: SecretKeyAccount, inputs: ReadonlyArray<CapiEventInput>) => accept(account, inputs, true)
 
     const get = (account: SecretKeyAccount, id: string) =>
       Effect.gen(function*() {
         const row = yield* stored.find(account.accountId, id)
         // The actor stores an event a few milliseconds after the 202: until then it is not found.
         if (row === undefined) return yield* new NotFound({ message: `no conversion event ${id}` })
-        return {
-          success: true as const,
-          event: {
-            id: row.eventUid,
-            event_name: row.eventName,
-            event_id: row.eventId,
-            status: row.status,
-            attempts: row.attempts,
-            error: row.error,
-            created_at: row.createdAt.toISOString(),
-            sent_at: row.sentAt?.toISOString() ?? null
-          }
-        }
+        return row
       })
 
+    /** Queues the account's failed events again: how many there were. */
     const redrive = (account: SecretKeyAccount) =>
       Effect.gen(function*() {
         const failed = yield* stored.countFailed(account.accountId)
         yield* client.send(CapiKind, account.accountId, new CapiRedrive()).pipe(Effect.orDie)
-        return { success: true as const, requeued: failed }
+        return failed
       })
 
     /** After the configuration changes: what waited for it goes now. */

@@ -20,21 +20,7 @@ export class IntegrationLogs extends Effect.Service<IntegrationLogs>()("herald/i
         const limit = query.limit ?? LOGS_LIMIT_DEFAULT
         const rows = yield* repo.page(account.accountId, { integration: query.integration, after, limit })
         const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.logId }))
-        return {
-          success: true as const,
-          logs: page.rows.map((row) => ({
-            id: row.logId,
-            integration: row.integration,
-            status_code: row.statusCode,
-            outcome: row.outcome,
-            attempt: row.attempt,
-            took_ms: row.tookMs,
-            events: row.events,
-            response_snippet: row.responseSnippet,
-            created_at: row.createdAt.toISOString()
-          })),
-          next_cursor: page.nextCursor ?? ""
-        }
+        return { items: page.rows, nextCursor: page.nextCursor }
       })
 
     return { list } as const

@@ -1,8 +1,7 @@
 import { Effect } from "effect"
 import { describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
 import { unstorableText } from "../domain/storable.ts"
-import { presentCustomer } from "../customers/customerShape.ts"
-import { CUSTOMERS_LIMIT_DEFAULT, customersScope } from "../customers/Customers.ts"
+import { type CustomerPage, CUSTOMERS_LIMIT_DEFAULT, customersScope } from "../customers/Customers.ts"
 import { CustomersRepo } from "../customers/CustomersRepo.ts"
 import { type CustomerQuery, parseCustomerQuery } from "../customers/traitFilters.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
@@ -12,6 +11,22 @@ import { type SegmentRow, SegmentsRepo } from "./SegmentsRepo.ts"
 export const SEGMENTS_LIMIT_DEFAULT = 20
 export const SEGMENTS_LIMIT_MAX = 100
 export const SEGMENT_NAME_MAX = 100
+
+/** A segment with the count of the customers it matches now (worked out when read, never stored). */
+export interface Segment {
+  readonly segmentId: string
+  readonly name: string
+  readonly filters: ReadonlyArray<unknown>
+  readonly tags: ReadonlyArray<string>
+  readonly customerCount: number
+  readonly createdAt: Date
+  readonly updatedAt: Date
+}
+
+export interface SegmentPage {
+  readonly items: ReadonlyArray<Segment>
+  readonly nextCursor: string | undefined
+}
 
 export interface SegmentInput {
   readonly name?: string | undefined
@@ -54,15 +69,15 @@ export class Segments extends Effect.Service<Segments>()("herald/segments/Segmen
     const customers = yield* CustomersRepo
     const cursors = yield* ListCursors
 
-    const present = (accountId: string, row: SegmentRow) =>
-      Effect.map(customers.count(accountId, queryOf(row)), (count) => ({
-        id: row.segmentId,
+    const counted = (accountId: string, row: SegmentRow) =>
+      Effect.map(customers.count(accountId, queryOf(row)), (count): Segment => ({
+        segmentId: row.segmentId,
         name: row.name,
         filters: row.filters,
         tags: row.tags,
-        customer_count: count,
-        created_at: row.createdAt.toISOString(),
-        updated_at: row.updatedAt.toISOString()
+        customerCount: count,
+        createdAt: row.createdAt,
+        updatedAt: row.updatedAt
       }))
 
     const find = (accountId: string, segmentId: string) =>
@@ -90,7 +105,7 @@ export class Segments extends Effect.Service<Segments>()("herald/segments/Segmen
       Effect.gen(function*() {
         const { name } = yield* check(input)
         const row = yield* repo.insert(account.accountId, { name: name!, filters: input.filters ?? [], tags: (input.tags as ReadonlyArray<string> | undefined) ?? [] })
-        return { success: true as const, segment: yield* present(account.accountId, row) }
+        return yield* counted(account.accountId, row)
       })
 
     const update = (account: SecretKeyAccount, segmentId: string, input: SegmentInput) =>
@@ -99,19 +114,18 @@ export class Segments extends Effect.Service<Segments>()("herald/segments/Segmen
         const { name } = yield* check(input)
         const row = yield* repo.update(account.accountId, segmentId, { name, filters: input.filters, tags: input.tags as ReadonlyArray<string> | undefined })
         if (row === undefined) return yield* new NotFound({ message: `no segment ${segmentId}` })
-        return { success: true as const, segment: yield* present(account.accountId, row) }
+        return yield* counted(account.accountId, row)
       })
 
     const get = (account: SecretKeyAccount, segmentId: string) =>
       Effect.gen(function*() {
         const row = yield* find(account.accountId, segmentId)
-        return { success: true as const, segment: yield* present(account.accountId, row) }
+        return yield* counted(account.accountId, row)
       })
 
     const remove = (account: SecretKeyAccount, segmentId: string) =>
       Effect.gen(function*() {
         if (!(yield* repo.remove(account.accountId, segmentId))) return yield* new NotFound({ message: `no segment ${segmentId}` })
-        return { success: true as const }
       })
 
     /** Newest first; each with its count, two counted at a time (each is a query over the account's customers). */
@@ -121,11 +135,8 @@ export class Segments extends Effect.Service<Segments>()("herald/segments/Segmen
         const after = yield* cursors.readPosition(scope, query.cursor)
         const limit = query.limit ?? SEGMENTS_LIMIT_DEFAULT
         const paged = cursors.positionPage(scope, yield* repo.page(account.accountId, after, limit), limit, (row) => ({ createdAt: row.position, id: row.segmentId }))
-        return {
-          success: true as const,
-          segments: yield* Effect.forEach(paged.rows, (row) => present(account.accountId, row), { concurrency: 2 }),
-          next_cursor: paged.nextCursor ?? ""
-        }
+        const items = yield* Effect.forEach(paged.rows, (row) => counted(account.accountId, row), { concurrency: 2 })
+        return { items, nextCursor: paged.nextCursor } satisfies SegmentPage
       })
 
     /** GET /app/segments/{id}/contacts: the customers the segment matches now, newest first. */
@@ -137,7 +148,7 @@ export class Segments extends Effect.Service<Segments>()("herald/segments/Segmen
         const limit = query.limit ?? CUSTOMERS_LIMIT_DEFAULT
         const rows = yield* customers.search({ accountId: account.accountId, query: queryOf(row), after, limit })
         const paged = cursors.positionPage(scope, rows, limit, (customer) => ({ createdAt: customer.position, id: customer.customerId }))
-        return { success: true as const, contacts: paged.rows.map(presentCustomer), next_cursor: paged.nextCursor ?? "" }
+        return { items: paged.rows, nextCursor: paged.nextCursor } satisfies CustomerPage
       })
 
     return { create, update, get, remove, list, members, queryFor } as const
