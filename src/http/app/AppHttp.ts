@@ -14,10 +14,11 @@ import { presentSegment } from "./appPresent.ts"
 const done = { success: true as const }
 
 const ContactsHttpLive = apiGroup(HeraldApi, "appContacts", (handlers) =>
-  Effect.map(AppContacts, (contacts) =>
+  Effect.map(Effect.all([AppContacts, Segments]), ([contacts, segments]) =>
     handlers
       .handle("listContacts", ({ urlParams }) =>
-        Effect.flatMap(CurrentAccount, (account) => Effect.map(contacts.list(account, urlParams), (page) => presentPage("contacts", page, presentCustomer))))
+        Effect.flatMap(CurrentAccount, (account) =>
+          Effect.map(contacts.list(account, urlParams, (segmentId) => segments.queryFor(account, segmentId)), (page) => presentPage("contacts", page, presentCustomer))))
       .handle("createContact", ({ payload }) =>
         Effect.flatMap(CurrentAccount, (account) =>
           Effect.map(contacts.create(account, payload), (saved) => ({ success: true as const, created: saved.created, contact: presentCustomer(saved.contact) }))))
