@@ -92,5 +92,5 @@ export class Conversions extends Effect.Service<Conversions>()("herald/conversio
 
     return { one, many, get, redrive, nudge } as const
   }),
-  dependencies: [CustomersRepo.Default, CapiConfigsRepo.Default, CapiEventsRepo.Default]
+  dependencies: [ActorClient.Default, CustomersRepo.Default, CapiConfigsRepo.Default, CapiEventsRepo.Default]
 }) {}
