@@ -1,9 +1,9 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { requireOwnerSession } from "../domain/access.ts"
 import { describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { SecretBox } from "../security/SecretBox.ts"
+import { type CapiConfigRow, CapiConfigsRepo } from "./CapiConfigsRepo.ts"
 
 export interface CapiConfigInput {
   readonly dataset_id: string
@@ -18,20 +18,19 @@ export interface CapiTarget {
   readonly testEventCode: string | null
 }
 
-interface ConfigRow {
+/** An account's configuration as it is shown again: the token only by its last four characters. */
+export interface CapiConfig {
   readonly datasetId: string
-  readonly accessTokenSealed: string
   readonly tokenLast4: string
   readonly testEventCode: string | null
   readonly updatedAt: Date
 }
 
-const present = (row: ConfigRow) => ({
-  success: true as const,
-  dataset_id: row.datasetId,
-  access_token: `…${row.tokenLast4}`,
-  test_event_code: row.testEventCode,
-  updated_at: row.updatedAt.toISOString()
+const configOf = (row: CapiConfigRow): CapiConfig => ({
+  datasetId: row.datasetId,
+  tokenLast4: row.tokenLast4,
+  testEventCode: row.testEventCode,
+  updatedAt: row.updatedAt
 })
 
 /**
@@ -40,13 +39,9 @@ const present = (row: ConfigRow) => ({
  */
 export class CapiConfigs extends Effect.Service<CapiConfigs>()("herald/conversions/CapiConfigs", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* CapiConfigsRepo
     const box = yield* SecretBox
-
-    const row = (accountId: string) =>
-      sql<ConfigRow>`
-        SELECT dataset_id, access_token_sealed, token_last4, test_event_code, updated_at
-        FROM capi_configs WHERE account_id = ${accountId}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+    const row = repo.find
 
     const put = (principal: Principal, input: CapiConfigInput) =>
       Effect.gen(function*() {
@@ -60,13 +55,13 @@ export class CapiConfigs extends Effect.Service<CapiConfigs>()("herald/conversio
           issues.push(new FieldIssue({ path: "test_event_code", message: "must be Events Manager's test code (letters and digits)" }))
         }
         if (issues.length > 0) return yield* new InvalidRequest({ message: describeIssues(issues), errors: issues })
-        const [saved] = yield* sql<ConfigRow>`
-          INSERT INTO capi_configs (account_id, dataset_id, access_token_sealed, token_last4, test_event_code)
-          VALUES (${principal.accountId}, ${input.dataset_id}, ${box.seal(input.access_token)}, ${input.access_token.slice(-4)}, ${input.test_event_code ?? null})
-          ON CONFLICT (account_id) DO UPDATE SET dataset_id = excluded.dataset_id, access_token_sealed = excluded.access_token_sealed,
-            token_last4 = excluded.token_last4, test_event_code = excluded.test_event_code, updated_at = now()
-          RETURNING dataset_id, access_token_sealed, token_last4, test_event_code, updated_at`.pipe(Effect.orDie)
-        return present(saved!)
+        const saved = yield* repo.save(principal.accountId, {
+          datasetId: input.dataset_id,
+          accessTokenSealed: box.seal(input.access_token),
+          tokenLast4: input.access_token.slice(-4),
+          testEventCode: input.test_event_code ?? null
+        })
+        return configOf(saved)
       })
 
     const get = (principal: Principal) =>
@@ -74,7 +69,7 @@ export class CapiConfigs extends Effect.Service<CapiConfigs>()("herald/conversio
         yield* requireOwnerSession(principal, "read the Conversions API configuration")
         const found = yield* row(principal.accountId)
         if (found === undefined) return yield* new NotFound({ message: "the Conversions API is not configured; PUT /api/v1/app/meta-ads/capi/config sets it" })
-        return present(found)
+        return configOf(found)
       })
 
     /** The account's target with its token opened; undefined when none is set or it cannot be opened (another HERALD_SECRETS_KEY). */
@@ -87,5 +82,5 @@ export class CapiConfigs extends Effect.Service<CapiConfigs>()("herald/conversio
 
     return { put, get, target } as const
   }),
-  dependencies: [SecretBox.Default]
+  dependencies: [CapiConfigsRepo.Default, SecretBox.Default]
 }) {}

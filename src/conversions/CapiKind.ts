@@ -1,11 +1,11 @@
-import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Schema } from "effect"
-import { randomUUID } from "node:crypto"
 import { ActorKind } from "../actors/runtime/index.ts"
 import type { ActorContext } from "../actors/runtime/ActorKind.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { CAPI_BATCH_MAX, CAPI_MAX_AGE_SEC } from "./capiEvent.ts"
+import { IntegrationLogsRepo } from "../integrations/IntegrationLogsRepo.ts"
 import { CapiConfigs } from "./CapiConfigs.ts"
+import { CapiEventsRepo } from "./CapiEventsRepo.ts"
 import { CapiForwarder } from "./CapiForwarder.ts"
 
 const QueuedEvent = Schema.Struct({
@@ -78,11 +78,8 @@ const flushAfter = (ctx: ActorContext<CapiCommand>, current: CapiState, ms: numb
 }
 
 /** Settles queued events in the commit (a write of the actor's own table). */
-const settle = (ctx: ActorContext<CapiCommand>, sql: SqlClient.SqlClient, uids: ReadonlyArray<string>, status: "queued" | "sent" | "failed", attempts: number, error: string | null) =>
-  ctx.persist(Effect.asVoid(sql`
-    UPDATE capi_events SET status = ${status}, attempts = ${attempts}, error = ${error},
-      sent_at = CASE WHEN ${status} = 'sent' THEN now() END
-    WHERE event_uid = ANY(${uids}::uuid[]) AND status = 'queued'`))
+const settle = (ctx: ActorContext<CapiCommand>, uids: ReadonlyArray<string>, status: "queued" | "sent" | "failed", attempts: number, error: string | null) =>
+  ctx.persist(CapiEventsRepo.settle(uids, status, attempts, error))
 
 export const CapiKind = ActorKind.make("capi", {
   command: CapiCommand,
@@ -92,22 +89,13 @@ export const CapiKind = ActorKind.make("capi", {
   handlers: {
     CapiQueue: (state, command, ctx) =>
       Effect.map(AppConfig, (config) => {
-        for (const event of command.events) {
-          ctx.insert("capi_events", {
-            event_uid: event.uid,
-            account_id: ctx.key,
-            event_name: event.eventName,
-            event_id: event.eventId,
-            payload: JSON.stringify(event.payload)
-          })
-        }
+        for (const event of command.events) CapiEventsRepo.insert(ctx, ctx.key, event)
         return flushAfter(ctx, { ...state, dirty: true }, config.capiBatchWindowMs)
       }),
 
     CapiFlush: (state, _command, ctx) =>
       Effect.gen(function*() {
         const config = yield* AppConfig
-        const sql = yield* SqlClient.SqlClient
         const configs = yield* CapiConfigs
         const forwarder = yield* CapiForwarder
         const accountId = ctx.key
@@ -115,13 +103,11 @@ export const CapiKind = ActorKind.make("capi", {
         const target = yield* configs.target(accountId)
         // Not configured (or sealed under another key): events wait; saving the configuration flushes.
         if (target === undefined) return next
-        const rows = yield* sql<{ eventUid: string; payload: { readonly event_time: number } }>`
-          SELECT event_uid::text, payload FROM capi_events
-          WHERE account_id = ${accountId} AND status = 'queued' ORDER BY seq LIMIT ${CAPI_BATCH_MAX * PARALLEL_REQUESTS}`
+        const rows = yield* CapiEventsRepo.queued(accountId, CAPI_BATCH_MAX * PARALLEL_REQUESTS)
         const oldest = Math.floor(Date.now() / 1000) - CAPI_MAX_AGE_SEC
         const stale = rows.filter((row) => row.payload.event_time < oldest)
         if (stale.length > 0) {
-          settle(ctx, sql, stale.map((row) => row.eventUid), "failed", state.attempt, "event_time became more than 7 days old before Meta took it; Meta refuses older events")
+          settle(ctx, stale.map((row) => row.eventUid), "failed", state.attempt, "event_time became more than 7 days old before Meta took it; Meta refuses older events")
         }
         const fresh = rows.filter((row) => row.payload.event_time >= oldest)
         if (fresh.length === 0) return state.dirty || stale.length > 0 ? flushAfter(ctx, next, config.capiBatchWindowMs) : next
@@ -146,35 +132,32 @@ export const CapiKind = ActorKind.make("capi", {
     CapiForwarded: (state, command, ctx) =>
       Effect.gen(function*() {
         const config = yield* AppConfig
-        const sql = yield* SqlClient.SqlClient
         let retrying = false
         let sent = 0
         for (const forward of command.forwards) {
           const outcome = outcomeOf(forward.statusCode)
           const exhausted = outcome === "retry" && command.attempt >= config.capiMaxAttempts
-          ctx.insert("integration_logs", {
-            log_id: randomUUID(),
-            account_id: ctx.key,
+          IntegrationLogsRepo.insert(ctx, ctx.key, {
             integration: "meta_capi",
-            status_code: forward.statusCode,
+            statusCode: forward.statusCode,
             outcome: outcome === "delivered" ? "delivered" : outcome === "retry" && !exhausted ? "retrying" : "failed",
             attempt: command.attempt,
-            took_ms: Math.round(forward.tookMs),
+            tookMs: Math.round(forward.tookMs),
             events: forward.uids.length,
-            response_snippet: forward.snippet
+            responseSnippet: forward.snippet
           })
           if (outcome === "delivered") {
-            settle(ctx, sql, forward.uids, "sent", command.attempt, null)
+            settle(ctx, forward.uids, "sent", command.attempt, null)
             sent += forward.uids.length
             continue
           }
           const error = `${forward.statusCode === null ? "no answer" : `HTTP ${forward.statusCode}`}: ${forward.snippet}`
           if (outcome === "retry" && !exhausted) {
-            settle(ctx, sql, forward.uids, "queued", command.attempt, error)
+            settle(ctx, forward.uids, "queued", command.attempt, error)
             retrying = true
             continue
           }
-          settle(ctx, sql, forward.uids, "failed", command.attempt, error)
+          settle(ctx, forward.uids, "failed", command.attempt, error)
           yield* Effect.logWarning("CAPI events failed: they wait for a redrive", { account_id: ctx.key, events: forward.uids.length, error: error.slice(0, 200) })
         }
         if (retrying) {
@@ -188,9 +171,7 @@ export const CapiKind = ActorKind.make("capi", {
     CapiRedrive: (state, _command, ctx) =>
       Effect.gen(function*() {
         const config = yield* AppConfig
-        const sql = yield* SqlClient.SqlClient
-        ctx.persist(Effect.asVoid(sql`
-          UPDATE capi_events SET status = 'queued', error = NULL WHERE account_id = ${ctx.key} AND status = 'failed'`))
+        ctx.persist(CapiEventsRepo.requeueFailed(ctx.key))
         return flushAfter(ctx, { ...state, attempt: 0, dirty: true }, config.capiBatchWindowMs)
       })
   }

@@ -1,4 +1,3 @@
-import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { ActorClient } from "../actors/runtime/index.ts"
@@ -7,18 +6,10 @@ import { isUuid } from "../domain/ids.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
 import { type CapiEventInput, capiEventUid, type CheckedEvent, checkCapiEvent, metaEvent } from "./capiEvent.ts"
 import { CapiFlush, CapiKind, CapiQueue, CapiRedrive } from "./CapiKind.ts"
+import { CustomersRepo } from "../customers/CustomersRepo.ts"
+import { CapiConfigsRepo } from "./CapiConfigsRepo.ts"
+import { CapiEventsRepo } from "./CapiEventsRepo.ts"
 import { CapiNotConfigured } from "./errors.ts"
-
-interface EventRow {
-  readonly eventUid: string
-  readonly eventName: string
-  readonly eventId: string
-  readonly status: "queued" | "sent" | "failed"
-  readonly attempts: number
-  readonly error: string | null
-  readonly createdAt: Date
-  readonly sentAt: Date | null
-}
 
 /**
  * Conversions for Meta (docs/conversions.md): events are checked and their user data hashed here,
@@ -27,16 +18,16 @@ interface EventRow {
  */
 export class Conversions extends Effect.Service<Conversions>()("herald/conversions/Conversions", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const client = yield* ActorClient
+    const customers = yield* CustomersRepo
+    const configs = yield* CapiConfigsRepo
+    const stored = yield* CapiEventsRepo
 
     /** Phones of the account's customers named by id (an unknown id is a 400 naming it). */
     const phonesOf = (accountId: string, events: ReadonlyArray<{ readonly checked: CheckedEvent; readonly at: string }>, issues: Array<FieldIssue>) =>
       Effect.gen(function*() {
         const ids = [...new Set(events.flatMap((e) => (e.checked.customerId !== undefined && isUuid(e.checked.customerId) ? [e.checked.customerId] : [])))]
-        const rows = ids.length === 0 ? [] : yield* sql<{ customerId: string; phone: string }>`
-          SELECT customer_id::text, phone FROM customers WHERE account_id = ${accountId} AND customer_id = ANY(${ids}::uuid[])`.pipe(Effect.orDie)
-        const phones = new Map(rows.map((row) => [row.customerId, row.phone]))
+        const phones = yield* customers.phonesOf(accountId, ids)
         for (const { checked, at } of events) {
           if (checked.customerId !== undefined && !phones.has(checked.customerId)) {
             issues.push(new FieldIssue({ path: at === "" ? "customer_id" : `${at}.customer_id`, message: "is not a customer of this account" }))
@@ -46,13 +37,7 @@ export class Conversions extends Effect.Service<Conversions>()("herald/conversio
       })
 
     /** Whether the account has a CAPI configuration, and its default number's WABA: one read per request. */
-    const targetOf = (accountId: string) =>
-      sql<{ configured: boolean; wabaId: string | null }>`
-        SELECT EXISTS (SELECT 1 FROM capi_configs WHERE account_id = ${accountId}) AS configured,
-               (SELECT waba_id FROM wa_numbers WHERE account_id = ${accountId} AND is_default) AS waba_id`.pipe(
-        Effect.map((rows) => rows[0]!),
-        Effect.orDie
-      )
+    const targetOf = configs.targetOf
 
     const accept = (account: SecretKeyAccount, inputs: ReadonlyArray<CapiEventInput>, batch: boolean) =>
       Effect.gen(function*() {
@@ -80,47 +65,32 @@ export class Conversions extends Effect.Service<Conversions>()("herald/conversio
         return uids
       })
 
-    const one = (account: SecretKeyAccount, input: CapiEventInput) =>
-      Effect.map(accept(account, [input], false), ([id]) => ({ result: true as const, success: true as const, id: id! }))
+    /** One event accepted: its id (the uid Herald gives the event_name + event_id pair). */
+    const one = (account: SecretKeyAccount, input: CapiEventInput) => Effect.map(accept(account, [input], false), ([id]) => id!)
 
-    const many = (account: SecretKeyAccount, inputs: ReadonlyArray<CapiEventInput>) =>
-      Effect.map(accept(account, inputs, true), (ids) => ({ result: true as const, success: true as const, ids }))
+    /** A batch accepted: the events' ids, in order. */
+    const many = (account: SecretKeyAccount, inputs: ReadonlyArray<CapiEventInput>) => accept(account, inputs, true)
 
     const get = (account: SecretKeyAccount, id: string) =>
       Effect.gen(function*() {
-        const [row] = isUuid(id)
-          ? yield* sql<EventRow>`
-            SELECT event_uid::text, event_name, event_id, status, attempts, error, created_at, sent_at
-            FROM capi_events WHERE event_uid = ${id} AND account_id = ${account.accountId}`.pipe(Effect.orDie)
-          : []
+        const row = yield* stored.find(account.accountId, id)
         // The actor stores an event a few milliseconds after the 202: until then it is not found.
         if (row === undefined) return yield* new NotFound({ message: `no conversion event ${id}` })
-        return {
-          success: true as const,
-          event: {
-            id: row.eventUid,
-            event_name: row.eventName,
-            event_id: row.eventId,
-            status: row.status,
-            attempts: row.attempts,
-            error: row.error,
-            created_at: row.createdAt.toISOString(),
-            sent_at: row.sentAt?.toISOString() ?? null
-          }
-        }
+        return row
       })
 
+    /** Queues the account's failed events again: how many there were. */
     const redrive = (account: SecretKeyAccount) =>
       Effect.gen(function*() {
-        const [counted] = yield* sql<{ failed: number }>`
-          SELECT count(*)::int AS failed FROM capi_events WHERE account_id = ${account.accountId} AND status = 'failed'`.pipe(Effect.orDie)
+        const failed = yield* stored.countFailed(account.accountId)
         yield* client.send(CapiKind, account.accountId, new CapiRedrive()).pipe(Effect.orDie)
-        return { success: true as const, requeued: counted?.failed ?? 0 }
+        return failed
       })
 
     /** After the configuration changes: what waited for it goes now. */
     const nudge = (accountId: string) => client.send(CapiKind, accountId, new CapiFlush()).pipe(Effect.orDie, Effect.asVoid)
 
     return { one, many, get, redrive, nudge } as const
-  })
+  }),
+  dependencies: [ActorClient.Default, CustomersRepo.Default, CapiConfigsRepo.Default, CapiEventsRepo.Default]
 }) {}

@@ -1,11 +1,10 @@
 import { Effect } from "effect"
 import { describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
-import { Segments } from "../segments/Segments.ts"
-import { APP_PHONE, APP_USER_ID, eitherSpelling, presentCustomer } from "./customerShape.ts"
-import { type CustomerSpellings, Customers, CUSTOMERS_LIMIT_DEFAULT, customersScope } from "./Customers.ts"
+import { APP_PHONE, APP_USER_ID, eitherSpelling } from "./customerShape.ts"
+import { type CustomerPage, type CustomerSpellings, Customers, CUSTOMERS_LIMIT_DEFAULT, customersScope } from "./Customers.ts"
 import { CustomersRepo } from "./CustomersRepo.ts"
-import { MAX_TAG_LENGTH } from "./traitFilters.ts"
+import { type CustomerQuery, MAX_TAG_LENGTH } from "./traitFilters.ts"
 import { customerText, MAX_NAME, MAX_USER_ID, mergeWith, parseTraitChanges } from "./traits.ts"
 import { ListCursors } from "../storage/ListCursors.ts"
 
@@ -49,7 +48,6 @@ export class AppContacts extends Effect.Service<AppContacts>()("herald/customers
   effect: Effect.gen(function*() {
     const repo = yield* CustomersRepo
     const customers = yield* Customers
-    const segments = yield* Segments
     const cursors = yield* ListCursors
 
     const found = (accountId: string, customerId: string) =>
@@ -59,7 +57,7 @@ export class AppContacts extends Effect.Service<AppContacts>()("herald/customers
     const create = (account: SecretKeyAccount, input: ContactInput) =>
       Effect.gen(function*() {
         const saved = yield* customers.save(account, input, APP_SPELLINGS)
-        return { success: true as const, created: saved.created, contact: presentCustomer((yield* repo.find(account.accountId, saved.customerId))!) }
+        return { created: saved.created, contact: (yield* repo.find(account.accountId, saved.customerId))! }
       })
 
     /** PATCH: name and user_id set (null clears), traits merged (null removes one), tags replaced. */
@@ -75,20 +73,26 @@ export class AppContacts extends Effect.Service<AppContacts>()("herald/customers
         const replaceTags = patch.tags !== undefined && patch.tags !== null
         const updated = yield* repo.update({ accountId: account.accountId, customerId, name, userId }, mergeWith(changes, replaceTags))
         if (updated === undefined) return yield* new NotFound({ message: `no contact ${customerId}` })
-        return { success: true as const, contact: presentCustomer(yield* found(account.accountId, customerId)) }
+        return yield* found(account.accountId, customerId)
       })
 
-    const get = (account: SecretKeyAccount, customerId: string) =>
-      Effect.map(found(account.accountId, customerId), (row) => ({ success: true as const, contact: presentCustomer(row) }))
+    const get = (account: SecretKeyAccount, customerId: string) => found(account.accountId, customerId)
 
     const remove = (account: SecretKeyAccount, customerId: string) =>
       Effect.gen(function*() {
         if (!(yield* repo.remove(account.accountId, customerId))) return yield* new NotFound({ message: `no contact ${customerId}` })
-        return { success: true as const }
       })
 
-    /** Newest first; `search` (name or phone), `tag` and `segment_id` narrow it together. */
-    const list = (account: SecretKeyAccount, query: ContactsQuery) =>
+    /**
+     * Newest first; `search` (name or phone), `tag` and `segment_id` narrow it together. The
+     * segment's query comes from `segmentQuery` (the segments feature, which the caller joins in:
+     * segments build on customers, not the other way), asked after the other checks.
+     */
+    const list = (
+      account: SecretKeyAccount,
+      query: ContactsQuery,
+      segmentQuery: (segmentId: string) => Effect.Effect<Pick<CustomerQuery, "filters" | "tags">, NotFound>
+    ) =>
       Effect.gen(function*() {
         const issues: Array<FieldIssue> = []
         if (query.tag !== undefined && (query.tag.length === 0 || query.tag.length > MAX_TAG_LENGTH)) {
@@ -98,7 +102,7 @@ export class AppContacts extends Effect.Service<AppContacts>()("herald/customers
         if (issues.length > 0) return yield* refused(issues)
         const scope = customersScope(account.accountId)
         const after = yield* cursors.readPosition(scope, query.cursor)
-        const segment = query.segment_id === undefined ? { filters: [], tags: [] } : yield* segments.queryFor(account, query.segment_id)
+        const segment = query.segment_id === undefined ? { filters: [], tags: [] } : yield* segmentQuery(query.segment_id)
         const limit = query.limit ?? CUSTOMERS_LIMIT_DEFAULT
         const rows = yield* repo.search({
           accountId: account.accountId,
@@ -107,10 +111,10 @@ export class AppContacts extends Effect.Service<AppContacts>()("herald/customers
           limit
         })
         const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.customerId }))
-        return { success: true as const, contacts: page.rows.map(presentCustomer), next_cursor: page.nextCursor ?? "" }
+        return { items: page.rows, nextCursor: page.nextCursor } satisfies CustomerPage
       })
 
     return { create, update, get, remove, list } as const
   }),
-  dependencies: [CustomersRepo.Default, Customers.Default, Segments.Default, ListCursors.Default]
+  dependencies: [CustomersRepo.Default, Customers.Default, ListCursors.Default]
 }) {}

@@ -1,4 +1,3 @@
-import { SqlClient } from "@effect/sql"
 import { Effect, Stream } from "effect"
 import { UnsupportedMediaType } from "../contacts/errors.ts"
 import { importFormatOf, Imports, type Upload } from "../contacts/Imports.ts"
@@ -50,7 +49,6 @@ export const foldRepeats = (rows: ReadonlyArray<ValidContact>): { readonly batch
  */
 export class CustomerImport extends Effect.Service<CustomerImport>()("herald/customers/CustomerImport", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const repo = yield* CustomersRepo
     const imports = yield* Imports
 
@@ -64,7 +62,7 @@ export class CustomerImport extends Effect.Service<CustomerImport>()("herald/cus
           })
         )
         return tally.customerReport()
-      }).pipe(sql.withTransaction)
+      }).pipe(repo.transaction)
 
     const importCustomers = (account: SecretKeyAccount, upload: Upload) =>
       Effect.gen(function*() {

@@ -1,8 +1,8 @@
 import { Effect } from "effect"
 import { describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
-import { customerPhone, eitherSpelling, presentPublicCustomer, PUBLIC_PHONE, PUBLIC_USER_ID, type Spellings } from "./customerShape.ts"
-import { CustomersRepo } from "./CustomersRepo.ts"
+import { customerPhone, eitherSpelling, PUBLIC_PHONE, PUBLIC_USER_ID, type Spellings } from "./customerShape.ts"
+import { type CustomerRow, CustomersRepo } from "./CustomersRepo.ts"
 import { parseCustomerQuery } from "./traitFilters.ts"
 import { customerText, MAX_NAME, MAX_USER_ID, mergeWith, parseTraitChanges } from "./traits.ts"
 import { type CursorScope, ListCursors } from "../storage/ListCursors.ts"
@@ -35,6 +35,18 @@ export interface CustomerSpellings {
 
 export const PUBLIC_SPELLINGS: CustomerSpellings = { phone: PUBLIC_PHONE, userId: PUBLIC_USER_ID }
 
+/** A customer saved by track/users or POST /app/contacts: its id, and whether this call created it. */
+export interface SavedCustomer {
+  readonly customerId: string
+  readonly created: boolean
+}
+
+/** One page of customers, newest first, and the cursor of the next (undefined on the last page). */
+export interface CustomerPage {
+  readonly items: ReadonlyArray<CustomerRow>
+  readonly nextCursor: string | undefined
+}
+
 export interface SearchInput {
   readonly filters?: unknown
   readonly tags?: unknown
@@ -52,7 +64,7 @@ export class Customers extends Effect.Service<Customers>()("herald/customers/Cus
      * A customer by phone, created or updated (traits merged, a null trait removed, tags added):
      * track/users, and /app/contacts's POST under its own field names. Its id, and whether it is new.
      */
-    const save = (account: Pick<SecretKeyAccount, "accountId">, input: TrackInput, spellings: CustomerSpellings = PUBLIC_SPELLINGS) =>
+    const save = (account: Pick<SecretKeyAccount, "accountId">, input: TrackInput, spellings: CustomerSpellings = PUBLIC_SPELLINGS): Effect.Effect<SavedCustomer, InvalidRequest> =>
       Effect.gen(function*() {
         const issues: Array<FieldIssue> = []
         const phone = customerPhone(input, spellings.phone, issues)
@@ -64,8 +76,8 @@ export class Customers extends Effect.Service<Customers>()("herald/customers/Cus
         return yield* repo.upsert({ accountId: account.accountId, phone, name, userId }, mergeWith(changes))
       })
 
-    const track = (account: SecretKeyAccount, input: TrackInput) =>
-      Effect.map(save(account, input), (saved) => ({ result: true as const, success: true as const, id: saved.customerId }))
+    /** track/users: `save` under the public API's spellings. */
+    const track = (account: SecretKeyAccount, input: TrackInput) => save(account, input)
 
     const search = (account: SecretKeyAccount, input: SearchInput) =>
       Effect.gen(function*() {
@@ -76,20 +88,14 @@ export class Customers extends Effect.Service<Customers>()("herald/customers/Cus
         const limit = input.limit ?? CUSTOMERS_LIMIT_DEFAULT
         const rows = yield* repo.search({ accountId: account.accountId, query, after, limit })
         const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.customerId }))
-        return {
-          result: true as const,
-          success: true as const,
-          customers: page.rows.map(presentPublicCustomer),
-          count: page.rows.length,
-          next_cursor: page.nextCursor ?? ""
-        }
+        return { items: page.rows, nextCursor: page.nextCursor } satisfies CustomerPage
       })
 
     const get = (account: SecretKeyAccount, customerId: string) =>
       Effect.gen(function*() {
         const row = yield* repo.find(account.accountId, customerId)
         if (row === undefined) return yield* new NotFound({ message: `no customer ${customerId}` })
-        return { result: true as const, success: true as const, customer: presentPublicCustomer(row) }
+        return row
       })
 
     return { save, track, search, get } as const

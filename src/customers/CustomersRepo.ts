@@ -194,6 +194,44 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("herald/custo
           WHERE account_id = ${accountId} AND customer_id = ${customerId} RETURNING 1`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
         : Effect.succeed(false)
 
-    return { find, findByPhone, findMany, upsert, upsertBatch, update, remove, count, search, removeTags } as const
+    /**
+     * A customer seen on WhatsApp (an inbound message, a call, a payment): created on first contact,
+     * else their name filled in when given and last_seen_at moved forward (never back: Meta
+     * reorders its webhooks). Answers the customer's id. Runs on the ambient connection, so inside
+     * the caller's transaction when it has one (whatsapp/inbound/WaReports.ts records the inbound
+     * message and its conversation in the same one).
+     */
+    const recordSeen = Effect.fn("CustomersRepo.recordSeen")(function*(input: {
+      readonly accountId: string
+      readonly phone: string
+      readonly name: string | undefined
+      readonly seenAt: Date
+    }) {
+      const [customer] = yield* sql<{ customerId: string }>`
+        INSERT INTO customers (account_id, phone, name, last_seen_at)
+        VALUES (${input.accountId}::uuid, ${input.phone}, ${input.name ?? null}, ${input.seenAt.toISOString()}::timestamptz)
+        ON CONFLICT (account_id, phone) DO UPDATE SET
+          name = coalesce(excluded.name, customers.name),
+          last_seen_at = greatest(customers.last_seen_at, excluded.last_seen_at)
+        RETURNING customer_id::text`.pipe(Effect.orDie)
+      return customer!.customerId
+    })
+
+    /** The phones of the account's customers among `ids`, by id (an id of no customer of the account is absent). */
+    const phonesOf = (accountId: string, ids: ReadonlyArray<string>) => {
+      const known = ids.filter(isUuid)
+      return known.length === 0
+        ? Effect.succeed(new Map<string, string>())
+        : sql<{ customerId: string; phone: string }>`
+          SELECT customer_id::text, phone FROM customers WHERE account_id = ${accountId} AND customer_id = ANY(${known}::uuid[])`.pipe(
+          Effect.map((rows) => new Map(rows.map((row) => [row.customerId, row.phone]))),
+          Effect.orDie
+        )
+    }
+
+    /** Runs `effect` in one transaction (a customer import: a body cut short leaves nothing written). */
+    const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
+
+    return { find, findByPhone, findMany, upsert, upsertBatch, update, remove, count, search, removeTags, recordSeen, phonesOf, transaction } as const
   })
 }) {}

@@ -1,36 +1,6 @@
 import { Effect } from "effect"
 import { describeIssues, FieldIssue, InvalidRequest } from "../domain/errors.ts"
 import { toE164 } from "../messaging/phone.ts"
-import type { CustomerRow } from "./CustomersRepo.ts"
-
-/**
- * A customer as every surface answers it (docs/customers.md, "One customer shape"): the public API
- * (track/users' search, one customer), /api/v1/app/contacts and GraphQL's `Contact` show the same
- * fields under the same names. `phone` is E.164 with its '+' (the contract fixes GraphQL's
- * `Contact.phone`), `user_id` the caller's own id; times are ISO 8601 UTC to the millisecond.
- */
-export const presentCustomer = (row: CustomerRow) => ({
-  id: row.customerId,
-  phone: row.phone,
-  name: row.name,
-  user_id: row.userId,
-  traits: row.traits,
-  tags: row.tags,
-  created_at: row.createdAt.toISOString(),
-  last_seen_at: row.lastSeenAt?.toISOString() ?? null
-})
-
-/**
- * A customer as the public API answers it: the shape every surface shares, and beside it Interakt's
- * names for the same two fields (`fullPhoneNumber` as digits without '+', `userId`), which
- * ../shared/design/whatsapp.md gives this surface: a client written for Interakt reads what it
- * knows, and one written for Herald reads the same fields as on /api/v1/app and GraphQL.
- */
-export const presentPublicCustomer = (row: CustomerRow) => ({
-  ...presentCustomer(row),
-  fullPhoneNumber: row.phone.replace(/^\+/, ""),
-  userId: row.userId
-})
 
 /** A customer inside another answer (a conversation's): the same names. */
 export const presentCustomerRef = (customer: { readonly id: string; readonly phone: string; readonly name: string | null }) => ({

@@ -251,8 +251,8 @@ export const resolvers: Record<string, Record<string, Resolver<any>>> = {
         tags: input.tags ?? undefined,
         traits: input.traits ?? undefined
       }), { fullPhoneNumber: "input.phone", name: "input.name", userId: "input.user_id", tags: "input.tags", traits: "input.traits" }))
-      loaders.contact.clear(tracked.id)
-      return contactNode((await loaders.contact.load(tracked.id))!)
+      loaders.contact.clear(tracked.customerId)
+      return contactNode((await loaders.contact.load(tracked.customerId))!)
     },
     addTags: async (_, { contactId, tags }, { account, run, services, loaders }) => {
       const contact = await loaders.contact.load(contactId)

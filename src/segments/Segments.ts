@@ -1,29 +1,31 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { Conflict, describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
-import { isUuid } from "../domain/ids.ts"
+import { describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
 import { unstorableText } from "../domain/storable.ts"
-import { presentCustomer } from "../customers/customerShape.ts"
-import { CUSTOMERS_LIMIT_DEFAULT, customersScope } from "../customers/Customers.ts"
+import { type CustomerPage, CUSTOMERS_LIMIT_DEFAULT, customersScope } from "../customers/Customers.ts"
 import { CustomersRepo } from "../customers/CustomersRepo.ts"
 import { type CustomerQuery, parseCustomerQuery } from "../customers/traitFilters.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
-import { type PagePosition, positionOf } from "../storage/pageCursor.ts"
-import { isUniqueViolation } from "../storage/sqlState.ts"
 import { ListCursors } from "../storage/ListCursors.ts"
+import { type SegmentRow, SegmentsRepo } from "./SegmentsRepo.ts"
 
 export const SEGMENTS_LIMIT_DEFAULT = 20
 export const SEGMENTS_LIMIT_MAX = 100
 export const SEGMENT_NAME_MAX = 100
 
-interface SegmentRow {
+/** A segment with the count of the customers it matches now (worked out when read, never stored). */
+export interface Segment {
   readonly segmentId: string
   readonly name: string
   readonly filters: ReadonlyArray<unknown>
   readonly tags: ReadonlyArray<string>
+  readonly customerCount: number
   readonly createdAt: Date
   readonly updatedAt: Date
-  readonly position: string
+}
+
+export interface SegmentPage {
+  readonly items: ReadonlyArray<Segment>
+  readonly nextCursor: string | undefined
 }
 
 export interface SegmentInput {
@@ -36,8 +38,6 @@ interface PageQuery {
   readonly limit?: number | undefined
   readonly cursor?: string | undefined
 }
-
-const COLUMNS = `segment_id::text, name, filters, tags, created_at, updated_at, ${positionOf("created_at")} AS position`
 
 /** A segment's stored filters and tags as a query: stored only after the same parser accepted them. */
 const queryOf = (row: SegmentRow): CustomerQuery => {
@@ -65,35 +65,30 @@ const nameOf = (name: string | undefined, issues: Array<FieldIssue>) => {
  */
 export class Segments extends Effect.Service<Segments>()("herald/segments/Segments", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* SegmentsRepo
     const customers = yield* CustomersRepo
     const cursors = yield* ListCursors
-    const columns = sql.literal(COLUMNS)
 
-    const present = (accountId: string, row: SegmentRow) =>
-      Effect.map(customers.count(accountId, queryOf(row)), (count) => ({
-        id: row.segmentId,
+    const counted = (accountId: string, row: SegmentRow) =>
+      Effect.map(customers.count(accountId, queryOf(row)), (count): Segment => ({
+        segmentId: row.segmentId,
         name: row.name,
         filters: row.filters,
         tags: row.tags,
-        customer_count: count,
-        created_at: row.createdAt.toISOString(),
-        updated_at: row.updatedAt.toISOString()
+        customerCount: count,
+        createdAt: row.createdAt,
+        updatedAt: row.updatedAt
       }))
 
     const find = (accountId: string, segmentId: string) =>
       Effect.gen(function*() {
-        const [row] = isUuid(segmentId)
-          ? yield* sql<SegmentRow>`SELECT ${columns} FROM segments WHERE account_id = ${accountId} AND segment_id = ${segmentId}`.pipe(Effect.orDie)
-          : []
+        const row = yield* repo.find(accountId, segmentId)
         if (row === undefined) return yield* new NotFound({ message: `no segment ${segmentId}` })
         return row
       })
 
     /** The customer query a segment stands for (GET /app/contacts?segment_id=). */
     const queryFor = (account: SecretKeyAccount, segmentId: string) => Effect.map(find(account.accountId, segmentId), queryOf)
-
-    const nameTaken = (name: string) => new Conflict({ key: "name", message: `the account already has a segment named ${name}` })
 
     /** Name, filters and tags checked together: every problem at once, nothing written. */
     const check = (input: SegmentInput) => {
@@ -109,55 +104,29 @@ export class Segments extends Effect.Service<Segments>()("herald/segments/Segmen
     const create = (account: SecretKeyAccount, input: SegmentInput & { readonly name: string }) =>
       Effect.gen(function*() {
         const { name } = yield* check(input)
-        const [row] = yield* sql<SegmentRow>`
-          INSERT INTO segments (account_id, name, filters, tags)
-          VALUES (${account.accountId}, ${name!}, ${JSON.stringify(input.filters ?? [])}::jsonb, ${(input.tags as ReadonlyArray<string> | undefined) ?? []}::text[])
-          RETURNING ${columns}`.pipe(
-          Effect.catchIf((error) => isUniqueViolation(error), () => Effect.fail(nameTaken(name!))),
-          Effect.catchTag("SqlError", Effect.die)
-        )
-        return { success: true as const, segment: yield* present(account.accountId, row!) }
+        const row = yield* repo.insert(account.accountId, { name: name!, filters: input.filters ?? [], tags: (input.tags as ReadonlyArray<string> | undefined) ?? [] })
+        return yield* counted(account.accountId, row)
       })
 
     const update = (account: SecretKeyAccount, segmentId: string, input: SegmentInput) =>
       Effect.gen(function*() {
         yield* find(account.accountId, segmentId)
         const { name } = yield* check(input)
-        const [row] = yield* sql<SegmentRow>`
-          UPDATE segments SET
-            name = coalesce(${name ?? null}, name),
-            filters = coalesce(${input.filters === undefined ? null : JSON.stringify(input.filters)}::jsonb, filters),
-            tags = coalesce(${(input.tags as ReadonlyArray<string> | undefined) ?? null}::text[], tags),
-            updated_at = now()
-          WHERE account_id = ${account.accountId} AND segment_id = ${segmentId}
-          RETURNING ${columns}`.pipe(
-          Effect.catchIf((error) => isUniqueViolation(error), () => Effect.fail(nameTaken(name!))),
-          Effect.catchTag("SqlError", Effect.die)
-        )
+        const row = yield* repo.update(account.accountId, segmentId, { name, filters: input.filters, tags: input.tags as ReadonlyArray<string> | undefined })
         if (row === undefined) return yield* new NotFound({ message: `no segment ${segmentId}` })
-        return { success: true as const, segment: yield* present(account.accountId, row) }
+        return yield* counted(account.accountId, row)
       })
 
     const get = (account: SecretKeyAccount, segmentId: string) =>
       Effect.gen(function*() {
         const row = yield* find(account.accountId, segmentId)
-        return { success: true as const, segment: yield* present(account.accountId, row) }
+        return yield* counted(account.accountId, row)
       })
 
     const remove = (account: SecretKeyAccount, segmentId: string) =>
       Effect.gen(function*() {
-        const deleted = isUuid(segmentId)
-          ? yield* sql`DELETE FROM segments WHERE account_id = ${account.accountId} AND segment_id = ${segmentId} RETURNING 1`.pipe(Effect.orDie)
-          : []
-        if (deleted.length === 0) return yield* new NotFound({ message: `no segment ${segmentId}` })
-        return { success: true as const }
+        if (!(yield* repo.remove(account.accountId, segmentId))) return yield* new NotFound({ message: `no segment ${segmentId}` })
       })
-
-    const page = (accountId: string, after: PagePosition | undefined, limit: number) =>
-      sql<SegmentRow>`
-        SELECT ${columns} FROM segments WHERE account_id = ${accountId}
-          ${after === undefined ? sql`` : sql`AND (created_at, segment_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`}
-        ORDER BY created_at DESC, segment_id DESC LIMIT ${limit + 1}`.pipe(Effect.orDie)
 
     /** Newest first; each with its count, two counted at a time (each is a query over the account's customers). */
     const list = (account: SecretKeyAccount, query: PageQuery) =>
@@ -165,12 +134,9 @@ export class Segments extends Effect.Service<Segments>()("herald/segments/Segmen
         const scope = { list: "segments", accountId: account.accountId }
         const after = yield* cursors.readPosition(scope, query.cursor)
         const limit = query.limit ?? SEGMENTS_LIMIT_DEFAULT
-        const paged = cursors.positionPage(scope, yield* page(account.accountId, after, limit), limit, (row) => ({ createdAt: row.position, id: row.segmentId }))
-        return {
-          success: true as const,
-          segments: yield* Effect.forEach(paged.rows, (row) => present(account.accountId, row), { concurrency: 2 }),
-          next_cursor: paged.nextCursor ?? ""
-        }
+        const paged = cursors.positionPage(scope, yield* repo.page(account.accountId, after, limit), limit, (row) => ({ createdAt: row.position, id: row.segmentId }))
+        const items = yield* Effect.forEach(paged.rows, (row) => counted(account.accountId, row), { concurrency: 2 })
+        return { items, nextCursor: paged.nextCursor } satisfies SegmentPage
       })
 
     /** GET /app/segments/{id}/contacts: the customers the segment matches now, newest first. */
@@ -182,10 +148,10 @@ export class Segments extends Effect.Service<Segments>()("herald/segments/Segmen
         const limit = query.limit ?? CUSTOMERS_LIMIT_DEFAULT
         const rows = yield* customers.search({ accountId: account.accountId, query: queryOf(row), after, limit })
         const paged = cursors.positionPage(scope, rows, limit, (customer) => ({ createdAt: customer.position, id: customer.customerId }))
-        return { success: true as const, contacts: paged.rows.map(presentCustomer), next_cursor: paged.nextCursor ?? "" }
+        return { items: paged.rows, nextCursor: paged.nextCursor } satisfies CustomerPage
       })
 
     return { create, update, get, remove, list, members, queryFor } as const
   }),
-  dependencies: [CustomersRepo.Default, ListCursors.Default]
+  dependencies: [SegmentsRepo.Default, CustomersRepo.Default, ListCursors.Default]
 }) {}

@@ -7,25 +7,42 @@ import { renameFields } from "../../domain/errors.ts"
 import { HeraldApi } from "../Api.ts"
 import { CurrentAccount } from "./AppAuthentication.ts"
 import { apiGroup } from "../adapter/apiRoutes.ts"
+import { presentCustomer } from "../customerPresent.ts"
+import { presentPage } from "../page.ts"
+import { presentSegment } from "./appPresent.ts"
+
+const done = { success: true as const }
 
 const ContactsHttpLive = apiGroup(HeraldApi, "appContacts", (handlers) =>
-  Effect.map(AppContacts, (contacts) =>
+  Effect.map(Effect.all([AppContacts, Segments]), ([contacts, segments]) =>
     handlers
-      .handle("listContacts", ({ urlParams }) => Effect.flatMap(CurrentAccount, (account) => contacts.list(account, urlParams)))
-      .handle("createContact", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => contacts.create(account, payload)))
-      .handle("getContact", ({ path }) => Effect.flatMap(CurrentAccount, (account) => contacts.get(account, path.id)))
-      .handle("updateContact", ({ path, payload }) => Effect.flatMap(CurrentAccount, (account) => contacts.update(account, path.id, payload)))
-      .handle("deleteContact", ({ path }) => Effect.flatMap(CurrentAccount, (account) => contacts.remove(account, path.id)))))
+      .handle("listContacts", ({ urlParams }) =>
+        Effect.flatMap(CurrentAccount, (account) =>
+          Effect.map(contacts.list(account, urlParams, (segmentId) => segments.queryFor(account, segmentId)), (page) => presentPage("contacts", page, presentCustomer))))
+      .handle("createContact", ({ payload }) =>
+        Effect.flatMap(CurrentAccount, (account) =>
+          Effect.map(contacts.create(account, payload), (saved) => ({ success: true as const, created: saved.created, contact: presentCustomer(saved.contact) }))))
+      .handle("getContact", ({ path }) =>
+        Effect.flatMap(CurrentAccount, (account) => Effect.map(contacts.get(account, path.id), (row) => ({ success: true as const, contact: presentCustomer(row) }))))
+      .handle("updateContact", ({ path, payload }) =>
+        Effect.flatMap(CurrentAccount, (account) => Effect.map(contacts.update(account, path.id, payload), (row) => ({ success: true as const, contact: presentCustomer(row) }))))
+      .handle("deleteContact", ({ path }) => Effect.flatMap(CurrentAccount, (account) => Effect.as(contacts.remove(account, path.id), done)))))
 
 const SegmentsHttpLive = apiGroup(HeraldApi, "appSegments", (handlers) =>
   Effect.map(Segments, (segments) =>
     handlers
-      .handle("listSegments", ({ urlParams }) => Effect.flatMap(CurrentAccount, (account) => segments.list(account, urlParams)))
-      .handle("createSegment", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => segments.create(account, payload)))
-      .handle("getSegment", ({ path }) => Effect.flatMap(CurrentAccount, (account) => segments.get(account, path.id)))
-      .handle("updateSegment", ({ path, payload }) => Effect.flatMap(CurrentAccount, (account) => segments.update(account, path.id, payload)))
-      .handle("deleteSegment", ({ path }) => Effect.flatMap(CurrentAccount, (account) => segments.remove(account, path.id)))
-      .handle("segmentContacts", ({ path, urlParams }) => Effect.flatMap(CurrentAccount, (account) => segments.members(account, path.id, urlParams)))))
+      .handle("listSegments", ({ urlParams }) =>
+        Effect.flatMap(CurrentAccount, (account) => Effect.map(segments.list(account, urlParams), (page) => presentPage("segments", page, presentSegment))))
+      .handle("createSegment", ({ payload }) =>
+        Effect.flatMap(CurrentAccount, (account) => Effect.map(segments.create(account, payload), (segment) => ({ success: true as const, segment: presentSegment(segment) }))))
+      .handle("getSegment", ({ path }) =>
+        Effect.flatMap(CurrentAccount, (account) => Effect.map(segments.get(account, path.id), (segment) => ({ success: true as const, segment: presentSegment(segment) }))))
+      .handle("updateSegment", ({ path, payload }) =>
+        Effect.flatMap(CurrentAccount, (account) =>
+          Effect.map(segments.update(account, path.id, payload), (segment) => ({ success: true as const, segment: presentSegment(segment) }))))
+      .handle("deleteSegment", ({ path }) => Effect.flatMap(CurrentAccount, (account) => Effect.as(segments.remove(account, path.id), done)))
+      .handle("segmentContacts", ({ path, urlParams }) =>
+        Effect.flatMap(CurrentAccount, (account) => Effect.map(segments.members(account, path.id, urlParams), (page) => presentPage("contacts", page, presentCustomer))))))
 
 const AiAgentsHttpLive = apiGroup(HeraldApi, "appAiAgents", (handlers) =>
   Effect.map(AiAgents, (agents) =>

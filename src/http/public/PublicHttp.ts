@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { Conversations } from "../../conversations/Conversations.ts"
-import { Customers } from "../../customers/Customers.ts"
+import { PublicCustomers as Customers } from "../customerPresent.ts"
 import { PublicMessages } from "../../whatsapp/PublicMessages.ts"
 import { WaTemplates } from "../../whatsapp/templates/WaTemplates.ts"
 import { HeraldApi } from "../Api.ts"
