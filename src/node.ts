@@ -21,6 +21,7 @@ import { RBM_CALLBACK_PATH } from "./http/rcs/GatewayCallbacksRoute.ts"
 import { SenderKind } from "./messaging/SenderKind.ts"
 import { BroadcastKind } from "./broadcasts/BroadcastKind.ts"
 import { BroadcastsRepo } from "./broadcasts/BroadcastsRepo.ts"
+import { BroadcastTargets } from "./broadcasts/BroadcastTargets.ts"
 import { ChunkRunner } from "./broadcasts/ChunkRunner.ts"
 import { SendDispatcher } from "./messaging/SendDispatcher.ts"
 import { Subscriptions } from "./webhooks/Subscriptions.ts"
@@ -57,7 +58,7 @@ export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.Sql
   ),
   registerKind(CapiKind).pipe(Layer.provide(Layer.mergeAll(CapiConfigs.Default, CapiForwarder.Default))),
   registerKind(BroadcastKind).pipe(
-    Layer.provide(Layer.mergeAll(BroadcastsRepo.Default, Webhooks.Default)),
+    Layer.provide(Layer.mergeAll(BroadcastsRepo.Default, BroadcastTargets.Default, Webhooks.Default)),
     Layer.provide(WebhooksRepo.Default)
   ),
   registerKind(MailerKind).pipe(Layer.provide(Layer.mergeAll(MailLedger.Default, Identities.Default)))

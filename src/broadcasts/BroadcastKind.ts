@@ -3,6 +3,7 @@ import { ActorKind } from "../actors/runtime/index.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 import { BroadcastsRepo, type Counters } from "./BroadcastsRepo.ts"
+import { BroadcastTargets } from "./BroadcastTargets.ts"
 import { liveSubject } from "../live/liveSubjects.ts"
 import { progressOf } from "./progress.ts"
 import { CHUNK_TARGETS, CHUNK_WINDOW, chunkRange, EXPAND_BATCH } from "./chunking.ts"
@@ -64,6 +65,7 @@ export const BroadcastKind = ActorKind.make(BroadcastAddress.name, {
   behaviour: (state, command, ctx) =>
     Effect.gen(function*() {
       const repo = yield* BroadcastsRepo
+      const targets = yield* BroadcastTargets
       const webhooks = yield* Webhooks
       const config = yield* AppConfig
       const broadcastId = ctx.key
@@ -117,7 +119,7 @@ export const BroadcastKind = ActorKind.make(BroadcastAddress.name, {
 
       const expandStep = (s: BroadcastState) =>
         Effect.gen(function*() {
-          const batch = yield* repo.expand({ broadcastId, listId: s.listId, after: s.after, upto: s.upto, firstNo: s.written, limit: EXPAND_BATCH })
+          const batch = yield* targets.expand({ broadcastId, listId: s.listId, after: s.after, upto: s.upto, firstNo: s.written, limit: EXPAND_BATCH })
           const written = s.written + batch.read
           const expanded = batch.read < EXPAND_BATCH || written >= s.total
           if (!expanded) ctx.send(BroadcastKind, broadcastId, new Expand(), { msgId: `expand-${broadcastId}-${written}` })
@@ -134,7 +136,7 @@ export const BroadcastKind = ActorKind.make(BroadcastAddress.name, {
             ctx.schedule(new Start(), { at: header.scheduledAt }, "start")
             return { ...base, phase: "waiting" as const }
           }
-          const snapshot = yield* repo.snapshotList(header.listId)
+          const snapshot = yield* targets.snapshotList(header.listId)
           if (snapshot === "Busy") {
             // An import into the list is running: its rows are not all there yet.
             ctx.schedule(new Start(), { after: Duration.seconds(1) }, "start")
@@ -158,7 +160,7 @@ export const BroadcastKind = ActorKind.make(BroadcastAddress.name, {
           // Targets not handed out are cancelled here, contacts never written as targets are
           // counted as cancelled too; chunks out with the sender cancel what they have not sent.
           const neverWritten = state.expanded ? 0 : state.total - state.written
-          ctx.persist(repo.cancelPending(broadcastId, state.handedOut * CHUNK_TARGETS, null, neverWritten))
+          ctx.persist(targets.cancelPending(broadcastId, state.handedOut * CHUNK_TARGETS, null, neverWritten))
           return yield* finishIfDone({ ...state, cancelled: true, expanded: true })
         }
       }

@@ -10,6 +10,7 @@ import { Webhooks } from "../webhooks/Webhooks.ts"
 import { ChunkOrder, chunkKey } from "../broadcasts/chunking.ts"
 import { BroadcastAddress, ChunkDone, SendChunk, SenderAddress } from "../broadcasts/chunkProtocol.ts"
 import { ChunkRunner } from "../broadcasts/ChunkRunner.ts"
+import { messageToSend, stageAttempt, stageQueued } from "./MessagesRepo.ts"
 import { SendDispatcher } from "./SendDispatcher.ts"
 import { MAX_SEND_ATTEMPTS, retryDelay } from "./sendRetries.ts"
 import { stageCharge } from "../wallet/ledgerWrites.ts"
@@ -155,8 +156,6 @@ export const SenderKind = ActorKind.make(SenderAddress.name, {
         return { ...state, inFlight }
       }
 
-      const record = (messageId: string, attempt: number, changes: Record<string, unknown>) =>
-        ctx.update("messages", { message_id: messageId, attempts: attempt, ...changes }, ["message_id"])
       const emit = (accountId: string, type: "message.sent" | "message.failed", data: unknown) =>
         Effect.map(subscriptions.wants(accountId, type, botId), (wanted) => {
           if (wanted) ctx.persist(webhooks.emit({ accountId, type, botId, data }).pipe(Effect.asVoid, Effect.catchTag("NatsUnavailable", Effect.die)))
@@ -168,7 +167,7 @@ export const SenderKind = ActorKind.make(SenderAddress.name, {
       /** The gateway took the attempt: recorded sent (a delivery report already there stays), charged once. */
       const sent = (messageId: string, entry: InFlight, attempt: number, at: string) =>
         Effect.gen(function*() {
-          record(messageId, attempt, { status: "sent", sent_at: at })
+          stageAttempt(ctx, messageId, attempt, { status: "sent", sentAt: at })
           stageCharge(ctx, { accountId: entry.accountId, amount: entry.price, reference: messageId })
           yield* emit(entry.accountId, "message.sent", { message_id: messageId, bot_id: botId, to: entry.to, status: "sent" })
           answer(entry, { _tag: "Sent", messageId })
@@ -219,17 +218,15 @@ export const SenderKind = ActorKind.make(SenderAddress.name, {
             // and may have left; the sweep sends it again if no answer or report ever comes.
             return withSweep(state)
           }
-          ctx.insert("messages", {
-            message_id: message.messageId,
-            account_id: message.accountId,
-            bot_id: botId,
+          stageQueued(ctx, {
+            messageId: message.messageId,
+            accountId: message.accountId,
+            botId,
             recipient: message.to,
-            content: JSON.stringify(message.content),
-            template_id: command.templateId,
+            content: message.content,
+            templateId: command.templateId,
             source: command.source,
-            status: "queued",
-            price: command.price,
-            attempts: 1
+            price: command.price
           })
           dispatch(message, 1)
           return withSweep({
@@ -252,7 +249,7 @@ export const SenderKind = ActorKind.make(SenderAddress.name, {
           }
           const error = outcome.error
           if (outcome._tag === "Rejected" && error.retryable && command.attempt < MAX_SEND_ATTEMPTS) {
-            const row = yield* messageRow(sql, command.messageId)
+            const row = yield* messageToSend(sql, command.messageId)
             if (row === undefined) return without(command.messageId)
             const next = command.attempt + 1
             const due = command.at + Duration.toMillis(retryDelay(command.attempt))
@@ -262,9 +259,9 @@ export const SenderKind = ActorKind.make(SenderAddress.name, {
           }
           if (outcome._tag === "Unconfirmed") {
             // It may have reached the recipient: not failed, not charged unless a delivery report comes.
-            record(command.messageId, command.attempt, { status: "unconfirmed", error })
+            stageAttempt(ctx, command.messageId, command.attempt, { status: "unconfirmed", error })
           } else {
-            record(command.messageId, command.attempt, { status: "failed", failed_at: at, error })
+            stageAttempt(ctx, command.messageId, command.attempt, { status: "failed", failedAt: at, error })
             yield* emit(entry.accountId, "message.failed", { ...error, ...about, status: "failed" })
           }
           answer(entry, { _tag: "Failed", error })
@@ -281,7 +278,7 @@ export const SenderKind = ActorKind.make(SenderAddress.name, {
           const lost = Object.entries(state.inFlight).filter(([id, e]) => now - e.since >= lostAfterMs && !dispatcher.isHandling(id))
           const inFlight = { ...state.inFlight }
           for (const [id, entry] of lost) {
-            const row = yield* messageRow(sql, id)
+            const row = yield* messageToSend(sql, id)
             if (row === undefined) {
               delete inFlight[id]
               continue
@@ -306,9 +303,3 @@ export const SenderKind = ActorKind.make(SenderAddress.name, {
       }
     })
 })
-
-/** The content of a message as recorded when it was queued (for a retry or a re-send; rare). */
-const messageRow = (sql: SqlClient.SqlClient, messageId: string) =>
-  sql<{ readonly content: typeof MessageContentSchema.Type; readonly status: string }>`SELECT content, status FROM messages WHERE message_id = ${messageId}::uuid`.pipe(
-    Effect.map((rows) => rows[0])
-  )
