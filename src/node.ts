@@ -22,7 +22,7 @@ import { SenderKind } from "./messaging/SenderKind.ts"
 import { BroadcastKind } from "./broadcasts/BroadcastKind.ts"
 import { BroadcastsRepo } from "./broadcasts/BroadcastsRepo.ts"
 import { BroadcastTargets } from "./broadcasts/BroadcastTargets.ts"
-import { ChunkRunner } from "./broadcasts/ChunkRunner.ts"
+import { ChunkRunsLive } from "./broadcasts/ChunkRunner.ts"
 import { SendDispatcher } from "./messaging/SendDispatcher.ts"
 import { Subscriptions } from "./webhooks/Subscriptions.ts"
 import { Webhooks } from "./webhooks/Webhooks.ts"
@@ -48,7 +48,7 @@ export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.Sql
   registerKind(RateLimitKind),
   registerKind(DeliveryKind).pipe(Layer.provide(Layer.mergeAll(Dispatcher.Default, Endpoints.Default))),
   registerKind(SenderKind).pipe(
-    Layer.provide(ChunkRunner.Default),
+    Layer.provide(ChunkRunsLive),
     Layer.provide(Layer.mergeAll(SendDispatcher.Default, Webhooks.Default, Subscriptions.Default)),
     Layer.provide(Layer.mergeAll(WebhooksRepo.Default, BotsRepo.Default, ChangeFeed.Default))
   ),

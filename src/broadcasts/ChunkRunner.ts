@@ -1,5 +1,5 @@
 import type { SqlError } from "@effect/sql/SqlError"
-import { Cause, Data, Duration, Effect, FiberSet, Option, Schedule } from "effect"
+import { Cause, Data, Duration, Effect, FiberSet, Layer, Option, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import type { LeaseGuard } from "../actors/runtime/leaseGuard.ts"
 import { refused } from "../actors/runtime/sqlRefusal.ts"
@@ -14,7 +14,9 @@ import { personalise } from "../templates/placeholders.ts"
 import { MessageBatches } from "../webhooks/MessageBatches.ts"
 import { BroadcastsRepo } from "./BroadcastsRepo.ts"
 import { BroadcastTargets, type Listening, type PendingTarget, type TargetOutcome } from "./BroadcastTargets.ts"
-import { CHUNK_TARGETS, CHUNK_WINDOW, chunkKey, type ChunkOrder } from "./chunking.ts"
+import { type ChunkOrder, chunkKey } from "../messaging/chunkProtocol.ts"
+import { ChunkRuns } from "../messaging/ChunkRuns.ts"
+import { CHUNK_TARGETS, CHUNK_WINDOW } from "./chunking.ts"
 import { BroadcastProgress } from "./progress.ts"
 
 type Target = PendingTarget
@@ -347,5 +349,8 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
 
     return { start, isRunning } as const
   }),
-  dependencies: [BroadcastsRepo.Default, BroadcastTargets.Default, BotsCache.Default, BroadcastProgress.Default, MessageBatches.Default]
+  dependencies: [BroadcastsRepo.Default, BroadcastTargets.Default, BotsCache.Default, BroadcastProgress.Default, MessageBatches.Default, SendDispatcher.Default]
 }) {}
+
+/** The sender's ChunkRuns port (messaging/ChunkRuns.ts), run by this node's ChunkRunner. */
+export const ChunkRunsLive = Layer.effect(ChunkRuns, ChunkRunner).pipe(Layer.provide(ChunkRunner.Default))

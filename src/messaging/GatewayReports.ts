@@ -1,17 +1,14 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { BroadcastTargets } from "../broadcasts/BroadcastTargets.ts"
-import { BroadcastProgress } from "../broadcasts/progress.ts"
 import { isUuid } from "../domain/ids.ts"
 import type { GatewayReport } from "../gateway/RcsGateway.ts"
 import { BotsRepo } from "../storage/BotsRepo.ts"
 import { PreparedStatements } from "../storage/PreparedStatements.ts"
-import { MessageBatches } from "../webhooks/MessageBatches.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
+import { BroadcastReports, type StatusReport } from "./BroadcastReports.ts"
 import { MessagesRepo } from "./MessagesRepo.ts"
 import { CHARGE_ONCE_PREPARED, refundCharge } from "../wallet/ledgerWrites.ts"
 
-type StatusReport = Extract<GatewayReport, { _tag: "Status" }>
 type InboundReport = Extract<GatewayReport, { _tag: "Inbound" }>
 
 /**
@@ -49,10 +46,8 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
     const sql = yield* SqlClient.SqlClient
     const webhooks = yield* Webhooks
     const bots = yield* BotsRepo
-    const broadcasts = yield* BroadcastTargets
-    const progress = yield* BroadcastProgress
+    const broadcastReports = yield* BroadcastReports
     const prepared = yield* PreparedStatements
-    const batches = yield* MessageBatches
     const messages = yield* MessagesRepo
 
     // Every send gets status reports (delivered, read): the move (MessagesRepo) and the charge are
@@ -68,8 +63,7 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
         const result = yield* applyCommitted(report)
         if (typeof result === "string") return result
         // A broadcast's target moved: its live progress, after the commit (never a count that did not happen).
-        yield* progress.changed(result.accountId, result.broadcastId)
-        if (result.staged) yield* batches.staged
+        yield* broadcastReports.applied(result)
         return "applied" as const
       })
 
@@ -77,28 +71,8 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
       webhooks.committed(Effect.gen(function*() {
         const moved = yield* move(report)
         if (moved === undefined) {
-          // Not a single send: perhaps one of a broadcast's. Its message.* event goes, in this
-          // transaction, to the batches of the endpoints that opted in to broadcast messages
-          // (none for most accounts: nothing more is written).
-          const result = yield* broadcasts.applyReport({ messageId: report.messageId, status: report.status, at: new Date(report.at), error: report.error })
-          if (result.outcome !== "applied") return result.outcome === "unknown" ? "unknown_message" as const : result.outcome
-          const listeners = yield* batches.listeners(result.accountId, result.botId)
-          const about = { message_id: report.messageId, bot_id: result.botId, to: result.phone, broadcast_id: result.broadcastId }
-          const reported = { ...about, status: result.status, occurred_at: new Date(report.at).toISOString() }
-          const staged = listeners.length > 0 && (yield* batches.stage({
-            listeners,
-            accountId: result.accountId,
-            broadcastId: result.broadcastId,
-            botId: result.botId,
-            occurredAt: new Date(report.at),
-            events: [
-              // A target in doubt (claimed, unconfirmed, failed as not confirmed) that the report shows
-              // reached the recipient is counted sent now: its message.sent comes now too.
-              ...(result.countedSent ? [{ type: "message.sent", data: { ...about, status: "sent" } }] : []),
-              { type: `message.${result.status}`, data: report.error === undefined ? reported : { ...report.error, ...reported } }
-            ]
-          }))
-          return { ...result, staged }
+          // Not a single send: perhaps one of a broadcast's (BroadcastReports, in this transaction).
+          return yield* broadcastReports.apply(report)
         }
         const reached = moved.after === "delivered" || moved.after === "read"
         if (reached) {
@@ -150,5 +124,5 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
 
     return { applyStatus, recordInbound } as const
   }),
-  dependencies: [BotsRepo.Default, BroadcastTargets.Default, BroadcastProgress.Default, PreparedStatements.Default, MessageBatches.Default, MessagesRepo.Default]
+  dependencies: [BotsRepo.Default, PreparedStatements.Default, MessagesRepo.Default]
 }) {}
