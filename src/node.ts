@@ -20,7 +20,8 @@ import { SmtpSink } from "./simulator/smtp/SmtpSink.ts"
 import { SenderKind } from "./messaging/SenderKind.ts"
 import { BroadcastKind } from "./broadcasts/BroadcastKind.ts"
 import { BroadcastsRepo } from "./broadcasts/BroadcastsRepo.ts"
-import { ChunkRunner } from "./broadcasts/ChunkRunner.ts"
+import { BroadcastTargets } from "./broadcasts/BroadcastTargets.ts"
+import { ChunkRunsLive } from "./broadcasts/ChunkRunner.ts"
 import { SendDispatcher } from "./messaging/SendDispatcher.ts"
 import { Subscriptions } from "./webhooks/Subscriptions.ts"
 import { Webhooks } from "./webhooks/Webhooks.ts"
@@ -46,7 +47,7 @@ export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.Sql
   registerKind(RateLimitKind),
   registerKind(DeliveryKind).pipe(Layer.provide(Layer.mergeAll(Dispatcher.Default, Endpoints.Default))),
   registerKind(SenderKind).pipe(
-    Layer.provide(ChunkRunner.Default),
+    Layer.provide(ChunkRunsLive),
     Layer.provide(Layer.mergeAll(SendDispatcher.Default, Webhooks.Default, Subscriptions.Default)),
     Layer.provide(Layer.mergeAll(WebhooksRepo.Default, BotsRepo.Default, ChangeFeed.Default))
   ),
@@ -56,7 +57,7 @@ export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.Sql
   ),
   registerKind(CapiKind).pipe(Layer.provide(Layer.mergeAll(CapiConfigs.Default, CapiForwarder.Default))),
   registerKind(BroadcastKind).pipe(
-    Layer.provide(Layer.mergeAll(BroadcastsRepo.Default, Webhooks.Default)),
+    Layer.provide(Layer.mergeAll(BroadcastsRepo.Default, BroadcastTargets.Default, Webhooks.Default)),
     Layer.provide(WebhooksRepo.Default)
   ),
   registerKind(MailerKind).pipe(Layer.provide(Layer.mergeAll(MailLedger.Default, Identities.Default)))

@@ -13,7 +13,7 @@ import { Send, SenderKind } from "../messaging/SenderKind.ts"
 import { type BotRow, BotsRepo } from "../storage/BotsRepo.ts"
 import { TemplatesRepo } from "../templates/TemplatesRepo.ts"
 import { Wallet } from "../wallet/Wallet.ts"
-import { AutoRepliesRepo, type FireRow, type RuleRow, RULES_PER_BOT_MAX, type StoredReply } from "./AutoRepliesRepo.ts"
+import { AutoRepliesRepo, type RuleRow, RULES_PER_BOT_MAX, type StoredReply } from "./AutoRepliesRepo.ts"
 import { NotFired } from "./errors.ts"
 import { type MatchKind, pickRule, type Reply, replyOf } from "./rules.ts"
 import { ListCursors } from "../storage/ListCursors.ts"
@@ -34,32 +34,8 @@ export interface RuleInput {
 
 export type RuleChanges = { readonly [K in keyof RuleInput]?: RuleInput[K] | undefined }
 
-const replyOfRow = (row: RuleRow): Reply => (row.replyTemplateId !== null ? { template_id: row.replyTemplateId } : { text: row.replyText ?? "" })
-
 const stored = (reply: Reply): StoredReply =>
   "text" in reply ? { replyText: reply.text, replyTemplateId: null } : { replyText: null, replyTemplateId: reply.template_id }
-
-const presentRule = (row: RuleRow) => ({
-  rule_id: row.ruleId,
-  bot_id: row.botId,
-  match: row.match,
-  keyword: row.keyword,
-  reply: replyOfRow(row),
-  cooldown_seconds: row.cooldownSeconds,
-  active: row.active,
-  created_at: new Date(row.createdAt).toISOString()
-})
-
-const presentFire = (row: FireRow) => ({
-  fire_id: row.fireId,
-  rule_id: row.ruleId,
-  bot_id: row.botId,
-  recipient: row.recipient,
-  inbound_text: row.inboundText,
-  message_id: row.messageId,
-  reply_status: row.replyStatus,
-  fired_at: new Date(row.firedAt).toISOString()
-})
 
 /**
  * Auto-replies (docs/auto-replies.md): a bot's keyword rules, managed by operators and owners and
@@ -67,7 +43,8 @@ const presentFire = (row: FireRow) => ({
  * user's message arrives. A firing is one transaction: the (rule, recipient) cooldown claimed, the
  * fire recorded, and the reply's Send written to the outbox for the bot's sender actor — so a reply
  * is queued exactly when its firing is recorded, and the sender sends, records and charges it like
- * any other message.
+ * any other message. Its reads and writes answer domain values (rules, firings, pages of them):
+ * http/rcs/presentAutoReplies.ts presents them.
  */
 export class AutoReplies extends Effect.Service<AutoReplies>()("herald/autoReplies/AutoReplies", {
   effect: Effect.gen(function*() {
@@ -117,7 +94,7 @@ export class AutoReplies extends Effect.Service<AutoReplies>()("herald/autoRepli
     const list = Effect.fn("AutoReplies.list")(function*(principal: Principal, botId: string) {
       const bot = yield* visibleBot(principal, botId)
       const rows = yield* repo.list(bot.botId)
-      return { success: true as const, rules: rows.map(presentRule) }
+      return rows
     })
 
     const create = Effect.fn("AutoReplies.create")(function*(principal: Principal, botId: string, input: RuleInput) {
@@ -134,7 +111,7 @@ export class AutoReplies extends Effect.Service<AutoReplies>()("herald/autoRepli
         active: input.active
       })
       if (row === "TooMany") return yield* new Conflict({ key: "bot_id", message: `a bot has at most ${RULES_PER_BOT_MAX} auto-reply rules` })
-      return { success: true as const, rule: presentRule(row) }
+      return row
     })
 
     const update = Effect.fn("AutoReplies.update")(function*(principal: Principal, botId: string, ruleId: string, changes: RuleChanges) {
@@ -149,14 +126,13 @@ export class AutoReplies extends Effect.Service<AutoReplies>()("herald/autoRepli
         active: changes.active
       })
       if (row === undefined) return yield* new NotFound({ message: `no auto-reply rule ${ruleId} on bot ${botId}` })
-      return { success: true as const, rule: presentRule(row) }
+      return row
     })
 
     const remove = Effect.fn("AutoReplies.remove")(function*(principal: Principal, botId: string, ruleId: string) {
       yield* requireRole(principal, "operator", "manage auto-replies")
       const rule = yield* visibleRule(principal, botId, ruleId)
       if (!(yield* repo.remove(rule.botId, rule.ruleId))) return yield* new NotFound({ message: `no auto-reply rule ${ruleId} on bot ${botId}` })
-      return { success: true as const }
     })
 
     /** The bot's firings, newest first, paged by an opaque cursor (DESIGN.md, Lists). */
@@ -166,13 +142,7 @@ export class AutoReplies extends Effect.Service<AutoReplies>()("herald/autoRepli
       const after = yield* cursors.readPosition(scope, query.cursor)
       const limit = Math.min(query.limit ?? FIRES_LIMIT_DEFAULT, FIRES_LIMIT_MAX)
       const rows = yield* repo.fires(bot.botId, after, limit)
-      const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.fireId }))
-      return {
-        success: true as const,
-        fires: page.rows.map(presentFire),
-        count: page.rows.length,
-        ...(page.nextCursor !== undefined ? { next_cursor: page.nextCursor } : {})
-      }
+      return cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.fireId }))
     })
 
     /** The content the rule replies with, or why it cannot reply now (its template deleted since). */

@@ -19,6 +19,10 @@ export const COOLDOWN_MAX_SECONDS = 30 * 86_400
 /** A rule's reply: literal text (sent as a text message), or a template of the same bot. */
 export type Reply = { readonly text: string } | { readonly template_id: string }
 
+/** A stored rule's reply: its template when it has one, else its text. */
+export const replyOfRow = (row: { readonly replyTemplateId: string | null; readonly replyText: string | null }): Reply =>
+  row.replyTemplateId !== null ? { template_id: row.replyTemplateId } : { text: row.replyText ?? "" }
+
 /** What matching needs of a rule. */
 export interface MatchableRule {
   readonly ruleId: string

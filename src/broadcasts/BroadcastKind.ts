@@ -1,12 +1,14 @@
 import { Duration, Effect, Schema } from "effect"
+import type { ActorContext } from "../actors/runtime/ActorKind.ts"
 import { ActorKind } from "../actors/runtime/index.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 import { BroadcastsRepo, type Counters } from "./BroadcastsRepo.ts"
+import { BroadcastTargets } from "./BroadcastTargets.ts"
 import { liveSubject } from "../live/liveSubjects.ts"
 import { progressOf } from "./progress.ts"
 import { CHUNK_TARGETS, CHUNK_WINDOW, chunkRange, EXPAND_BATCH } from "./chunking.ts"
-import { BroadcastAddress, ChunkDone, SendChunk, SenderAddress } from "./chunkProtocol.ts"
+import { BroadcastAddress, ChunkDone, SendChunk, SenderAddress } from "../messaging/chunkProtocol.ts"
 
 /** Begin (from the API's outbox row, or the timer of a scheduled broadcast). */
 export class Start extends Schema.TaggedClass<Start>()("Start", {}) {}
@@ -16,6 +18,7 @@ export class Expand extends Schema.TaggedClass<Expand>()("Expand", {}) {}
 export class Cancel extends Schema.TaggedClass<Cancel>()("Cancel", {}) {}
 
 export const BroadcastCommand = Schema.Union(Start, Expand, ChunkDone, Cancel)
+export type BroadcastCommand = typeof BroadcastCommand.Type
 
 const BroadcastState = Schema.Struct({
   phase: Schema.Literal("new", "waiting", "running", "finished"),
@@ -35,6 +38,77 @@ const BroadcastState = Schema.Struct({
   cancelled: Schema.Boolean
 })
 type BroadcastState = typeof BroadcastState.Type
+
+/** The broadcast's own address, for the commands it tells itself (the next expansion step). */
+const Self = ActorKind.address(BroadcastAddress.name, BroadcastCommand)
+
+/** What every handler of the broadcast works with: its services, and the steps its rules share. */
+const broadcastTools = (ctx: ActorContext<BroadcastCommand>) =>
+  Effect.gen(function*() {
+    const repo = yield* BroadcastsRepo
+    const targets = yield* BroadcastTargets
+    const webhooks = yield* Webhooks
+    const config = yield* AppConfig
+    const broadcastId = ctx.key
+
+    const publishProgress = (accountId: string, counters: Counters) => ctx.notify(liveSubject(config.natsPrefix, accountId, "broadcast_progress"), progressOf(broadcastId, counters))
+
+    const handOut = (s: BroadcastState): BroadcastState => {
+      let handedOut = s.handedOut
+      const outstanding = [...s.outstanding]
+      while (!s.cancelled && outstanding.length < CHUNK_WINDOW) {
+        const { first, last } = chunkRange(handedOut, s.written)
+        if (first >= s.written || (last - first + 1 < CHUNK_TARGETS && !s.expanded)) break
+        ctx.send(
+          SenderAddress,
+          s.botId,
+          new SendChunk({ order: { broadcastId, accountId: s.accountId, chunkNo: handedOut, first, last } }),
+          { msgId: `chunk-${broadcastId}-${handedOut}` }
+        )
+        outstanding.push(handedOut)
+        handedOut++
+      }
+      return { ...s, handedOut, outstanding }
+    }
+
+    const finishIfDone = (s: BroadcastState) =>
+      Effect.gen(function*() {
+        if (s.phase !== "running" || s.outstanding.length > 0) return s
+        if (!s.cancelled && (!s.expanded || s.handedOut * CHUNK_TARGETS < s.written)) return s
+        const counters = yield* repo.counters(broadcastId)
+        // A cancel is committed by the API before its command reaches this actor, and the
+        // chunks, which read the status, may all end first: such a broadcast is cancelled, not
+        // completed. The event goes only with the update that completes it (the row is locked
+        // by then, so a cancel committing meanwhile is refused), never for a cancelled one.
+        if (counters !== undefined && !s.cancelled && counters.status === "running") {
+          const final = { ...counters, status: "completed" as const }
+          ctx.persist(
+            repo.markCompleted(broadcastId).pipe(
+              Effect.flatMap((completed) =>
+                completed
+                  ? webhooks.emit({ accountId: s.accountId, type: "broadcast.completed", botId: s.botId, data: progressOf(broadcastId, final) })
+                  : Effect.void
+              ),
+              Effect.asVoid,
+              Effect.catchTag("NatsUnavailable", Effect.die)
+            )
+          )
+          publishProgress(s.accountId, final)
+        } else if (counters !== undefined) publishProgress(s.accountId, counters)
+        return { ...s, phase: "finished" as const }
+      })
+
+    const expandStep = (s: BroadcastState) =>
+      Effect.gen(function*() {
+        const batch = yield* targets.expand({ broadcastId, listId: s.listId, after: s.after, upto: s.upto, firstNo: s.written, limit: EXPAND_BATCH })
+        const written = s.written + batch.read
+        const expanded = batch.read < EXPAND_BATCH || written >= s.total
+        if (!expanded) ctx.send(Self, broadcastId, new Expand(), { msgId: `expand-${broadcastId}-${written}` })
+        return yield* finishIfDone(handOut({ ...s, written, after: batch.last ?? s.after, expanded }))
+      })
+
+    return { repo, targets, broadcastId, handOut, finishIfDone, expandStep } as const
+  })
 
 /**
  * `broadcast`: one actor per broadcast (key = broadcast_id). It writes the targets from the list
@@ -61,106 +135,50 @@ export const BroadcastKind = ActorKind.make(BroadcastAddress.name, {
     cancelled: false
   }),
   passivateAfter: Duration.minutes(1),
-  behaviour: (state, command, ctx) =>
-    Effect.gen(function*() {
-      const repo = yield* BroadcastsRepo
-      const webhooks = yield* Webhooks
-      const config = yield* AppConfig
-      const broadcastId = ctx.key
-
-      const publishProgress = (accountId: string, counters: Counters) => ctx.notify(liveSubject(config.natsPrefix, accountId, "broadcast_progress"), progressOf(broadcastId, counters))
-
-      const handOut = (s: BroadcastState): BroadcastState => {
-        let handedOut = s.handedOut
-        const outstanding = [...s.outstanding]
-        while (!s.cancelled && outstanding.length < CHUNK_WINDOW) {
-          const { first, last } = chunkRange(handedOut, s.written)
-          if (first >= s.written || (last - first + 1 < CHUNK_TARGETS && !s.expanded)) break
-          ctx.send(
-            SenderAddress,
-            s.botId,
-            new SendChunk({ order: { broadcastId, accountId: s.accountId, chunkNo: handedOut, first, last } }),
-            { msgId: `chunk-${broadcastId}-${handedOut}` }
-          )
-          outstanding.push(handedOut)
-          handedOut++
+  handlers: {
+    Start: (state, _command, ctx) =>
+      Effect.gen(function*() {
+        const { repo, targets, broadcastId, expandStep } = yield* broadcastTools(ctx)
+        if (state.phase !== "new" && state.phase !== "waiting") return state
+        const header = yield* repo.header(broadcastId)
+        if (header === undefined || header.status === "cancelled") return { ...state, phase: "finished" as const }
+        const base = { ...state, accountId: header.accountId, botId: header.botId, listId: header.listId }
+        if (header.scheduledAt !== null && header.scheduledAt.getTime() > Date.now()) {
+          ctx.schedule(new Start(), { at: header.scheduledAt }, "start")
+          return { ...base, phase: "waiting" as const }
         }
-        return { ...s, handedOut, outstanding }
-      }
-
-      const finishIfDone = (s: BroadcastState) =>
-        Effect.gen(function*() {
-          if (s.phase !== "running" || s.outstanding.length > 0) return s
-          if (!s.cancelled && (!s.expanded || s.handedOut * CHUNK_TARGETS < s.written)) return s
-          const counters = yield* repo.counters(broadcastId)
-          // A cancel is committed by the API before its command reaches this actor, and the
-          // chunks, which read the status, may all end first: such a broadcast is cancelled, not
-          // completed. The event goes only with the update that completes it (the row is locked
-          // by then, so a cancel committing meanwhile is refused), never for a cancelled one.
-          if (counters !== undefined && !s.cancelled && counters.status === "running") {
-            const final = { ...counters, status: "completed" as const }
-            ctx.persist(
-              repo.markCompleted(broadcastId).pipe(
-                Effect.flatMap((completed) =>
-                  completed
-                    ? webhooks.emit({ accountId: s.accountId, type: "broadcast.completed", botId: s.botId, data: progressOf(broadcastId, final) })
-                    : Effect.void
-                ),
-                Effect.asVoid,
-                Effect.catchTag("NatsUnavailable", Effect.die)
-              )
-            )
-            publishProgress(s.accountId, final)
-          } else if (counters !== undefined) publishProgress(s.accountId, counters)
-          return { ...s, phase: "finished" as const }
-        })
-
-      const expandStep = (s: BroadcastState) =>
-        Effect.gen(function*() {
-          const batch = yield* repo.expand({ broadcastId, listId: s.listId, after: s.after, upto: s.upto, firstNo: s.written, limit: EXPAND_BATCH })
-          const written = s.written + batch.read
-          const expanded = batch.read < EXPAND_BATCH || written >= s.total
-          if (!expanded) ctx.send(BroadcastKind, broadcastId, new Expand(), { msgId: `expand-${broadcastId}-${written}` })
-          return yield* finishIfDone(handOut({ ...s, written, after: batch.last ?? s.after, expanded }))
-        })
-
-      switch (command._tag) {
-        case "Start": {
-          if (state.phase !== "new" && state.phase !== "waiting") return state
-          const header = yield* repo.header(broadcastId)
-          if (header === undefined || header.status === "cancelled") return { ...state, phase: "finished" as const }
-          const base = { ...state, accountId: header.accountId, botId: header.botId, listId: header.listId }
-          if (header.scheduledAt !== null && header.scheduledAt.getTime() > Date.now()) {
-            ctx.schedule(new Start(), { at: header.scheduledAt }, "start")
-            return { ...base, phase: "waiting" as const }
-          }
-          const snapshot = yield* repo.snapshotList(header.listId)
-          if (snapshot === "Busy") {
-            // An import into the list is running: its rows are not all there yet.
-            ctx.schedule(new Start(), { after: Duration.seconds(1) }, "start")
-            return { ...base, phase: "waiting" as const }
-          }
-          ctx.persist(repo.markRunning(broadcastId, snapshot.total).pipe(Effect.asVoid))
-          return yield* expandStep({ ...base, phase: "running", upto: snapshot.upto, total: snapshot.total, expanded: snapshot.total === 0 })
+        const snapshot = yield* targets.snapshotList(header.listId)
+        if (snapshot === "Busy") {
+          // An import into the list is running: its rows are not all there yet.
+          ctx.schedule(new Start(), { after: Duration.seconds(1) }, "start")
+          return { ...base, phase: "waiting" as const }
         }
-        case "Expand": {
-          if (state.phase !== "running" || state.cancelled || state.expanded) return state
-          return yield* expandStep(state)
-        }
-        case "ChunkDone": {
-          if (!state.outstanding.includes(command.chunkNo)) return state
-          return yield* finishIfDone(handOut({ ...state, outstanding: state.outstanding.filter((n) => n !== command.chunkNo) }))
-        }
-        case "Cancel": {
-          if (state.phase === "finished" || state.cancelled) return state
-          ctx.cancelTimer("start")
-          if (state.phase !== "running") return { ...state, cancelled: true, phase: "finished" as const }
-          // Targets not handed out are cancelled here, contacts never written as targets are
-          // counted as cancelled too; chunks out with the sender cancel what they have not sent.
-          const neverWritten = state.expanded ? 0 : state.total - state.written
-          ctx.persist(repo.cancelPending(broadcastId, state.handedOut * CHUNK_TARGETS, null, neverWritten))
-          return yield* finishIfDone({ ...state, cancelled: true, expanded: true })
-        }
-      }
-    })
+        ctx.persist(repo.markRunning(broadcastId, snapshot.total).pipe(Effect.asVoid))
+        return yield* expandStep({ ...base, phase: "running", upto: snapshot.upto, total: snapshot.total, expanded: snapshot.total === 0 })
+      }),
+    Expand: (state, _command, ctx) =>
+      Effect.gen(function*() {
+        const { expandStep } = yield* broadcastTools(ctx)
+        if (state.phase !== "running" || state.cancelled || state.expanded) return state
+        return yield* expandStep(state)
+      }),
+    ChunkDone: (state, command, ctx) =>
+      Effect.gen(function*() {
+        const { handOut, finishIfDone } = yield* broadcastTools(ctx)
+        if (!state.outstanding.includes(command.chunkNo)) return state
+        return yield* finishIfDone(handOut({ ...state, outstanding: state.outstanding.filter((n) => n !== command.chunkNo) }))
+      }),
+    Cancel: (state, _command, ctx) =>
+      Effect.gen(function*() {
+        const { targets, broadcastId, finishIfDone } = yield* broadcastTools(ctx)
+        if (state.phase === "finished" || state.cancelled) return state
+        ctx.cancelTimer("start")
+        if (state.phase !== "running") return { ...state, cancelled: true, phase: "finished" as const }
+        // Targets not handed out are cancelled here, contacts never written as targets are
+        // counted as cancelled too; chunks out with the sender cancel what they have not sent.
+        const neverWritten = state.expanded ? 0 : state.total - state.written
+        ctx.persist(targets.cancelPending(broadcastId, state.handedOut * CHUNK_TARGETS, null, neverWritten))
+        return yield* finishIfDone({ ...state, cancelled: true, expanded: true })
+      })
+  }
 })

@@ -16,9 +16,8 @@ import { checkDefaults, placeholdersOf } from "../templates/placeholders.ts"
 import { TemplatesRepo } from "../templates/TemplatesRepo.ts"
 import { Wallet } from "../wallet/Wallet.ts"
 import { BroadcastKind, Cancel, Start } from "./BroadcastKind.ts"
-import { type BroadcastRow, BroadcastsRepo, type BroadcastStatus, type TargetRow, type TargetStatus } from "./BroadcastsRepo.ts"
+import { BroadcastsRepo, type BroadcastStatus, type TargetStatus } from "./BroadcastsRepo.ts"
 import { BotNotPromotional } from "./errors.ts"
-import { isoOrNull } from "../storage/isoTimestamp.ts"
 import { type CursorScope, ListCursors } from "../storage/ListCursors.ts"
 
 export const PAGE_LIMIT_DEFAULT = 100
@@ -39,46 +38,10 @@ export interface CreateInput {
 }
 
 
-/** A broadcast as every read shows it (the contract names id, name, status and the counters). */
-export const broadcastView = (row: BroadcastRow) => ({
-  id: row.broadcastId,
-  name: row.name,
-  bot_id: row.botId,
-  template_id: row.templateId,
-  contact_list_id: row.listId,
-  status: row.status,
-  scheduled_at: isoOrNull(row.scheduledAt),
-  total_count: row.totalCount,
-  sent_count: row.sentCount,
-  delivered_count: row.deliveredCount,
-  read_count: row.readCount,
-  failed_count: row.failedCount,
-  cancelled_count: row.cancelledCount,
-  created_at: row.createdAt.toISOString(),
-  started_at: isoOrNull(row.startedAt),
-  completed_at: isoOrNull(row.completedAt),
-  cancelled_at: isoOrNull(row.cancelledAt),
-  variables: row.variables ?? {}
-})
-
-/** A target's Gateway error record as a field, without the envelope's `success`. */
-const withoutEnvelope = ({ success: _success, ...record }: NonNullable<TargetRow["error"]>) => record
-
-const targetView = (row: TargetRow) => ({
-  target_no: row.targetNo,
-  phone: row.phone,
-  message_id: row.messageId,
-  status: row.status,
-  failure_reason: row.failureReason,
-  error: row.error === null ? null : withoutEnvelope(row.error),
-  sent_at: isoOrNull(row.sentAt),
-  delivered_at: isoOrNull(row.deliveredAt),
-  read_at: isoOrNull(row.readAt),
-  failed_at: isoOrNull(row.failedAt)
-})
-
 /**
- * Broadcasts as the API offers them (docs/broadcasts.md). Creation checks everything a client can
+ * Broadcasts as the API offers them (docs/broadcasts.md), as domain values (the rows, pages of
+ * them): each surface presents them (REST in http/rcs/presentBroadcasts.ts, GraphQL in
+ * graphql/nodes.ts). Creation checks everything a client can
  * get wrong before writing anything, then writes the broadcast and its actor's Start in one
  * transaction; the actor does the rest.
  */
@@ -146,7 +109,7 @@ export class Broadcasts extends Effect.Service<Broadcasts>()("herald/broadcasts/
           return row
         }).pipe(sql.withTransaction, Effect.orDie)
         yield* outbox.nudge
-        return { success: true as const, broadcast: broadcastView(row) }
+        return row
       })
 
     /** The broadcast if the caller may see it: 404 when it is not the account's, 403 off-scope. */
@@ -158,8 +121,7 @@ export class Broadcasts extends Effect.Service<Broadcasts>()("herald/broadcasts/
         return row
       })
 
-    const get = (principal: Principal, broadcastId: string) =>
-      Effect.map(visible(principal, broadcastId), (row) => ({ success: true as const, broadcast: broadcastView(row) }))
+    const get = (principal: Principal, broadcastId: string) => visible(principal, broadcastId)
 
     const list = (principal: Principal, params: { limit?: number | undefined; cursor?: string | undefined; status?: BroadcastStatus | undefined }) =>
       Effect.gen(function*() {
@@ -172,13 +134,7 @@ export class Broadcasts extends Effect.Service<Broadcasts>()("herald/broadcasts/
           bots: seesAllBots(principal) ? undefined : principal.bots,
           status: params.status
         })
-        const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.broadcastId }))
-        return {
-          success: true as const,
-          broadcasts: page.rows.map(broadcastView),
-          count: page.rows.length,
-          ...(page.nextCursor === undefined ? {} : { next_cursor: page.nextCursor })
-        }
+        return cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.broadcastId }))
       })
 
     const targets = (principal: Principal, broadcastId: string, params: { limit?: number | undefined; cursor?: string | undefined; status?: TargetStatus | undefined }) =>
@@ -187,13 +143,7 @@ export class Broadcasts extends Effect.Service<Broadcasts>()("herald/broadcasts/
         const limit = Math.min(params.limit ?? PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX)
         const scope = targetsScope(principal.accountId, row.broadcastId)
         const before = yield* cursors.readKey(scope, params.cursor, isIntegerKey)
-        const page = cursors.keyPage(scope, yield* repo.targets(broadcastId, { before, limit, statuses: params.status === undefined ? undefined : [params.status] }), limit, (target) => target.targetNo)
-        return {
-          success: true as const,
-          targets: page.rows.map(targetView),
-          count: page.rows.length,
-          ...(page.nextCursor === undefined ? {} : { next_cursor: page.nextCursor })
-        }
+        return cursors.keyPage(scope, yield* repo.targets(broadcastId, { before, limit, statuses: params.status === undefined ? undefined : [params.status] }), limit, (target) => target.targetNo)
       })
 
     const cancel = (principal: Principal, broadcastId: string) =>

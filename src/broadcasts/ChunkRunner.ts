@@ -1,5 +1,5 @@
 import type { SqlError } from "@effect/sql/SqlError"
-import { Cause, Data, Duration, Effect, FiberSet, Option, Schedule } from "effect"
+import { Cause, Data, Duration, Effect, FiberSet, Layer, Option, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import type { LeaseGuard } from "../actors/runtime/leaseGuard.ts"
 import { refused } from "../actors/runtime/sqlRefusal.ts"
@@ -12,8 +12,11 @@ import { MAX_SEND_ATTEMPTS, retryDelay } from "../messaging/sendRetries.ts"
 import { BotsCache } from "../storage/BotsCache.ts"
 import { personalise } from "../templates/placeholders.ts"
 import { MessageBatches } from "../webhooks/MessageBatches.ts"
-import { BroadcastsRepo, type Listening, type PendingTarget, type TargetOutcome } from "./BroadcastsRepo.ts"
-import { CHUNK_TARGETS, CHUNK_WINDOW, chunkKey, type ChunkOrder } from "./chunking.ts"
+import { BroadcastsRepo } from "./BroadcastsRepo.ts"
+import { BroadcastTargets, type Listening, type PendingTarget, type TargetOutcome } from "./BroadcastTargets.ts"
+import { type ChunkOrder, chunkKey } from "../messaging/chunkProtocol.ts"
+import { ChunkRuns } from "../messaging/ChunkRuns.ts"
+import { CHUNK_TARGETS, CHUNK_WINDOW } from "./chunking.ts"
 import { BroadcastProgress } from "./progress.ts"
 
 type Target = PendingTarget
@@ -104,7 +107,8 @@ const untilWritten = Schedule.exponential(Duration.millis(100), 2).pipe(
  */
 export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcasts/ChunkRunner", {
   scoped: Effect.gen(function*() {
-    const repo = yield* BroadcastsRepo
+    const broadcasts = yield* BroadcastsRepo
+    const repo = yield* BroadcastTargets
     const dispatcher = yield* SendDispatcher
     const bots = yield* BotsCache
     const config = yield* AppConfig
@@ -228,7 +232,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
         const size = sliceSize(yield* rateOf(order.accountId, botId))
         for (let start = 0; start < targets.length; start += size) {
           const slice = targets.slice(start, start + size)
-          const status = yield* repo.status(order.broadcastId)
+          const status = yield* broadcasts.status(order.broadcastId)
           if (status === undefined) return
           if (status === "cancelled") return yield* cancelRest(order, header, slice[0]!.targetNo, resent ? targets.slice(start) : [])
           yield* Effect.catchAll(run.lease.current, () => stopRun(run, slice[0]!.targetNo - 1))
@@ -293,7 +297,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
     const runChunk = (run: Run, permits: Effect.Semaphore) =>
       Effect.gen(function*() {
         const { order } = run
-        const header = yield* repo.header(order.broadcastId)
+        const header = yield* broadcasts.header(order.broadcastId)
         if (header === undefined) return
         yield* resolveInDoubt(run, header, permits)
         const toSend = yield* repo.pendingTargets(order.broadcastId, order.first, order.last)
@@ -345,5 +349,8 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
 
     return { start, isRunning } as const
   }),
-  dependencies: [BroadcastsRepo.Default, BotsCache.Default, BroadcastProgress.Default, MessageBatches.Default]
+  dependencies: [BroadcastsRepo.Default, BroadcastTargets.Default, BotsCache.Default, BroadcastProgress.Default, MessageBatches.Default, SendDispatcher.Default]
 }) {}
+
+/** The sender's ChunkRuns port (messaging/ChunkRuns.ts), run by this node's ChunkRunner. */
+export const ChunkRunsLive = Layer.effect(ChunkRuns, ChunkRunner).pipe(Layer.provide(ChunkRunner.Default))

@@ -5,7 +5,7 @@ import { Conflict, NotFound } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { isBigintKey } from "../storage/keyCursor.ts"
-import { type ContactRow, ContactListsRepo, type ListRow } from "./ContactListsRepo.ts"
+import { ContactListsRepo } from "./ContactListsRepo.ts"
 import { UnsupportedMediaType } from "./errors.ts"
 import { importFormatOf, Imports, type Upload } from "./Imports.ts"
 import { columnsOf, ImportTally } from "./importTally.ts"
@@ -14,21 +14,6 @@ import { ListCursors } from "../storage/ListCursors.ts"
 
 export const LIST_LIMIT_DEFAULT = 100
 export const LIST_LIMIT_MAX = 1000
-
-const presentList = (row: ListRow) => ({
-  list_id: row.listId,
-  name: row.name,
-  contact_count: row.contactCount,
-  created_at: new Date(row.createdAt).toISOString()
-})
-
-const presentContact = (row: ContactRow) => ({
-  contact_id: row.contactId,
-  phone: row.phone,
-  name: row.name,
-  params: row.params,
-  created_at: new Date(row.createdAt).toISOString()
-})
 
 const notFound = (listId: string) => new NotFound({ message: `no contact list ${listId}` })
 
@@ -45,7 +30,9 @@ interface PageQuery {
  * role reads them, operators and owners write them; they hang off no bot, so a member scoped to
  * bots reads and writes them like any member of its role. Imports stream the request body
  * through a format reader into batched INSERTs inside one transaction: the report comes back
- * when the body is read, and a body that breaks or is cut short leaves nothing written.
+ * when the body is read, and a body that breaks or is cut short leaves nothing written. Reads and
+ * writes answer domain values (lists, contacts, pages of them): http/rcs/presentContactLists.ts
+ * presents them.
  */
 export class ContactLists extends Effect.Service<ContactLists>()("herald/contacts/ContactLists", {
   effect: Effect.gen(function*() {
@@ -67,7 +54,7 @@ export class ContactLists extends Effect.Service<ContactLists>()("herald/contact
       yield* requireRole(principal, "operator", "create contact lists")
       const row = yield* repo.insert(principal.accountId, name)
       if (row === "NameTaken") return yield* new Conflict({ key: "name", message: `the account already has a contact list named ${name}` })
-      return { success: true as const, list: presentList(row) }
+      return row
     })
 
     /** Newest first, paged by an opaque cursor (DESIGN.md, Lists). */
@@ -76,17 +63,11 @@ export class ContactLists extends Effect.Service<ContactLists>()("herald/contact
       const after = yield* cursors.readPosition(scope, query.cursor)
       const limit = Math.min(query.limit ?? LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX)
       const rows = yield* repo.page(principal.accountId, after, limit)
-      const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.listId }))
-      return {
-        success: true as const,
-        lists: page.rows.map(presentList),
-        count: page.rows.length,
-        ...(page.nextCursor !== undefined ? { next_cursor: page.nextCursor } : {})
-      }
+      return cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.listId }))
     })
 
     const get = Effect.fn("ContactLists.get")(function*(principal: Principal, listId: string) {
-      return { success: true as const, list: presentList(yield* visible(principal, listId)) }
+      return yield* visible(principal, listId)
     })
 
     /**
@@ -99,7 +80,6 @@ export class ContactLists extends Effect.Service<ContactLists>()("herald/contact
       const removed = yield* repo.remove(principal.accountId, listId)
       if (removed === "Busy") return yield* busy()
       if (!removed) return yield* notFound(listId)
-      return { success: true as const }
     })
 
     /** The list's contacts, newest first, paged by an opaque cursor. Personal data: a signed-in member only. */
@@ -108,13 +88,7 @@ export class ContactLists extends Effect.Service<ContactLists>()("herald/contact
       const scope = { list: `contact-list:${row.listId}`, accountId: principal.accountId }
       const before = yield* cursors.readKey(scope, query.cursor, isBigintKey)
       const limit = Math.min(query.limit ?? LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX)
-      const page = cursors.keyPage(scope, yield* repo.contactsPage(row.listId, before, limit), limit, (contact) => contact.contactId)
-      return {
-        success: true as const,
-        contacts: page.rows.map(presentContact),
-        count: page.rows.length,
-        ...(page.nextCursor === undefined ? {} : { next_cursor: page.nextCursor })
-      }
+      return cursors.keyPage(scope, yield* repo.contactsPage(row.listId, before, limit), limit, (contact) => contact.contactId)
     })
 
     /**

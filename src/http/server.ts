@@ -46,6 +46,7 @@ import { ContactLists } from "../contacts/ContactLists.ts"
 import { Messages } from "../messaging/Messages.ts"
 import { MessageReports } from "../messaging/MessageReports.ts"
 import { GatewayReports } from "../messaging/GatewayReports.ts"
+import { TargetReportsLive } from "../broadcasts/TargetReports.ts"
 import { MessagesRepo } from "../messaging/MessagesRepo.ts"
 import { DeveloperHttpLive } from "./app/DeveloperHttp.ts"
 import { AccountHttpLive, BillingHttpLive } from "./app/AccountHttp.ts"
@@ -124,7 +125,7 @@ export const ApiHandlers = Layer.mergeAll(
   Layer.provideMerge(SecretKeys.Default),
   Layer.provideMerge(BotsCache.Default),
   Layer.provideMerge(ApiRateLimits.Default),
-  Layer.provideMerge(Layer.mergeAll(Messages.Default, MessageReports.Default, GatewayReports.Default)),
+  Layer.provideMerge(Layer.mergeAll(Messages.Default, MessageReports.Default, GatewayReports.Default.pipe(Layer.provide(TargetReportsLive)))),
   Layer.provideMerge(Layer.mergeAll(MessagesRepo.Default, Wallet.Default, Overview.Default, Billing.Default, AppContacts.Default, Segments.Default, AiAgents.Default, CustomerImport.Default)),
   Layer.provideMerge(Layer.mergeAll(PublicMessages.Default, WaTemplates.Default, WaReports.Default, Customers.Default, Conversations.Default, Conversions.Default, CapiConfigs.Default, IntegrationLogs.Default, GraphqlReads.Default, CustomersRepo.Default).pipe(Layer.provideMerge(WaNumbers.Default))),
   Layer.provideMerge(Webhooks.Default),

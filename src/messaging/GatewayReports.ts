@@ -1,16 +1,14 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { BroadcastsRepo } from "../broadcasts/BroadcastsRepo.ts"
-import { BroadcastProgress } from "../broadcasts/progress.ts"
 import { isUuid } from "../domain/ids.ts"
 import type { GatewayReport } from "../gateway/rcs.ts"
 import { BotsRepo } from "../storage/BotsRepo.ts"
 import { PreparedStatements } from "../storage/PreparedStatements.ts"
-import { MessageBatches } from "../webhooks/MessageBatches.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
+import { BroadcastReports, type StatusReport } from "./BroadcastReports.ts"
+import { MessagesRepo } from "./MessagesRepo.ts"
 import { CHARGE_ONCE_PREPARED, refundCharge } from "../wallet/ledgerWrites.ts"
 
-type StatusReport = Extract<GatewayReport, { _tag: "Status" }>
 type InboundReport = Extract<GatewayReport, { _tag: "Inbound" }>
 
 /**
@@ -33,15 +31,6 @@ export const receivedData = (botId: string, report: InboundReport) => ({
 /** What became of a report: applied, already known (a duplicate or a late one), or about nothing we know yet. */
 export type ReportResult = "applied" | "unchanged" | "unknown_message" | "not_ours"
 
-interface Moved {
-  readonly before: string
-  readonly after: string
-  readonly accountId: string
-  readonly botId: string
-  readonly recipient: string
-  readonly price: string
-}
-
 /**
  * Applies what the gateway reports about messages and users. Status reports move a message
  * forward only (the messages table's trigger refuses a step back, so a late "delivered" never
@@ -57,30 +46,16 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
     const sql = yield* SqlClient.SqlClient
     const webhooks = yield* Webhooks
     const bots = yield* BotsRepo
-    const broadcasts = yield* BroadcastsRepo
-    const progress = yield* BroadcastProgress
+    const broadcastReports = yield* BroadcastReports
     const prepared = yield* PreparedStatements
-    const batches = yield* MessageBatches
+    const messages = yield* MessagesRepo
 
-    // Every send gets status reports (delivered, read): these two are prepared statements. They run
-    // in the report's transaction (on its connection).
-    const moveMessage = prepared.prepare<Moved>(`
-        WITH prev AS (SELECT message_id, status FROM messages WHERE message_id = $1::uuid FOR UPDATE)
-        UPDATE messages m SET
-          status = $2,
-          delivered_at = CASE WHEN $3 IN ('delivered', 'read') THEN $4::timestamptz END,
-          read_at = CASE WHEN $5 = 'read' THEN $6::timestamptz END,
-          failed_at = CASE WHEN $7 = 'failed' THEN $8::timestamptz END,
-          error = $9::jsonb
-        FROM prev WHERE m.message_id = prev.message_id
-        RETURNING prev.status AS before, m.status AS after, m.account_id, m.bot_id, m.recipient, m.price::text`)
+    // Every send gets status reports (delivered, read): the move (MessagesRepo) and the charge are
+    // prepared statements. They run in the report's transaction (on its connection).
     const chargeMessage = prepared.prepare(CHARGE_ONCE_PREPARED)
 
-    const move = (report: StatusReport) => {
-      const at = new Date(report.at).toISOString()
-      const status = report.status
-      return moveMessage([report.messageId, status, status, at, status, at, status, at, report.error === undefined ? null : JSON.stringify(report.error)])
-    }
+    const move = (report: StatusReport) =>
+      messages.moveStatus({ messageId: report.messageId, status: report.status, at: new Date(report.at).toISOString(), error: report.error })
 
     const applyStatus = (report: StatusReport): Effect.Effect<ReportResult> =>
       // Herald's message ids are uuids: another id is about a message Herald never sent.
@@ -88,37 +63,16 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
         const result = yield* applyCommitted(report)
         if (typeof result === "string") return result
         // A broadcast's target moved: its live progress, after the commit (never a count that did not happen).
-        yield* progress.changed(result.accountId, result.broadcastId)
-        if (result.staged) yield* batches.staged
+        yield* broadcastReports.applied(result)
         return "applied" as const
       })
 
     const applyCommitted = (report: StatusReport) =>
       webhooks.committed(Effect.gen(function*() {
-        const [moved] = yield* move(report)
+        const moved = yield* move(report)
         if (moved === undefined) {
-          // Not a single send: perhaps one of a broadcast's. Its message.* event goes, in this
-          // transaction, to the batches of the endpoints that opted in to broadcast messages
-          // (none for most accounts: nothing more is written).
-          const result = yield* broadcasts.applyReport({ messageId: report.messageId, status: report.status, at: new Date(report.at), error: report.error })
-          if (result.outcome !== "applied") return result.outcome === "unknown" ? "unknown_message" as const : result.outcome
-          const listeners = yield* batches.listeners(result.accountId, result.botId)
-          const about = { message_id: report.messageId, bot_id: result.botId, to: result.phone, broadcast_id: result.broadcastId }
-          const reported = { ...about, status: result.status, occurred_at: new Date(report.at).toISOString() }
-          const staged = listeners.length > 0 && (yield* batches.stage({
-            listeners,
-            accountId: result.accountId,
-            broadcastId: result.broadcastId,
-            botId: result.botId,
-            occurredAt: new Date(report.at),
-            events: [
-              // A target in doubt (claimed, unconfirmed, failed as not confirmed) that the report shows
-              // reached the recipient is counted sent now: its message.sent comes now too.
-              ...(result.countedSent ? [{ type: "message.sent", data: { ...about, status: "sent" } }] : []),
-              { type: `message.${result.status}`, data: report.error === undefined ? reported : { ...report.error, ...reported } }
-            ]
-          }))
-          return { ...result, staged }
+          // Not a single send: perhaps one of a broadcast's (BroadcastReports, in this transaction).
+          return yield* broadcastReports.apply(report)
         }
         const reached = moved.after === "delivered" || moved.after === "read"
         if (reached) {
@@ -152,13 +106,16 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
         if (bot === undefined) return undefined
         const receivedAt = new Date(report.at).toISOString()
         const isNew = yield* webhooks.committed(Effect.gen(function*() {
-          const inserted = yield* sql`
-            INSERT INTO inbound_messages (bot_id, upstream_id, account_id, sender, text, postback_data, received_at)
-            VALUES (${bot.botId}, ${report.messageId}, ${bot.accountId}, ${report.phone}, ${report.text}, ${report.postbackData ?? null},
-                    ${receivedAt}::timestamptz)
-            ON CONFLICT DO NOTHING
-            RETURNING upstream_id`
-          if (inserted.length === 0) return false
+          const inserted = yield* messages.insertInbound({
+            botId: bot.botId,
+            upstreamId: report.messageId,
+            accountId: bot.accountId,
+            sender: report.phone,
+            text: report.text,
+            postbackData: report.postbackData ?? null,
+            receivedAt
+          })
+          if (!inserted) return false
           yield* webhooks.emit({ accountId: bot.accountId, type: "message.received", botId: bot.botId, data: receivedData(bot.botId, report) })
           return true
         })).pipe(Effect.orDie)
@@ -167,5 +124,5 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
 
     return { applyStatus, recordInbound } as const
   }),
-  dependencies: [BotsRepo.Default, BroadcastsRepo.Default, BroadcastProgress.Default, PreparedStatements.Default, MessageBatches.Default]
+  dependencies: [BotsRepo.Default, PreparedStatements.Default, MessagesRepo.Default]
 }) {}

@@ -141,7 +141,7 @@ export class Messages extends Effect.Service<Messages>()("herald/messaging/Messa
         }
         if (reply._tag === "Failed") return yield* sendError(reply.error)
         yield* wallet.spent(principal.accountId, price)
-        return { success: true as const, message_id: reply.messageId, status: "sent" as const }
+        return { messageId: reply.messageId }
       })
 
     return { send } as const

@@ -6,6 +6,7 @@ import type { SendOutcome } from "../gateway/rcs.ts"
 import { RcsGateway } from "../gateway/RcsGateway.ts"
 import type { LeaseGuard } from "../actors/runtime/leaseGuard.ts"
 import { BotsCache } from "../storage/BotsCache.ts"
+import { type Bucket, msUntilToken, take } from "../ratelimit/tokenBucket.ts"
 
 /** One send to the gateway, as the sender actor hands it over. */
 export interface SendJob {
@@ -38,8 +39,8 @@ interface Lane {
   queue: Array<SendJob>
   head: number
   readonly slots: Queue.Queue<void>
-  tokens: number
-  refilledAt: number
+  /** The bot's token bucket (ratelimit/tokenBucket.ts), a tenth of a second's worth deep. */
+  readonly bucket: Bucket
   pumping: boolean
   /** The bot's throughput as last read. */
   rate: number
@@ -75,14 +76,8 @@ export class SendDispatcher extends Effect.Service<SendDispatcher>()("herald/mes
     const takeToken = (lane: Lane, rate: number) => {
       if (rate === 0) return 0
       const now = Date.now()
-      const burst = Math.max(1, rate / 10)
-      lane.tokens = Math.min(burst, lane.tokens + ((now - lane.refilledAt) / 1000) * rate)
-      lane.refilledAt = now
-      if (lane.tokens >= 1) {
-        lane.tokens -= 1
-        return 0
-      }
-      return Math.ceil(((1 - lane.tokens) / rate) * 1000)
+      const limit = { rate, capacity: Math.max(1, rate / 10) }
+      return take(lane.bucket, limit, 1, now) === 1 ? 0 : msUntilToken(lane.bucket, limit, now)
     }
 
     const send = (job: SendJob) => {
@@ -151,7 +146,7 @@ export class SendDispatcher extends Effect.Service<SendDispatcher>()("herald/mes
         // Another send of the bot may have made its lane meanwhile.
         const made = lanes.get(botId)
         if (made !== undefined) return made
-        const lane: Lane = { botId, accountId, queue: [], head: 0, slots, tokens: 1, refilledAt: Date.now(), pumping: false, rate: config.botThroughputDefault }
+        const lane: Lane = { botId, accountId, queue: [], head: 0, slots, bucket: { tokens: 1, updatedAt: Date.now() }, pumping: false, rate: config.botThroughputDefault }
         lanes.set(botId, lane)
         return lane
       })

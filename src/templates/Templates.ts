@@ -9,7 +9,7 @@ import { NoActiveBot, TemplateInvalid } from "./errors.ts"
 import { MediaProbe } from "./mediaProbe.ts"
 import { judgeMedia } from "./mediaVerdict.ts"
 import { contentOf, type TemplateFields } from "./templateInput.ts"
-import { type TemplateRow, TemplatesRepo, type TemplateStatus } from "./TemplatesRepo.ts"
+import { TemplatesRepo, type TemplateStatus } from "./TemplatesRepo.ts"
 import { ListCursors } from "../storage/ListCursors.ts"
 
 export const LIST_LIMIT_DEFAULT = 100
@@ -29,30 +29,6 @@ export interface ListQuery {
   readonly limit?: number | undefined
   readonly cursor?: string | undefined
 }
-
-/** The content fields of a template as the API shows them: the same fields a POST takes. */
-const contentFields = (content: MessageContent) => {
-  switch (content.type) {
-    case "text":
-      return { text: content.text }
-    case "rich_card":
-      return { rich_card: content.rich_card }
-    case "carousel":
-      return { carousel: content.carousel }
-  }
-}
-
-const present = (row: TemplateRow) => ({
-  template_id: row.templateId,
-  bot_id: row.botId,
-  name: row.name,
-  type: row.type,
-  status: row.status,
-  ...contentFields(row.content),
-  suggestions: row.content.suggestions,
-  warnings: row.warnings,
-  created_at: new Date(row.createdAt).toISOString()
-})
 
 /** A media URL worth a HEAD request: well-formed, and not already refused by its extension. */
 const probeable = (url: string) => url.length <= MEDIA_URL_MAX && /^https?:\/\//i.test(url) && mediaKindOfUrl(url) !== "unsupported"
@@ -113,16 +89,7 @@ export class Templates extends Effect.Service<Templates>()("herald/templates/Tem
           warnings: check.warnings
         })
         if (row === "NameTaken") return yield* nameTaken(input.name)
-        return {
-          success: true as const,
-          template_id: row.templateId,
-          name: row.name,
-          bot_id: row.botId,
-          type: row.type,
-          status: row.status,
-          warnings: row.warnings,
-          template: present(row)
-        }
+        return row
       }).pipe(Effect.withSpan("Templates.create"))
 
     /** Newest first, paged by an opaque cursor (DESIGN.md, Lists); a scoped member sees its bots' only. */
@@ -140,13 +107,7 @@ export class Templates extends Effect.Service<Templates>()("herald/templates/Tem
           after,
           limit
         })
-        const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.templateId }))
-        return {
-          success: true as const,
-          templates: page.rows.map(present),
-          count: page.rows.length,
-          ...(page.nextCursor !== undefined ? { next_cursor: page.nextCursor } : {})
-        }
+        return cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.templateId }))
       }).pipe(Effect.withSpan("Templates.list"))
 
     /** A live template the caller may see: unknown or deleted → 404, another bot's for a scoped member → 403. */
@@ -158,8 +119,7 @@ export class Templates extends Effect.Service<Templates>()("herald/templates/Tem
         return row
       })
 
-    const get = (principal: Principal, templateId: string) =>
-      Effect.map(visible(principal, templateId), (row) => ({ success: true as const, template: present(row) }))
+    const get = (principal: Principal, templateId: string) => visible(principal, templateId)
 
     /** Soft delete: the template disappears from reads and can no longer be sent. */
     const remove = (principal: Principal, templateId: string) =>
@@ -167,10 +127,9 @@ export class Templates extends Effect.Service<Templates>()("herald/templates/Tem
         yield* requireRole(principal, "operator", "delete templates")
         yield* visible(principal, templateId)
         if (!(yield* repo.remove(principal.accountId, templateId))) return yield* new NotFound({ message: `no template ${templateId}` })
-        return { success: true as const }
       })
 
     return { create, list, get, remove } as const
   }),
-  dependencies: [TemplatesRepo.Default, MediaProbe.Default, ListCursors.Default]
+  dependencies: [TemplatesRepo.Default, MediaProbe.Default, ListCursors.Default, BotsRepo.Default]
 }) {}

@@ -3,7 +3,8 @@ import { Duration, Effect, Layer } from "effect"
 import { AppConfig, type AppSettings } from "../../src/config/AppConfig.ts"
 import { BroadcastKind, Cancel, Expand, Start } from "../../src/broadcasts/BroadcastKind.ts"
 import { BroadcastsRepo, type Counters } from "../../src/broadcasts/BroadcastsRepo.ts"
-import { ChunkDone, SendChunk } from "../../src/broadcasts/chunkProtocol.ts"
+import { BroadcastTargets } from "../../src/broadcasts/BroadcastTargets.ts"
+import { ChunkDone, SendChunk } from "../../src/messaging/chunkProtocol.ts"
 import { CHUNK_TARGETS, CHUNK_WINDOW, EXPAND_BATCH } from "../../src/broadcasts/chunking.ts"
 import { Webhooks } from "../../src/webhooks/Webhooks.ts"
 import { applyBehaviour } from "../support/behaviour.ts"
@@ -39,6 +40,7 @@ const world = (options: { readonly total: number; readonly scheduledAt?: Date | 
   const emitted: Array<string> = []
   const layer = Layer.mergeAll(
     Layer.succeed(BroadcastsRepo, repo as unknown as BroadcastsRepo),
+    Layer.succeed(BroadcastTargets, repo as unknown as BroadcastTargets),
     Layer.succeed(Webhooks, { emit: (e: { type: string }) => Effect.sync(() => void emitted.push(e.type)) } as unknown as Webhooks),
     AppConfig.make({ natsPrefix: "test" } as AppSettings)
   )

@@ -2,9 +2,10 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
 import { ActorClient } from "../../src/actors/runtime/index.ts"
-import { ChunkRunner } from "../../src/broadcasts/ChunkRunner.ts"
+import { ChunkOrder, chunkKey, SendChunk } from "../../src/messaging/chunkProtocol.ts"
+import { ChunkRuns } from "../../src/messaging/ChunkRuns.ts"
 import { type SendJob, SendDispatcher } from "../../src/messaging/SendDispatcher.ts"
-import { Answered, Retry, Send, SenderKind, Sweep } from "../../src/messaging/SenderKind.ts"
+import { Answered, ChunkFinished, Retry, Send, SenderKind, Sweep } from "../../src/messaging/SenderKind.ts"
 import { MAX_SEND_ATTEMPTS, retryDelay } from "../../src/messaging/sendRetries.ts"
 import { SqlLive } from "../../src/storage/Database.ts"
 import { Storage } from "../../src/storage/Migrations.ts"
@@ -30,12 +31,17 @@ const WINDOW_MS = 10_000
 const LOST_AFTER_MS = GATEWAY_TIMEOUT_MS + 5_000
 
 const submitted: Array<SendJob> = []
+const started: Array<string> = []
+const running = new Set<string>()
 const Fakes = Layer.mergeAll(
   Layer.succeed(SendDispatcher, { submit: (job: SendJob) => Effect.sync(() => void submitted.push(job)), isHandling: () => false } as unknown as SendDispatcher),
-  Layer.succeed(ActorClient, {} as unknown as ActorClient),
+  Layer.succeed(ActorClient, { send: () => Effect.void } as unknown as ActorClient),
   Layer.succeed(Webhooks, {} as unknown as Webhooks),
   Layer.succeed(Subscriptions, { wants: () => Effect.succeed(false) } as unknown as Subscriptions),
-  Layer.succeed(ChunkRunner, { isRunning: () => false } as unknown as ChunkRunner)
+  Layer.succeed(ChunkRuns, {
+    isRunning: (order: { broadcastId: string; chunkNo: number }) => running.has(chunkKey(order)),
+    start: (order: ChunkOrder) => Effect.sync(() => void started.push(chunkKey(order)))
+  } as unknown as ChunkRuns["Type"])
 )
 const Env = Layer.mergeAll(SqlLive, Storage.Default.pipe(Layer.provide(SqlLive)), Fakes).pipe(
   Layer.provideMerge(TestConfig({ gatewayTimeoutMs: GATEWAY_TIMEOUT_MS, broadcastReportWindowMs: WINDOW_MS })),
@@ -217,5 +223,49 @@ layer(Env, { timeout: 60_000 })("sender rules", (it) => {
       const last = yield* answered(botId, state, messageId, MAX_SEND_ATTEMPTS, { _tag: "Rejected", error: gatewayError(true) })
       expect(last.recorded.updates.map((u) => [u.row.status, u.row.attempts])).toEqual([["failed", MAX_SEND_ATTEMPTS]])
       expect(last.state.inFlight).toEqual({})
+    }))
+
+  const order: ChunkOrder = { broadcastId: "b-1", accountId: "a-1", chunkNo: 3, first: 3_000, last: 3_999 }
+  const empty = { inFlight: {}, sweepAt: null, chunks: {} }
+
+  it.effect("a SendChunk: run on this node once its command commits, kept until finished, with a sweep timer", () =>
+    Effect.gen(function*() {
+      started.length = 0
+      const { state, recorded } = yield* applyBehaviour(SenderKind, empty, new SendChunk({ order }), { key: "bot-1" })
+      expect(started).toEqual([])
+      for (const work of recorded.afterCommit) yield* work
+      expect(started).toEqual([chunkKey(order)])
+      expect(state.chunks).toEqual({ [chunkKey(order)]: order })
+      expect(recorded.timers.map((t) => [t.command, t.id])).toEqual([[new Sweep(), "sweep"]])
+    }))
+
+  it.effect("a SendChunk delivered again: not run twice while this node runs it, not kept twice", () =>
+    Effect.gen(function*() {
+      started.length = 0
+      running.add(chunkKey(order))
+      const kept = { ...empty, chunks: { [chunkKey(order)]: order }, sweepAt: Date.now() + 1_000 }
+      const { state, recorded } = yield* applyBehaviour(SenderKind, kept, new SendChunk({ order }), { key: "bot-1" })
+      running.delete(chunkKey(order))
+      expect(recorded.afterCommit).toEqual([])
+      expect(recorded.timers).toEqual([])
+      expect(state).toEqual(kept)
+    }))
+
+  it.effect("a ChunkFinished forgets the chunk; one about a chunk not kept changes nothing", () =>
+    Effect.gen(function*() {
+      const kept = { ...empty, chunks: { [chunkKey(order)]: order } }
+      const finished = yield* applyBehaviour(SenderKind, kept, new ChunkFinished({ broadcastId: order.broadcastId, chunkNo: order.chunkNo }), { key: "bot-1" })
+      expect(finished.state.chunks).toEqual({})
+      const again = yield* applyBehaviour(SenderKind, finished.state, new ChunkFinished({ broadcastId: order.broadcastId, chunkNo: order.chunkNo }), { key: "bot-1" })
+      expect(again.state).toBe(finished.state)
+    }))
+
+  it.effect("the sweep runs here the kept chunks this node does not run", () =>
+    Effect.gen(function*() {
+      started.length = 0
+      const kept = { ...empty, chunks: { [chunkKey(order)]: order }, sweepAt: Date.now() }
+      const { recorded } = yield* applyBehaviour(SenderKind, kept, new Sweep(), { key: "bot-1" })
+      for (const work of recorded.afterCommit) yield* work
+      expect(started).toEqual([chunkKey(order)])
     }))
 })

@@ -81,13 +81,13 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("templates service", 
         rich_card: { title: "Hi", description: "Welcome aboard" },
         suggestions: [{ type: "reply", text: "Thanks" }]
       })
-      expect(yield* repo.usable(accountId, created.template_id)).toEqual({
+      expect(yield* repo.usable(accountId, created.templateId)).toEqual({
         botId,
         content: { type: "rich_card", rich_card: { title: "Hi", description: "Welcome aboard" }, suggestions: [{ type: "reply", text: "Thanks" }] }
       })
-      expect(yield* repo.usable(other.accountId, created.template_id)).toBeUndefined()
+      expect(yield* repo.usable(other.accountId, created.templateId)).toBeUndefined()
       expect(yield* repo.usable(accountId, "not-a-uuid")).toBeUndefined()
-      yield* templates.remove(owner, created.template_id)
-      expect(yield* repo.usable(accountId, created.template_id)).toBeUndefined()
+      yield* templates.remove(owner, created.templateId)
+      expect(yield* repo.usable(accountId, created.templateId)).toBeUndefined()
     }))
 })

@@ -3,6 +3,7 @@ import { Broadcasts } from "../../broadcasts/Broadcasts.ts"
 import { HeraldApi } from "../Api.ts"
 import { CurrentPrincipal } from "../Authentication.ts"
 import { apiGroup } from "../adapter/apiRoutes.ts"
+import { presentBroadcast, presentBroadcasts, presentTargets } from "./presentBroadcasts.ts"
 
 /** Handlers of BroadcastsApi. */
 export const BroadcastsHttpLive = apiGroup(HeraldApi, "broadcasts", (handlers) =>
@@ -17,8 +18,8 @@ export const BroadcastsHttpLive = apiGroup(HeraldApi, "broadcasts", (handlers) =
             listId: payload.contact_list_id,
             scheduledAt: payload.scheduled_at,
             variables: payload.variables
-          })))
-      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => broadcasts.list(p, urlParams)))
-      .handle("get", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => broadcasts.get(p, path.id)))
-      .handle("targets", ({ path, urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => broadcasts.targets(p, path.id, urlParams)))
-      .handle("cancel", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => broadcasts.cancel(p, path.id)))))
+          }).pipe(Effect.map(presentBroadcast))))
+      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => Effect.map(broadcasts.list(p, urlParams), presentBroadcasts)))
+      .handle("get", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => Effect.map(broadcasts.get(p, path.id), presentBroadcast)))
+      .handle("targets", ({ path, urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => Effect.map(broadcasts.targets(p, path.id, urlParams), presentTargets)))
+      .handle("cancel", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => Effect.map(broadcasts.cancel(p, path.id), presentBroadcast)))))

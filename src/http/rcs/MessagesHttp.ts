@@ -4,6 +4,7 @@ import { MessageReports } from "../../messaging/MessageReports.ts"
 import { HeraldApi } from "../Api.ts"
 import { CurrentPrincipal } from "../Authentication.ts"
 import { apiGroup } from "../adapter/apiRoutes.ts"
+import { presentPreview, presentRecipient, presentReports, presentSent, presentWithHistory } from "./presentMessages.ts"
 
 export const MessagesHttpLive = apiGroup(HeraldApi, "messages", (handlers) =>
   Effect.gen(function*() {
@@ -20,8 +21,8 @@ export const MessagesHttpLive = apiGroup(HeraldApi, "messages", (handlers) =>
             carousel: payload.carousel,
             templateId: payload.template_id,
             suggestions: payload.suggestions
-          })))
-      .handle("message", ({ path }) => Effect.flatMap(CurrentPrincipal, (principal) => reports.message(principal, path.id)))
+          }).pipe(Effect.map(presentSent))))
+      .handle("message", ({ path }) => Effect.flatMap(CurrentPrincipal, (principal) => Effect.map(reports.message(principal, path.id), presentWithHistory)))
       .handle("reports", ({ urlParams }) =>
         Effect.flatMap(CurrentPrincipal, (principal) =>
           reports.list(principal, {
@@ -31,8 +32,8 @@ export const MessagesHttpLive = apiGroup(HeraldApi, "messages", (handlers) =>
             to: urlParams.to,
             limit: urlParams.limit,
             cursor: urlParams.cursor
-          })))
-      .handle("preview", ({ path }) => Effect.flatMap(CurrentPrincipal, (principal) => reports.preview(principal, path.id)))
+          }).pipe(Effect.map(presentReports))))
+      .handle("preview", ({ path }) => Effect.flatMap(CurrentPrincipal, (principal) => Effect.map(reports.preview(principal, path.id), presentPreview)))
       .handle("recipient", ({ path, urlParams }) =>
-        Effect.flatMap(CurrentPrincipal, (principal) => reports.recipient(principal, path.phone, urlParams.bot_id)))
+        Effect.flatMap(CurrentPrincipal, (principal) => Effect.map(reports.recipient(principal, path.phone, urlParams.bot_id), presentRecipient)))
   }))
