@@ -9,6 +9,8 @@ import { WaDispatcher, type WaPayload } from "../../src/whatsapp/sender/WaDispat
 import { WaAnswered, WaExpire, WaPump, WaRetry, WaSend, WaSenderKind, WaSweep } from "../../src/whatsapp/sender/WaSenderKind.ts"
 import { Subscriptions } from "../../src/webhooks/Subscriptions.ts"
 import { Webhooks } from "../../src/webhooks/Webhooks.ts"
+import { ConversationsRepo } from "../../src/conversations/ConversationsRepo.ts"
+import { WaMessagesRepo } from "../../src/whatsapp/message/WaMessagesRepo.ts"
 import { applyBehaviour } from "../support/behaviour.ts"
 
 // The WhatsApp sender actor's rules (src/whatsapp/sender/WaSenderKind.ts), one command at a time
@@ -39,11 +41,14 @@ const world = (throughput = 10) => {
     Layer.succeed(Webhooks, {} as unknown as Webhooks),
     Layer.succeed(Subscriptions, { wants: () => Effect.succeed(false) } as unknown as Subscriptions)
   )
+  // The repositories over that SQL client: their statements are recorded, not run.
+  // Built once: a command's clock is the real one, so each apply is kept as quick as the behaviour.
+  const services = Effect.runSync(Effect.scoped(Layer.build(Layer.provideMerge(Layer.mergeAll(WaMessagesRepo.Default, ConversationsRepo.Default), layer))))
   /** Applies a command, running its after-commit work (the dispatches) as if committed. */
   const apply = (state: typeof WaSenderKind.state.Type, command: typeof WaSenderKind.command.Type) =>
     Effect.gen(function*() {
       submitted.length = 0
-      const applied = yield* Effect.provide(applyBehaviour(WaSenderKind, state, command, { key: NUMBER }), layer)
+      const applied = yield* Effect.provide(applyBehaviour(WaSenderKind, state, command, { key: NUMBER }), services)
       for (const work of applied.recorded.afterCommit) yield* work
       return applied
     })

@@ -1,4 +1,3 @@
-import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Schedule, Schema } from "effect"
 import { ActorClient, ActorKind } from "../../actors/runtime/index.ts"
 import { AppConfig } from "../../config/AppConfig.ts"
@@ -10,7 +9,8 @@ import { Subscriptions } from "../../webhooks/Subscriptions.ts"
 import { liveSubject, type MessageStatusEvent } from "../../live/liveSubjects.ts"
 import { Webhooks } from "../../webhooks/Webhooks.ts"
 import { statusEventData } from "../events.ts"
-import type { CloudContent } from "../message/publicMessage.ts"
+import { ConversationsRepo } from "../../conversations/ConversationsRepo.ts"
+import { stageAttempt, stageQueued, WaMessagesRepo } from "../message/WaMessagesRepo.ts"
 import { WaNumbers } from "../numbers/WaNumbers.ts"
 import { WaDispatcher, type WaPayload } from "./WaDispatcher.ts"
 
@@ -83,20 +83,14 @@ const WaSenderState = Schema.Struct({
 })
 type WaSenderState = typeof WaSenderState.Type
 
-/**
- * A send is its conversation's last message (if the customer ever wrote: a conversation exists),
- * unless a later one is already recorded (Meta's timestamps of inbound messages can be ahead).
- */
-const lastMessage = (phoneNumberId: string, send: WaSend) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => {
-    const at = new Date().toISOString()
-    const text = send.content.type === "text" && typeof send.content.object.body === "string" ? send.content.object.body : null
-    const message = { direction: "outbound", id: send.messageId, type: send.type, text, at }
-    return Effect.asVoid(sql`
-      UPDATE conversations SET last_message = ${JSON.stringify(message)}::jsonb, updated_at = now()
-      WHERE phone_number_id = ${phoneNumberId} AND customer_phone = ${send.to}
-        AND coalesce((last_message ->> 'at')::timestamptz, '-infinity') <= ${at}::timestamptz`)
-  })
+/** A send as its conversation's last message. */
+const lastMessageOf = (send: WaSend) => ({
+  direction: "outbound" as const,
+  id: send.messageId,
+  type: send.type,
+  text: send.content.type === "text" && typeof send.content.object.body === "string" ? send.content.object.body : null,
+  at: new Date().toISOString()
+})
 
 /** Requests to Meta in flight per number: bounds memory and sockets whatever the throughput. */
 export const WA_MAX_IN_FLIGHT = 256
@@ -121,7 +115,8 @@ export const WaSenderKind = ActorKind.make("wa_sender", {
       const numbers = yield* WaNumbers
       const client = yield* ActorClient
       const config = yield* AppConfig
-      const sql = yield* SqlClient.SqlClient
+      const messages = yield* WaMessagesRepo
+      const conversations = yield* ConversationsRepo
       const webhooks = yield* Webhooks
       const subscriptions = yield* Subscriptions
       const phoneNumberId = ctx.key
@@ -147,8 +142,7 @@ export const WaSenderKind = ActorKind.make("wa_sender", {
             else found.set(id, payload)
           }
           if (missing.length > 0) {
-            const rows = yield* sql<{ messageId: string; recipient: string; content: CloudContent }>`
-              SELECT message_id::text, recipient, content FROM wa_messages WHERE message_id = ANY(${missing}::uuid[])`
+            const rows = yield* messages.payloads(missing)
             for (const row of rows) found.set(row.messageId, { to: row.recipient, content: row.content })
           }
           return found
@@ -203,14 +197,10 @@ export const WaSenderKind = ActorKind.make("wa_sender", {
         return { ...current, inFlight }
       }
 
-      const record = (messageId: string, attempt: number, changes: Record<string, unknown>) =>
-        ctx.update("wa_messages", { message_id: messageId, attempts: attempt, ...changes }, ["message_id"])
-
       /** message.failed live (after the commit) and to the developer webhook, when the account has one. */
       const emitFailed = (accountId: string, messageId: string, error: GatewayErrorRecord) =>
         Effect.gen(function*() {
-          const [row] = yield* sql<{ recipient: string; type: string; callbackData: string | null }>`
-            SELECT recipient, type, callback_data FROM wa_messages WHERE message_id = ${messageId}::uuid`
+          const row = yield* messages.eventFields(messageId)
           if (row === undefined) return
           const failed: MessageStatusEvent = { message_id: messageId, status: "failed", callback_data: row.callbackData, occurred_at: new Date().toISOString() }
           ctx.notify(liveSubject(config.natsPrefix, accountId, "message_status"), failed)
@@ -225,29 +215,27 @@ export const WaSenderKind = ActorKind.make("wa_sender", {
         })
 
       const unconfirmed = (messageId: string, attempt: number, error: GatewayErrorRecord) => {
-        record(messageId, attempt, { status: "unconfirmed", error })
+        stageAttempt(ctx, messageId, attempt, { status: "unconfirmed", error })
         ctx.schedule(new WaExpire({ messageId }), { after: Duration.millis(config.waUnconfirmedExpiryMs) }, `expire-${messageId}`)
       }
 
       switch (command._tag) {
         case "WaSend": {
           if (state.inFlight[command.messageId] !== undefined || state.waiting.includes(command.messageId)) return state
-          ctx.insert("wa_messages", {
-            message_id: command.messageId,
-            account_id: command.accountId,
-            phone_number_id: phoneNumberId,
+          stageQueued(ctx, {
+            messageId: command.messageId,
+            accountId: command.accountId,
+            phoneNumberId,
             recipient: command.to,
             type: command.type,
-            content: JSON.stringify(command.content),
-            template_id: command.templateId,
+            content: command.content,
+            templateId: command.templateId,
             category: command.category,
-            callback_data: command.callbackData,
-            status: "queued",
-            price: command.price,
-            attempts: 1
+            callbackData: command.callbackData,
+            price: command.price
           })
           dispatcher.remember(command.messageId, { to: command.to, content: command.content })
-          ctx.persist(lastMessage(phoneNumberId, command))
+          ctx.persist(conversations.recordOutbound(phoneNumberId, command.to, lastMessageOf(command)))
           return yield* pump({ ...state, waiting: [...state.waiting, command.messageId] })
         }
         case "WaPump":
@@ -257,7 +245,7 @@ export const WaSenderKind = ActorKind.make("wa_sender", {
           if (entry === undefined || entry.attempt !== command.attempt) return state
           const outcome = command.outcome
           if (outcome._tag === "Accepted") {
-            record(command.messageId, command.attempt, { status: "accepted", upstream_id: outcome.wamid })
+            stageAttempt(ctx, command.messageId, command.attempt, { status: "accepted", upstreamId: outcome.wamid })
             return yield* pump(without(state, command.messageId))
           }
           const error = outcome.error
@@ -269,7 +257,7 @@ export const WaSenderKind = ActorKind.make("wa_sender", {
           }
           if (outcome._tag === "Unconfirmed") unconfirmed(command.messageId, command.attempt, error)
           else {
-            record(command.messageId, command.attempt, { status: "failed", failed_at: new Date(command.at).toISOString(), error })
+            stageAttempt(ctx, command.messageId, command.attempt, { status: "failed", failedAt: new Date(command.at).toISOString(), error })
             // A number belongs to one account.
             const accountId = (yield* numbers.find(phoneNumberId))?.accountId
             if (accountId !== undefined) yield* emitFailed(accountId, command.messageId, error)
@@ -305,10 +293,7 @@ export const WaSenderKind = ActorKind.make("wa_sender", {
             "No status came from Meta within 24 hours of a send whose answer was lost; the message is counted as failed and was not charged."
           )
           ctx.persist(Effect.gen(function*() {
-            const [row] = yield* sql<{ accountId: string; recipient: string; type: string; callbackData: string | null }>`
-              UPDATE wa_messages SET status = 'failed', failed_at = now(), error = ${JSON.stringify(error)}::jsonb
-              WHERE message_id = ${messageId}::uuid AND status = 'unconfirmed'
-              RETURNING account_id::text, recipient, type, callback_data`
+            const row = yield* messages.expireUnconfirmed(messageId, error)
             if (row === undefined) return
             yield* webhooks.emit({ accountId: row.accountId, type: "message.failed", botId: null, channel: "whatsapp", data: statusEventData({ messageId, ...row }, "failed", error) }).pipe(
               Effect.catchTag("NatsUnavailable", Effect.die)
