@@ -4,23 +4,10 @@ import { isUuid } from "../domain/ids.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
 import { type AgentDefinition, type AgentInput, checkAgent } from "./agentRules.ts"
 import { ListCursors } from "../storage/ListCursors.ts"
-import { type AiAgent, AiAgentsRepo } from "./AiAgentsRepo.ts"
+import { AiAgentsRepo } from "./AiAgentsRepo.ts"
 
 export const AGENTS_LIMIT_DEFAULT = 20
 export const AGENTS_LIMIT_MAX = 100
-
-const present = (row: AiAgent) => ({
-  id: row.agentId,
-  name: row.name,
-  instructions: row.instructions,
-  faq: row.faq,
-  handoff_keywords: row.handoffKeywords,
-  active: row.active,
-  // How a conversation names it as its assignee (chats/assign, assignConversation).
-  assignee: `ai:${row.agentId}`,
-  created_at: row.createdAt.toISOString(),
-  updated_at: row.updatedAt.toISOString()
-})
 
 /** `f` for accounts on a plan with AI agents; 403 feature_locked for the others. */
 const forAgentsPlan = <Args extends ReadonlyArray<unknown>, A, E>(f: (account: SecretKeyAccount, ...args: Args) => Effect.Effect<A, E>) =>
@@ -60,7 +47,7 @@ export class AiAgents extends Effect.Service<AiAgents>()("herald/aiAgents/AiAgen
       Effect.gen(function*() {
         const agent = yield* checked(input, NEW_AGENT)
         const row = yield* repo.insert(account.accountId, agent)
-        return { success: true as const, ai_agent: present(row) }
+        return row
       })
 
     const update = (account: SecretKeyAccount, agentId: string, input: AgentInput) =>
@@ -69,18 +56,17 @@ export class AiAgents extends Effect.Service<AiAgents>()("herald/aiAgents/AiAgen
         const agent = yield* checked(input, current)
         const row = yield* repo.update(account.accountId, agentId, agent)
         if (row === undefined) return yield* new NotFound({ message: `no AI agent ${agentId}` })
-        return { success: true as const, ai_agent: present(row) }
+        return row
       })
 
     const get = (account: SecretKeyAccount, agentId: string) =>
-      Effect.map(find(account.accountId, agentId), (row) => ({ success: true as const, ai_agent: present(row) }))
+      find(account.accountId, agentId)
 
     /** Deleting an agent unassigns its conversations (the foreign key sets them to nobody). */
     const remove = (account: SecretKeyAccount, agentId: string) =>
       Effect.gen(function*() {
         const deleted = isUuid(agentId) ? yield* repo.remove(account.accountId, agentId) : false
         if (!deleted) return yield* new NotFound({ message: `no AI agent ${agentId}` })
-        return { success: true as const }
       })
 
     const list = (account: SecretKeyAccount, query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) =>
@@ -90,7 +76,7 @@ export class AiAgents extends Effect.Service<AiAgents>()("herald/aiAgents/AiAgen
         const limit = query.limit ?? AGENTS_LIMIT_DEFAULT
         const rows = yield* repo.page(account.accountId, after, limit + 1)
         const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.agentId }))
-        return { success: true as const, ai_agents: page.rows.map(present), next_cursor: page.nextCursor ?? "" }
+        return { items: page.rows, nextCursor: page.nextCursor }
       })
 
     // Every path, reads included, is the Advanced plan's: the check comes before anything else.

@@ -1,20 +1,9 @@
 import { Effect } from "effect"
 import { InvalidRequest } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
-import { presentCustomerRef, readCustomerPhone } from "../customers/customerShape.ts"
-import { type Assignee, type Conversation, ConversationsRepo } from "./ConversationsRepo.ts"
+import { readCustomerPhone } from "../customers/customerShape.ts"
+import { type Assignee, ConversationsRepo } from "./ConversationsRepo.ts"
 import { AgentNotFound, ConversationNotFound } from "./errors.ts"
-
-/** A conversation as the public API shows it (docs/whatsapp.md, Conversations). */
-export const presentConversation = (row: Conversation) => ({
-  id: row.conversationId,
-  phone_number_id: row.phoneNumberId,
-  customer: presentCustomerRef({ id: row.customerId, phone: row.customerPhone, name: row.customerName }),
-  status: row.status,
-  assignee_email: row.assigneeEmail,
-  last_message: row.lastMessage ?? null,
-  updated_at: row.updatedAt.toISOString()
-})
 
 /** The customer by phone: fullPhoneNumber (Interakt's name) or phone (the answers' name). */
 export interface CustomerByPhone {
@@ -74,7 +63,7 @@ export class Conversations extends Effect.Service<Conversations>()("herald/conve
     const setAssignee = (conversationId: string, agent: Assignee) =>
       Effect.gen(function*() {
         yield* repo.setAssignee(conversationId, agent)
-        return presentConversation((yield* repo.find(conversationId))!)
+        return (yield* repo.find(conversationId))!
       })
 
     /** POST /api/v1/public/chats/assign: an empty agentEmail unassigns. */
@@ -99,9 +88,9 @@ export class Conversations extends Effect.Service<Conversations>()("herald/conve
       Effect.gen(function*() {
         const found = isUuid(conversationId) ? yield* repo.findOfAccount(accountId, conversationId) : undefined
         if (found === undefined) return yield* new ConversationNotFound({ message: `no conversation ${conversationId}` })
-        if (found.status === "resolved") return presentConversation(found)
+        if (found.status === "resolved") return found
         yield* repo.resolve(conversationId)
-        return presentConversation((yield* repo.find(conversationId))!)
+        return (yield* repo.find(conversationId))!
       })
 
     /** POST /api/v1/public/chats/resolve: the open conversation with a customer. */

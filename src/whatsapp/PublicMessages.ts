@@ -7,10 +7,8 @@ import { isUuid } from "../domain/ids.ts"
 import { InsufficientBalance } from "../messaging/errors.ts"
 import { toE164 } from "../messaging/phone.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
-import { isoOrNull } from "../storage/isoTimestamp.ts"
 import { Wallet } from "../wallet/Wallet.ts"
 import { NoWaNumber, OutsideServiceWindow, TemplateNotUsable } from "./errors.ts"
-import { digitsOf } from "./events.ts"
 import { checkMessageData, type CloudContent, isFreeFormType, type PublicMessageType } from "./message/publicMessage.ts"
 import { WaNumbers } from "./numbers/WaNumbers.ts"
 import { type WaMessage, type WaMessageStatusEntry, WaMessagesRepo } from "./message/WaMessagesRepo.ts"
@@ -34,31 +32,16 @@ export interface PublicMessageInput {
   readonly fromPhoneNumberId?: string | undefined
 }
 
-/**
- * A message of POST /api/v1/public/message as GET /api/v1/public/message/{id} shows it: the fields
- * of its message.* events (id, callbackData, channel, fullPhoneNumber as digits, type, status,
- * error) with the number it left from and the times of its statuses (ISO 8601, milliseconds).
- */
-export const presentWaMessage = (row: WaMessage) => ({
-  id: row.messageId,
-  callbackData: row.callbackData,
-  channel: "whatsapp" as const,
-  fullPhoneNumber: digitsOf(row.recipient),
-  type: row.type,
-  status: row.status,
-  error: row.error,
-  phone_number_id: row.phoneNumberId,
-  template_id: row.templateId,
-  price: Number(row.price),
-  attempts: row.attempts,
-  created_at: row.createdAt.toISOString(),
-  sent_at: isoOrNull(row.sentAt),
-  delivered_at: isoOrNull(row.deliveredAt),
-  read_at: isoOrNull(row.readAt),
-  failed_at: isoOrNull(row.failedAt)
-})
+/** A send the number's sender took (POST /api/v1/public/message answers it 202). */
+export interface QueuedMessage {
+  readonly id: string
+}
 
-const presentWaStatus = (row: WaMessageStatusEntry) => ({ status: row.status, at: row.at.toISOString(), error: row.error })
+/** A message the account sent, with every status it went through. */
+export interface SentMessage {
+  readonly message: WaMessage
+  readonly history: ReadonlyArray<WaMessageStatusEntry>
+}
 
 interface Prepared {
   readonly content: CloudContent
@@ -186,7 +169,7 @@ export class PublicMessages extends Effect.Service<PublicMessages>()("herald/wha
           { msgId: `wa-send-${messageId}` }
         ).pipe(Effect.orDie)
         if (prepared.price > 0) yield* wallet.spent(account.accountId, prepared.price)
-        return { result: true as const, success: true as const, message: "Message queued", id: messageId }
+        return { id: messageId } satisfies QueuedMessage
       })
 
     /**
@@ -201,7 +184,7 @@ export class PublicMessages extends Effect.Service<PublicMessages>()("herald/wha
         const row = isUuid(messageId) ? yield* messages.findOfAccount(account.accountId, messageId) : undefined
         if (row === undefined) return yield* new NotFound({ message: `no message ${messageId}` })
         const history = yield* messages.history(messageId)
-        return { result: true as const, success: true as const, message: presentWaMessage(row), history: history.map(presentWaStatus) }
+        return { message: row, history } satisfies SentMessage
       })
 
     return { send, read } as const
