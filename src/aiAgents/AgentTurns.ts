@@ -1,29 +1,15 @@
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 import { PublicMessages } from "../whatsapp/PublicMessages.ts"
 import { ConversationsRepo } from "../conversations/ConversationsRepo.ts"
-import { WaInboundRepo } from "../whatsapp/inbound/WaInboundRepo.ts"
+import { type InboundTurn, InboundTurns } from "../whatsapp/inbound/InboundTurns.ts"
+import { type InboundReply, WaInboundRepo } from "../whatsapp/inbound/WaInboundRepo.ts"
 import { decide } from "./agentRules.ts"
 import { AiAgentsRepo } from "./AiAgentsRepo.ts"
 
 /** An answer an agent owes a customer, decided with the inbound message and sent once it committed. */
-export interface AgentReply {
-  readonly agentId: string
-  readonly messageId: string
-  readonly text: string
-}
-
-export interface InboundTurn {
-  readonly accountId: string
-  readonly phoneNumberId: string
-  readonly conversationId: string
-  /** The customer (E.164). */
-  readonly phone: string
-  /** Meta's id of the inbound message. */
-  readonly wamid: string
-  readonly text: string | null
-}
+export type AgentReply = InboundReply
 
 /**
  * An AI agent's turn on a customer's message (docs/app-api.md, AI agents). `take` runs inside the
@@ -64,7 +50,7 @@ export class AgentTurns extends Effect.Service<AgentTurns>()("herald/aiAgents/Ag
         const reply: AgentReply = { agentId: agent.agentId, messageId: randomUUID(), text: decision.answer }
         yield* inbound.recordReply(turn.wamid, reply)
         return reply
-      })
+      }).pipe(Effect.orDie)
 
     /** Sends a committed answer; a refusal (the window closed for a message Meta delivered late) is logged, not retried. */
     const deliver = (turn: Pick<InboundTurn, "accountId" | "phoneNumberId" | "phone">, reply: AgentReply) =>
@@ -88,5 +74,8 @@ export class AgentTurns extends Effect.Service<AgentTurns>()("herald/aiAgents/Ag
 
     return { take, deliver, redeliver } as const
   }),
-  dependencies: [PublicMessages.Default, ConversationsRepo.Default, WaInboundRepo.Default, AiAgentsRepo.Default]
+  dependencies: [PublicMessages.Default, ConversationsRepo.Default, WaInboundRepo.Default, AiAgentsRepo.Default, Webhooks.Default]
 }) {}
+
+/** The AI agents as the inbound handling's turns (src/whatsapp/inbound/InboundTurns.ts). */
+export const AgentInboundTurns = Layer.effect(InboundTurns, AgentTurns).pipe(Layer.provide(AgentTurns.Default))

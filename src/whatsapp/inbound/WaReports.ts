@@ -1,7 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { isUuid } from "../../domain/ids.ts"
-import { AgentTurns } from "../../aiAgents/AgentTurns.ts"
 import { LiveEvents } from "../../live/LiveEvents.ts"
 import { Webhooks } from "../../webhooks/Webhooks.ts"
 import { fromMetaStatusError } from "../cloud/errors.ts"
@@ -12,6 +11,7 @@ import { arrayOf, customerPhoneOf, type MetaChange, objectOf, publicTypeOf, stri
 import { chargeOnce } from "../../wallet/ledgerWrites.ts"
 import { ConversationsRepo, type LastMessage } from "../../conversations/ConversationsRepo.ts"
 import { WaMessagesRepo } from "../message/WaMessagesRepo.ts"
+import { InboundTurns } from "./InboundTurns.ts"
 import { WaInboundRepo } from "./WaInboundRepo.ts"
 
 const STATUSES: ReadonlySet<string> = new Set(["sent", "delivered", "read", "failed"])
@@ -30,7 +30,7 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
     const numbers = yield* WaNumbers
     const templates = yield* WaTemplatesRepo
     const live = yield* LiveEvents
-    const agents = yield* AgentTurns
+    const agents = yield* InboundTurns
     const messages = yield* WaMessagesRepo
     const conversations = yield* ConversationsRepo
     const inbound = yield* WaInboundRepo
@@ -252,5 +252,5 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
 
     return { apply } as const
   }),
-  dependencies: [WaNumbers.Default, WaTemplatesRepo.Default, LiveEvents.Default, AgentTurns.Default, WaMessagesRepo.Default, ConversationsRepo.Default, WaInboundRepo.Default]
+  dependencies: [WaNumbers.Default, WaTemplatesRepo.Default, LiveEvents.Default, Webhooks.Default, WaMessagesRepo.Default, ConversationsRepo.Default, WaInboundRepo.Default]
 }) {}
