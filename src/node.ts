@@ -31,6 +31,8 @@ import { ChangeFeed } from "./storage/ChangeFeed.ts"
 import { Outbox } from "./actors/runtime/index.ts"
 import { WaSenderKind } from "./whatsapp/sender/WaSenderKind.ts"
 import { WaDispatcher } from "./whatsapp/sender/WaDispatcher.ts"
+import { WaMessagesRepo } from "./whatsapp/message/WaMessagesRepo.ts"
+import { ConversationsRepo } from "./conversations/ConversationsRepo.ts"
 import { WaNumbers } from "./whatsapp/numbers/WaNumbers.ts"
 import { WaGateway } from "./gateway/WaGateway.ts"
 import { CapiGateway } from "./gateway/CapiGateway.ts"
@@ -52,7 +54,7 @@ export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.Sql
     Layer.provide(Layer.mergeAll(WebhooksRepo.Default, BotsRepo.Default, ChangeFeed.Default))
   ),
   registerKind(WaSenderKind).pipe(
-    Layer.provide(Layer.mergeAll(WaDispatcher.Default, WaNumbers.Default, Webhooks.Default, Subscriptions.Default)),
+    Layer.provide(Layer.mergeAll(WaDispatcher.Default, WaNumbers.Default, Webhooks.Default, Subscriptions.Default, WaMessagesRepo.Default, ConversationsRepo.Default)),
     Layer.provide(Layer.mergeAll(WebhooksRepo.Default, BotsRepo.Default, ChangeFeed.Default))
   ),
   registerKind(CapiKind).pipe(Layer.provide(Layer.mergeAll(CapiConfigs.Default, CapiForwarder.Default))),

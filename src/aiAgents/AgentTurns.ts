@@ -1,27 +1,15 @@
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 import { PublicMessages } from "../whatsapp/PublicMessages.ts"
-import { decide, type FaqEntry } from "./agentRules.ts"
+import { ConversationsRepo } from "../conversations/ConversationsRepo.ts"
+import { type InboundTurn, InboundTurns } from "../whatsapp/inbound/InboundTurns.ts"
+import { type InboundReply, WaInboundRepo } from "../whatsapp/inbound/WaInboundRepo.ts"
+import { decide } from "./agentRules.ts"
+import { AiAgentsRepo } from "./AiAgentsRepo.ts"
 
 /** An answer an agent owes a customer, decided with the inbound message and sent once it committed. */
-export interface AgentReply {
-  readonly agentId: string
-  readonly messageId: string
-  readonly text: string
-}
-
-export interface InboundTurn {
-  readonly accountId: string
-  readonly phoneNumberId: string
-  readonly conversationId: string
-  /** The customer (E.164). */
-  readonly phone: string
-  /** Meta's id of the inbound message. */
-  readonly wamid: string
-  readonly text: string | null
-}
+export type AgentReply = InboundReply
 
 /**
  * An AI agent's turn on a customer's message (docs/app-api.md, AI agents). `take` runs inside the
@@ -35,7 +23,9 @@ export interface InboundTurn {
  */
 export class AgentTurns extends Effect.Service<AgentTurns>()("herald/aiAgents/AgentTurns", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const conversations = yield* ConversationsRepo
+    const inbound = yield* WaInboundRepo
+    const agents = yield* AiAgentsRepo
     const webhooks = yield* Webhooks
     const messages = yield* PublicMessages
 
@@ -43,14 +33,11 @@ export class AgentTurns extends Effect.Service<AgentTurns>()("herald/aiAgents/Ag
       Effect.gen(function*() {
         // The conversation's row is already locked by the inbound's upsert: turns of one
         // conversation run one after another.
-        const [agent] = yield* sql<{ agentId: string; faq: ReadonlyArray<FaqEntry>; handoffKeywords: ReadonlyArray<string> }>`
-          SELECT a.agent_id::text, a.faq, a.handoff_keywords
-          FROM conversations v JOIN ai_agents a ON a.agent_id = v.assignee_ai_agent_id
-          WHERE v.conversation_id = ${turn.conversationId}::uuid AND a.active`
+        const agent = yield* agents.activeOfConversation(turn.conversationId)
         if (agent === undefined) return undefined
         const decision = decide(agent, turn.text)
         if (decision._tag === "Handoff") {
-          yield* sql`UPDATE conversations SET assignee_ai_agent_id = NULL, updated_at = now() WHERE conversation_id = ${turn.conversationId}::uuid`
+          yield* conversations.handOff(turn.conversationId)
           yield* webhooks.emit({
             accountId: turn.accountId,
             type: "conversation.handoff",
@@ -61,9 +48,9 @@ export class AgentTurns extends Effect.Service<AgentTurns>()("herald/aiAgents/Ag
           return undefined
         }
         const reply: AgentReply = { agentId: agent.agentId, messageId: randomUUID(), text: decision.answer }
-        yield* sql`UPDATE wa_inbound SET ai_reply = ${JSON.stringify(reply)}::jsonb WHERE upstream_id = ${turn.wamid}`
+        yield* inbound.recordReply(turn.wamid, reply)
         return reply
-      })
+      }).pipe(Effect.orDie)
 
     /** Sends a committed answer; a refusal (the window closed for a message Meta delivered late) is logged, not retried. */
     const deliver = (turn: Pick<InboundTurn, "accountId" | "phoneNumberId" | "phone">, reply: AgentReply) =>
@@ -80,14 +67,15 @@ export class AgentTurns extends Effect.Service<AgentTurns>()("herald/aiAgents/Ag
     /** A repeated webhook of a recorded message: its answer again, if the sender never got it. */
     const redeliver = (turn: Pick<InboundTurn, "accountId" | "phoneNumberId" | "phone" | "wamid">) =>
       Effect.gen(function*() {
-        const [row] = yield* sql<{ aiReply: AgentReply | null; queued: boolean }>`
-          SELECT i.ai_reply, EXISTS (SELECT 1 FROM wa_messages m WHERE m.message_id = (i.ai_reply ->> 'messageId')::uuid) AS queued
-          FROM wa_inbound i WHERE i.upstream_id = ${turn.wamid} AND i.ai_reply IS NOT NULL`.pipe(Effect.orDie)
+        const row = yield* inbound.recordedReply(turn.wamid)
         if (row === undefined || row.aiReply === null || row.queued) return
         yield* deliver(turn, row.aiReply)
       })
 
     return { take, deliver, redeliver } as const
   }),
-  dependencies: [PublicMessages.Default]
+  dependencies: [PublicMessages.Default, ConversationsRepo.Default, WaInboundRepo.Default, AiAgentsRepo.Default, Webhooks.Default]
 }) {}
+
+/** The AI agents as the inbound handling's turns (src/whatsapp/inbound/InboundTurns.ts). */
+export const AgentInboundTurns = Layer.effect(InboundTurns, AgentTurns).pipe(Layer.provide(AgentTurns.Default))

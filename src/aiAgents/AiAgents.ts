@@ -1,41 +1,13 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { FeatureLocked, NotFound } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
-import { positionOf } from "../storage/pageCursor.ts"
-import { type AgentDefinition, type AgentInput, checkAgent, type FaqEntry } from "./agentRules.ts"
+import { type AgentDefinition, type AgentInput, checkAgent } from "./agentRules.ts"
 import { ListCursors } from "../storage/ListCursors.ts"
+import { AiAgentsRepo } from "./AiAgentsRepo.ts"
 
 export const AGENTS_LIMIT_DEFAULT = 20
 export const AGENTS_LIMIT_MAX = 100
-
-export interface AgentRow {
-  readonly agentId: string
-  readonly name: string
-  readonly instructions: string
-  readonly faq: ReadonlyArray<FaqEntry>
-  readonly handoffKeywords: ReadonlyArray<string>
-  readonly active: boolean
-  readonly createdAt: Date
-  readonly updatedAt: Date
-  readonly position: string
-}
-
-const COLUMNS = `agent_id::text, name, instructions, faq, handoff_keywords, active, created_at, updated_at, ${positionOf("created_at")} AS position`
-
-const present = (row: AgentRow) => ({
-  id: row.agentId,
-  name: row.name,
-  instructions: row.instructions,
-  faq: row.faq,
-  handoff_keywords: row.handoffKeywords,
-  active: row.active,
-  // How a conversation names it as its assignee (chats/assign, assignConversation).
-  assignee: `ai:${row.agentId}`,
-  created_at: row.createdAt.toISOString(),
-  updated_at: row.updatedAt.toISOString()
-})
 
 /** `f` for accounts on a plan with AI agents; 403 feature_locked for the others. */
 const forAgentsPlan = <Args extends ReadonlyArray<unknown>, A, E>(f: (account: SecretKeyAccount, ...args: Args) => Effect.Effect<A, E>) =>
@@ -56,15 +28,12 @@ const requireAgentsPlan = (account: SecretKeyAccount) =>
  */
 export class AiAgents extends Effect.Service<AiAgents>()("herald/aiAgents/AiAgents", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* AiAgentsRepo
     const cursors = yield* ListCursors
-    const columns = sql.literal(COLUMNS)
 
     const find = (accountId: string, agentId: string) =>
       Effect.gen(function*() {
-        const [row] = isUuid(agentId)
-          ? yield* sql<AgentRow>`SELECT ${columns} FROM ai_agents WHERE account_id = ${accountId} AND agent_id = ${agentId}`.pipe(Effect.orDie)
-          : []
+        const row = isUuid(agentId) ? yield* repo.find(accountId, agentId) : undefined
         if (row === undefined) return yield* new NotFound({ message: `no AI agent ${agentId}` })
         return row
       })
@@ -77,37 +46,27 @@ export class AiAgents extends Effect.Service<AiAgents>()("herald/aiAgents/AiAgen
     const create = (account: SecretKeyAccount, input: AgentInput & { readonly name: string }) =>
       Effect.gen(function*() {
         const agent = yield* checked(input, NEW_AGENT)
-        const [row] = yield* sql<AgentRow>`
-          INSERT INTO ai_agents (account_id, name, instructions, faq, handoff_keywords, active)
-          VALUES (${account.accountId}, ${agent.name}, ${agent.instructions}, ${JSON.stringify(agent.faq)}::jsonb, ${agent.handoffKeywords}::text[], ${agent.active})
-          RETURNING ${columns}`.pipe(Effect.orDie)
-        return { success: true as const, ai_agent: present(row!) }
+        const row = yield* repo.insert(account.accountId, agent)
+        return row
       })
 
     const update = (account: SecretKeyAccount, agentId: string, input: AgentInput) =>
       Effect.gen(function*() {
         const current = yield* find(account.accountId, agentId)
         const agent = yield* checked(input, current)
-        const [row] = yield* sql<AgentRow>`
-          UPDATE ai_agents SET name = ${agent.name}, instructions = ${agent.instructions}, faq = ${JSON.stringify(agent.faq)}::jsonb,
-            handoff_keywords = ${agent.handoffKeywords}::text[], active = ${agent.active}, updated_at = now()
-          WHERE account_id = ${account.accountId} AND agent_id = ${agentId}
-          RETURNING ${columns}`.pipe(Effect.orDie)
+        const row = yield* repo.update(account.accountId, agentId, agent)
         if (row === undefined) return yield* new NotFound({ message: `no AI agent ${agentId}` })
-        return { success: true as const, ai_agent: present(row) }
+        return row
       })
 
     const get = (account: SecretKeyAccount, agentId: string) =>
-      Effect.map(find(account.accountId, agentId), (row) => ({ success: true as const, ai_agent: present(row) }))
+      find(account.accountId, agentId)
 
     /** Deleting an agent unassigns its conversations (the foreign key sets them to nobody). */
     const remove = (account: SecretKeyAccount, agentId: string) =>
       Effect.gen(function*() {
-        const deleted = isUuid(agentId)
-          ? yield* sql`DELETE FROM ai_agents WHERE account_id = ${account.accountId} AND agent_id = ${agentId} RETURNING 1`.pipe(Effect.orDie)
-          : []
-        if (deleted.length === 0) return yield* new NotFound({ message: `no AI agent ${agentId}` })
-        return { success: true as const }
+        const deleted = isUuid(agentId) ? yield* repo.remove(account.accountId, agentId) : false
+        if (!deleted) return yield* new NotFound({ message: `no AI agent ${agentId}` })
       })
 
     const list = (account: SecretKeyAccount, query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) =>
@@ -115,12 +74,9 @@ export class AiAgents extends Effect.Service<AiAgents>()("herald/aiAgents/AiAgen
         const scope = { list: "ai-agents", accountId: account.accountId }
         const after = yield* cursors.readPosition(scope, query.cursor)
         const limit = query.limit ?? AGENTS_LIMIT_DEFAULT
-        const rows = yield* sql<AgentRow>`
-          SELECT ${columns} FROM ai_agents WHERE account_id = ${account.accountId}
-            ${after === undefined ? sql`` : sql`AND (created_at, agent_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`}
-          ORDER BY created_at DESC, agent_id DESC LIMIT ${limit + 1}`.pipe(Effect.orDie)
+        const rows = yield* repo.page(account.accountId, after, limit + 1)
         const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.agentId }))
-        return { success: true as const, ai_agents: page.rows.map(present), next_cursor: page.nextCursor ?? "" }
+        return { items: page.rows, nextCursor: page.nextCursor }
       })
 
     // Every path, reads included, is the Advanced plan's: the check comes before anything else.
@@ -132,5 +88,5 @@ export class AiAgents extends Effect.Service<AiAgents>()("herald/aiAgents/AiAgen
       list: forAgentsPlan(list)
     } as const
   }),
-  dependencies: [ListCursors.Default]
+  dependencies: [ListCursors.Default, AiAgentsRepo.Default]
 }) {}

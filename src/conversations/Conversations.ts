@@ -1,39 +1,9 @@
-import { SqlClient } from "@effect/sql"
-import type { Fragment } from "@effect/sql/Statement"
 import { Effect } from "effect"
 import { InvalidRequest } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
-import { presentCustomerRef, readCustomerPhone } from "../customers/customerShape.ts"
+import { readCustomerPhone } from "../customers/customerShape.ts"
+import { type Assignee, ConversationsRepo } from "./ConversationsRepo.ts"
 import { AgentNotFound, ConversationNotFound } from "./errors.ts"
-
-interface ConversationRow {
-  readonly conversationId: string
-  readonly phoneNumberId: string
-  readonly status: "open" | "resolved"
-  readonly assigneeEmail: string | null
-  readonly lastMessage: unknown
-  readonly updatedAt: Date
-  readonly customerId: string
-  readonly customerPhone: string
-  readonly customerName: string | null
-}
-
-/** A conversation as the public API shows it (docs/whatsapp.md, Conversations). */
-export const presentConversation = (row: ConversationRow) => ({
-  id: row.conversationId,
-  phone_number_id: row.phoneNumberId,
-  customer: presentCustomerRef({ id: row.customerId, phone: row.customerPhone, name: row.customerName }),
-  status: row.status,
-  assignee_email: row.assigneeEmail,
-  last_message: row.lastMessage ?? null,
-  updated_at: row.updatedAt.toISOString()
-})
-
-/** A conversation's assignee: a member, an AI agent, or nobody. */
-interface Assignee {
-  readonly user: string | null
-  readonly ai: string | null
-}
 
 /** The customer by phone: fullPhoneNumber (Interakt's name) or phone (the answers' name). */
 export interface CustomerByPhone {
@@ -52,48 +22,32 @@ export interface AssignInput extends CustomerByPhone {
  */
 export class Conversations extends Effect.Service<Conversations>()("herald/conversations/Conversations", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-
-    const read = (where: Fragment) =>
-      sql<ConversationRow>`
-        SELECT v.conversation_id::text, v.phone_number_id, v.status,
-               coalesce(u.email, 'ai:' || v.assignee_ai_agent_id::text) AS assignee_email, v.last_message, v.updated_at,
-               c.customer_id::text, v.customer_phone, c.name AS customer_name
-        FROM conversations v JOIN customers c ON c.customer_id = v.customer_id LEFT JOIN users u ON u.user_id = v.assignee_user_id
-        WHERE ${where}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+    const repo = yield* ConversationsRepo
 
     /** The open conversation with a customer: on the given number, else the most recently active one. */
     const openWith = (accountId: string, phone: string, phoneNumberId: string | undefined) =>
       Effect.gen(function*() {
-        const [row] = yield* sql<{ conversationId: string }>`
-          SELECT conversation_id::text FROM conversations
-          WHERE account_id = ${accountId} AND customer_phone = ${phone} AND status = 'open'
-            ${phoneNumberId === undefined ? sql`` : sql`AND phone_number_id = ${phoneNumberId}`}
-          ORDER BY updated_at DESC LIMIT 1`.pipe(Effect.orDie)
-        if (row === undefined) {
+        const conversationId = yield* repo.openWith(accountId, phone, phoneNumberId)
+        if (conversationId === undefined) {
           return yield* new ConversationNotFound({ message: `no open conversation with ${phone}${phoneNumberId === undefined ? "" : ` on number ${phoneNumberId}`}` })
         }
-        return row.conversationId
+        return conversationId
       })
 
     /** A member of the account by e-mail (any role: whoever answers chats; not a person still invited). */
     const agentOf = (accountId: string, email: string) =>
       Effect.gen(function*() {
-        const [agent] = yield* sql<{ userId: string }>`
-          SELECT u.user_id::text FROM memberships m JOIN users u ON u.user_id = m.user_id
-          WHERE m.account_id = ${accountId} AND m.status = 'active' AND lower(u.email) = ${email.trim().toLowerCase()}`.pipe(Effect.orDie)
+        const agent = yield* repo.memberByEmail(accountId, email)
         if (agent === undefined) return yield* new AgentNotFound({ message: `no member of this account has the e-mail ${email.trim()}` })
-        return agent.userId
+        return agent
       })
 
     /** An AI agent of the account by id (`ai:<id>`), active or not. */
     const aiAgentOf = (accountId: string, agentId: string) =>
       Effect.gen(function*() {
-        const [agent] = isUuid(agentId)
-          ? yield* sql<{ agentId: string }>`SELECT agent_id::text FROM ai_agents WHERE account_id = ${accountId} AND agent_id = ${agentId}`.pipe(Effect.orDie)
-          : []
+        const agent = isUuid(agentId) ? yield* repo.aiAgentOf(accountId, agentId) : undefined
         if (agent === undefined) return yield* new AgentNotFound({ message: `this account has no AI agent ${agentId}` })
-        return agent.agentId
+        return agent
       })
 
     /** Who an agentEmail names: a member by e-mail, an AI agent as `ai:<id>`, nobody (unassign) when empty. */
@@ -108,10 +62,8 @@ export class Conversations extends Effect.Service<Conversations>()("herald/conve
 
     const setAssignee = (conversationId: string, agent: Assignee) =>
       Effect.gen(function*() {
-        yield* sql`
-          UPDATE conversations SET assignee_user_id = ${agent.user}, assignee_ai_agent_id = ${agent.ai}, updated_at = now()
-          WHERE conversation_id = ${conversationId}`.pipe(Effect.orDie)
-        return presentConversation((yield* read(sql`v.conversation_id = ${conversationId}`))!)
+        yield* repo.setAssignee(conversationId, agent)
+        return (yield* repo.find(conversationId))!
       })
 
     /** POST /api/v1/public/chats/assign: an empty agentEmail unassigns. */
@@ -126,7 +78,7 @@ export class Conversations extends Effect.Service<Conversations>()("herald/conve
     const assignById = (accountId: string, conversationId: string, agentEmail: string) =>
       Effect.gen(function*() {
         const agent = yield* assigneeOf(accountId, agentEmail)
-        const found = isUuid(conversationId) ? yield* read(sql`v.conversation_id = ${conversationId} AND v.account_id = ${accountId}`) : undefined
+        const found = isUuid(conversationId) ? yield* repo.findOfAccount(accountId, conversationId) : undefined
         if (found === undefined || found.status !== "open") return yield* new ConversationNotFound({ message: `no open conversation ${conversationId}` })
         return yield* setAssignee(conversationId, agent)
       })
@@ -134,11 +86,11 @@ export class Conversations extends Effect.Service<Conversations>()("herald/conve
     /** Resolves an open conversation by id (GraphQL's resolveConversation); a resolved one stays as it is. */
     const resolve = (accountId: string, conversationId: string) =>
       Effect.gen(function*() {
-        const found = isUuid(conversationId) ? yield* read(sql`v.conversation_id = ${conversationId} AND v.account_id = ${accountId}`) : undefined
+        const found = isUuid(conversationId) ? yield* repo.findOfAccount(accountId, conversationId) : undefined
         if (found === undefined) return yield* new ConversationNotFound({ message: `no conversation ${conversationId}` })
-        if (found.status === "resolved") return presentConversation(found)
-        yield* sql`UPDATE conversations SET status = 'resolved', updated_at = now() WHERE conversation_id = ${conversationId} AND status = 'open'`.pipe(Effect.orDie)
-        return presentConversation((yield* read(sql`v.conversation_id = ${conversationId}`))!)
+        if (found.status === "resolved") return found
+        yield* repo.resolve(conversationId)
+        return (yield* repo.find(conversationId))!
       })
 
     /** POST /api/v1/public/chats/resolve: the open conversation with a customer. */
@@ -149,5 +101,6 @@ export class Conversations extends Effect.Service<Conversations>()("herald/conve
       })
 
     return { assign, assignById, resolve, resolveWith } as const
-  })
+  }),
+  dependencies: [ConversationsRepo.Default]
 }) {}

@@ -68,6 +68,7 @@ import { MetaWebhookRoute } from "./public/MetaWebhookRoute.ts"
 import { PublicMessages } from "../whatsapp/PublicMessages.ts"
 import { WaTemplates } from "../whatsapp/templates/WaTemplates.ts"
 import { WaReports } from "../whatsapp/inbound/WaReports.ts"
+import { AgentInboundTurns } from "../aiAgents/AgentTurns.ts"
 import { WaNumbers } from "../whatsapp/numbers/WaNumbers.ts"
 import { Customers } from "../customers/Customers.ts"
 import { Conversations } from "../conversations/Conversations.ts"
@@ -127,7 +128,7 @@ export const ApiHandlers = Layer.mergeAll(
   Layer.provideMerge(ApiRateLimits.Default),
   Layer.provideMerge(Layer.mergeAll(Messages.Default, MessageReports.Default, GatewayReports.Default.pipe(Layer.provide(TargetReportsLive)))),
   Layer.provideMerge(Layer.mergeAll(MessagesRepo.Default, Wallet.Default, Overview.Default, Billing.Default, AppContacts.Default, Segments.Default, AiAgents.Default, CustomerImport.Default)),
-  Layer.provideMerge(Layer.mergeAll(PublicMessages.Default, WaTemplates.Default, WaReports.Default, Customers.Default, Conversations.Default, Conversions.Default, CapiConfigs.Default, IntegrationLogs.Default, GraphqlReads.Default, CustomersRepo.Default).pipe(Layer.provideMerge(WaNumbers.Default))),
+  Layer.provideMerge(Layer.mergeAll(PublicMessages.Default, WaTemplates.Default, WaReports.Default.pipe(Layer.provide(AgentInboundTurns)), Customers.Default, Conversations.Default, Conversions.Default, CapiConfigs.Default, IntegrationLogs.Default, GraphqlReads.Default, CustomersRepo.Default).pipe(Layer.provideMerge(WaNumbers.Default))),
   Layer.provideMerge(Webhooks.Default),
   Layer.provideMerge(BotApplications.Default),
   Layer.provideMerge(Templates.Default),

@@ -1,20 +1,18 @@
-import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { ActorClient } from "../actors/runtime/index.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
-import type { GatewayErrorRecord } from "../domain/gatewayError.ts"
 import { InsufficientBalance } from "../messaging/errors.ts"
 import { toE164 } from "../messaging/phone.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
-import { isoOrNull } from "../storage/isoTimestamp.ts"
 import { Wallet } from "../wallet/Wallet.ts"
 import { NoWaNumber, OutsideServiceWindow, TemplateNotUsable } from "./errors.ts"
-import { digitsOf } from "./events.ts"
 import { checkMessageData, type CloudContent, isFreeFormType, type PublicMessageType } from "./message/publicMessage.ts"
 import { WaNumbers } from "./numbers/WaNumbers.ts"
+import { type WaMessage, type WaMessageStatusEntry, WaMessagesRepo } from "./message/WaMessagesRepo.ts"
+import { ConversationsRepo } from "../conversations/ConversationsRepo.ts"
 import { WaSend, WaSenderKind } from "./sender/WaSenderKind.ts"
 import { buildTemplateSend } from "./templates/templateValues.ts"
 import { WaTemplatesRepo } from "./templates/WaTemplatesRepo.ts"
@@ -34,59 +32,16 @@ export interface PublicMessageInput {
   readonly fromPhoneNumberId?: string | undefined
 }
 
-/** The statuses of a WhatsApp send, in the order they can be reached (0017's rank; accepted and unconfirmed exclude each other). */
-export const WA_MESSAGE_STATUSES = ["queued", "accepted", "unconfirmed", "sent", "delivered", "read", "failed"] as const
-export type WaMessageStatus = (typeof WA_MESSAGE_STATUSES)[number]
-
-interface WaMessageRow {
-  readonly messageId: string
-  readonly phoneNumberId: string
-  readonly recipient: string
-  readonly type: string
-  readonly templateId: string | null
-  readonly callbackData: string | null
-  readonly status: WaMessageStatus
-  readonly price: string
-  readonly attempts: number
-  readonly error: GatewayErrorRecord | null
-  readonly createdAt: Date
-  readonly sentAt: Date | null
-  readonly deliveredAt: Date | null
-  readonly readAt: Date | null
-  readonly failedAt: Date | null
+/** A send the number's sender took (POST /api/v1/public/message answers it 202). */
+export interface QueuedMessage {
+  readonly id: string
 }
 
-interface WaStatusRow {
-  readonly status: WaMessageStatus
-  readonly at: Date
-  readonly error: GatewayErrorRecord | null
+/** A message the account sent, with every status it went through. */
+export interface SentMessage {
+  readonly message: WaMessage
+  readonly history: ReadonlyArray<WaMessageStatusEntry>
 }
-
-/**
- * A message of POST /api/v1/public/message as GET /api/v1/public/message/{id} shows it: the fields
- * of its message.* events (id, callbackData, channel, fullPhoneNumber as digits, type, status,
- * error) with the number it left from and the times of its statuses (ISO 8601, milliseconds).
- */
-export const presentWaMessage = (row: WaMessageRow) => ({
-  id: row.messageId,
-  callbackData: row.callbackData,
-  channel: "whatsapp" as const,
-  fullPhoneNumber: digitsOf(row.recipient),
-  type: row.type,
-  status: row.status,
-  error: row.error,
-  phone_number_id: row.phoneNumberId,
-  template_id: row.templateId,
-  price: Number(row.price),
-  attempts: row.attempts,
-  created_at: row.createdAt.toISOString(),
-  sent_at: isoOrNull(row.sentAt),
-  delivered_at: isoOrNull(row.deliveredAt),
-  read_at: isoOrNull(row.readAt),
-  failed_at: isoOrNull(row.failedAt)
-})
-
-const presentWaStatus = (row: WaStatusRow) => ({ status: row.status, at: row.at.toISOString(), error: row.error })
 
 interface Prepared {
   readonly content: CloudContent
@@ -103,20 +58,14 @@ interface Prepared {
  */
 export class PublicMessages extends Effect.Service<PublicMessages>()("herald/whatsapp/PublicMessages", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const numbers = yield* WaNumbers
     const templates = yield* WaTemplatesRepo
     const wallet = yield* Wallet
     const client = yield* ActorClient
     const config = yield* AppConfig
+    const messages = yield* WaMessagesRepo
+    const conversations = yield* ConversationsRepo
     const allowHttpMedia = config.mediaAllowHttp
-
-    const windowOf = (phoneNumberId: string, phone: string) =>
-      Effect.map(
-        sql<{ lastInboundAt: Date | null }>`
-          SELECT last_inbound_at FROM conversations WHERE phone_number_id = ${phoneNumberId} AND customer_phone = ${phone}`,
-        (rows) => rows[0]?.lastInboundAt ?? null
-      ).pipe(Effect.orDie)
 
     const template = (accountId: string, data: unknown, issues: Array<FieldIssue>) =>
       Effect.gen(function*() {
@@ -187,7 +136,7 @@ export class PublicMessages extends Effect.Service<PublicMessages>()("herald/wha
         }
         if (isFreeFormType(input.type)) {
           const now = yield* Clock.currentTimeMillis
-          if (!windowOpen(yield* windowOf(number.phoneNumberId, to.e164), now)) {
+          if (!windowOpen(yield* conversations.lastInboundAt(number.phoneNumberId, to.e164), now)) {
             return yield* new OutsideServiceWindow({
               message: `${to.e164} has not written to this number in the last 24 hours: a free-form message cannot be sent; send an approved template (type Template) instead`
             })
@@ -220,7 +169,7 @@ export class PublicMessages extends Effect.Service<PublicMessages>()("herald/wha
           { msgId: `wa-send-${messageId}` }
         ).pipe(Effect.orDie)
         if (prepared.price > 0) yield* wallet.spent(account.accountId, prepared.price)
-        return { result: true as const, success: true as const, message: "Message queued", id: messageId }
+        return { id: messageId } satisfies QueuedMessage
       })
 
     /**
@@ -232,20 +181,13 @@ export class PublicMessages extends Effect.Service<PublicMessages>()("herald/wha
      */
     const read = (account: Pick<SecretKeyAccount, "accountId">, messageId: string) =>
       Effect.gen(function*() {
-        const [row] = isUuid(messageId)
-          ? yield* sql<WaMessageRow>`
-              SELECT message_id::text, phone_number_id, recipient, type, template_id::text, callback_data, status, price::text,
-                     attempts, error, created_at, sent_at, delivered_at, read_at, failed_at
-              FROM wa_messages WHERE message_id = ${messageId}::uuid AND account_id = ${account.accountId}::uuid`
-          : []
+        const row = isUuid(messageId) ? yield* messages.findOfAccount(account.accountId, messageId) : undefined
         if (row === undefined) return yield* new NotFound({ message: `no message ${messageId}` })
-        const history = yield* sql<WaStatusRow>`
-          SELECT status, at, error FROM wa_message_status_history WHERE message_id = ${messageId}::uuid
-          ORDER BY herald_message_status_rank(status), at`
-        return { result: true as const, success: true as const, message: presentWaMessage(row), history: history.map(presentWaStatus) }
-      }).pipe(Effect.catchTag("SqlError", Effect.die))
+        const history = yield* messages.history(messageId)
+        return { message: row, history } satisfies SentMessage
+      })
 
     return { send, read } as const
   }),
-  dependencies: [WaNumbers.Default, WaTemplatesRepo.Default, Wallet.Default]
+  dependencies: [WaNumbers.Default, WaTemplatesRepo.Default, Wallet.Default, WaMessagesRepo.Default, ConversationsRepo.Default]
 }) {}

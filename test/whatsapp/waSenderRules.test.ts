@@ -4,11 +4,13 @@ import { Effect, Layer } from "effect"
 import { ActorClient } from "../../src/actors/runtime/index.ts"
 import { AppConfig, type AppSettings } from "../../src/config/AppConfig.ts"
 import { MAX_SEND_ATTEMPTS } from "../../src/messaging/sendRetries.ts"
-import { WaNumbers } from "../../src/whatsapp/numbers/WaNumbers.ts"
+import { WA_THROUGHPUT_DEFAULT, WaNumbers } from "../../src/whatsapp/numbers/WaNumbers.ts"
 import { WaDispatcher, type WaPayload } from "../../src/whatsapp/sender/WaDispatcher.ts"
-import { WaAnswered, WaExpire, WaPump, WaRetry, WaSend, WaSenderKind, WaSweep } from "../../src/whatsapp/sender/WaSenderKind.ts"
+import { paceOf, WaAnswered, WaExpire, WaPump, WaRetry, WaSend, WaSenderKind, WaSweep } from "../../src/whatsapp/sender/WaSenderKind.ts"
 import { Subscriptions } from "../../src/webhooks/Subscriptions.ts"
 import { Webhooks } from "../../src/webhooks/Webhooks.ts"
+import { ConversationsRepo } from "../../src/conversations/ConversationsRepo.ts"
+import { WaMessagesRepo } from "../../src/whatsapp/message/WaMessagesRepo.ts"
 import { applyBehaviour } from "../support/behaviour.ts"
 
 // The WhatsApp sender actor's rules (src/whatsapp/sender/WaSenderKind.ts), one command at a time
@@ -21,7 +23,8 @@ const NUMBER = "115416010524074"
 const GATEWAY_TIMEOUT_MS = 3_000
 const LOST_AFTER_MS = GATEWAY_TIMEOUT_MS + 5_000
 
-const world = (throughput = 10) => {
+const world = (throughput = 10, rowsOf: (statement: string) => ReadonlyArray<unknown> = () => []) => {
+  const statements: Array<string> = []
   const submitted: Array<{ readonly messageId: string }> = []
   const payloads = new Map<string, WaPayload>()
   const layer = Layer.mergeAll(
@@ -34,20 +37,32 @@ const world = (throughput = 10) => {
     Layer.succeed(WaNumbers, { find: () => Effect.succeed({ accountId: "acc_1", throughput }) } as unknown as WaNumbers),
     Layer.succeed(ActorClient, {} as unknown as ActorClient),
     AppConfig.make({ gatewayTimeoutMs: GATEWAY_TIMEOUT_MS, waUnconfirmedExpiryMs: 86_400_000, natsPrefix: "t" } as AppSettings),
-    // Statements are only read back for events (none wanted here): every query finds nothing.
-    Layer.succeed(SqlClient.SqlClient, (() => Effect.succeed([])) as unknown as SqlClient.SqlClient),
+    // Statements are only read back for events: each query is recorded and finds what rowsOf gives (nothing by default).
+    Layer.succeed(SqlClient.SqlClient, ((strings: TemplateStringsArray) => {
+      const statement = strings.join("?")
+      return Effect.sync(() => {
+        statements.push(statement)
+        return rowsOf(statement)
+      })
+    }) as unknown as SqlClient.SqlClient),
     Layer.succeed(Webhooks, {} as unknown as Webhooks),
     Layer.succeed(Subscriptions, { wants: () => Effect.succeed(false) } as unknown as Subscriptions)
   )
+  // The repositories over that SQL client: their statements are recorded, not run.
+  // Built once: a command's clock is the real one, so each apply is kept as quick as the behaviour.
+  const services = Effect.runSync(Effect.scoped(Layer.build(Layer.provideMerge(Layer.mergeAll(WaMessagesRepo.Default, ConversationsRepo.Default), layer))))
   /** Applies a command, running its after-commit work (the dispatches) as if committed. */
   const apply = (state: typeof WaSenderKind.state.Type, command: typeof WaSenderKind.command.Type) =>
     Effect.gen(function*() {
       submitted.length = 0
-      const applied = yield* Effect.provide(applyBehaviour(WaSenderKind, state, command, { key: NUMBER }), layer)
+      const applied = yield* Effect.provide(applyBehaviour(WaSenderKind, state, command, { key: NUMBER }), services)
       for (const work of applied.recorded.afterCommit) yield* work
       return applied
     })
-  return { submitted, apply }
+  /** Runs a command's persisted statements as its commit would, over the recording SQL client. */
+  const commit = (applied: { readonly recorded: { readonly persisted: ReadonlyArray<Effect.Effect<void, unknown, SqlClient.SqlClient>> } }) =>
+    Effect.provide(Effect.forEach(applied.recorded.persisted, (write) => write, { discard: true }), services)
+  return { submitted, statements, apply, commit }
 }
 
 const send = (n: number) =>
@@ -134,5 +149,76 @@ describe("WhatsApp sender rules", () => {
       const early = yield* w.apply(sent.state, new WaSweep())
       expect(early.recorded.updates).toEqual([])
       expect(Object.keys(early.state.inFlight)).toEqual(["m1"])
+    }))
+  it.effect("a refusal that is not retryable fails at once: failed at Meta's time, told live as message.failed", () =>
+    Effect.gen(function*() {
+      const w = world(1_000, (statement) => statement.includes("SELECT recipient, type, callback_data") ? [{ recipient: "+919876540001", type: "Text", callbackData: "cb" }] : [])
+      const sent = yield* w.apply(WaSenderKind.initial(NUMBER), send(1))
+      const refused = yield* w.apply(sent.state, new WaAnswered({ messageId: "m1", attempt: 1, outcome: { _tag: "Rejected", error: refusal(false) }, at: 5_000 }))
+      expect(refused.recorded.updates.map((u) => [u.row.status, u.row.failed_at, u.row.attempts])).toEqual([["failed", new Date(5_000).toISOString(), 1]])
+      expect(refused.recorded.timers).toEqual([])
+      expect(refused.recorded.notices.map((n) => n.payload)).toMatchObject([{ message_id: "m1", status: "failed", callback_data: "cb" }])
+      // The account's webhook does not want message.failed: nothing goes to the outbox.
+      expect(refused.recorded.persisted).toEqual([])
+      expect(refused.state.inFlight).toEqual({})
+    }))
+
+  it.effect("an answer Meta may or may not have taken (Unconfirmed): unconfirmed with its expiry, never sent again", () =>
+    Effect.gen(function*() {
+      const w = world(1_000)
+      const sent = yield* w.apply(WaSenderKind.initial(NUMBER), send(1))
+      const error = { ...refusal(true), message: "no answer" }
+      const answered = yield* w.apply(sent.state, new WaAnswered({ messageId: "m1", attempt: 1, outcome: { _tag: "Unconfirmed", error }, at: 1 }))
+      expect(w.submitted).toEqual([])
+      expect(answered.recorded.updates.map((u) => [u.row.message_id, u.row.status, u.row.error])).toEqual([["m1", "unconfirmed", error]])
+      expect(answered.recorded.timers.map((t) => [t.command, t.id])).toEqual([[new WaExpire({ messageId: "m1" }), "expire-m1"]])
+      expect(answered.state.inFlight).toEqual({})
+    }))
+
+  it.effect("an answer of another attempt, or of a message not in flight, changes nothing", () =>
+    Effect.gen(function*() {
+      const w = world(1_000)
+      const sent = yield* w.apply(WaSenderKind.initial(NUMBER), send(1))
+      const stale = yield* w.apply(sent.state, new WaAnswered({ messageId: "m1", attempt: 2, outcome: { _tag: "Accepted", wamid: "wamid.X", at: 1 }, at: 1 }))
+      const unknown = yield* w.apply(sent.state, new WaAnswered({ messageId: "m9", attempt: 1, outcome: { _tag: "Accepted", wamid: "wamid.Y", at: 1 }, at: 1 }))
+      for (const applied of [stale, unknown]) {
+        expect(applied.state).toEqual(sent.state)
+        expect(applied.recorded.updates).toEqual([])
+      }
+      const again = yield* w.apply(sent.state, send(1))
+      expect(again.state).toEqual(sent.state)
+      expect(again.recorded.inserts).toEqual([])
+    }))
+
+  it.effect("a send is its conversation's last message: one statement in the commit, later ones kept", () =>
+    Effect.gen(function*() {
+      const w = world(1_000)
+      const sent = yield* w.apply(WaSenderKind.initial(NUMBER), send(1))
+      w.statements.length = 0
+      yield* w.commit(sent)
+      expect(w.statements).toHaveLength(1)
+      expect(w.statements[0]).toContain("UPDATE conversations SET last_message")
+      expect(w.statements[0]).toContain("<= ?::timestamptz")
+    }))
+
+  it.effect("an unconfirmed send's expiry: failed in the commit only if still unconfirmed, the state unchanged", () =>
+    Effect.gen(function*() {
+      const w = world(1_000)
+      const expired = yield* w.apply(WaSenderKind.initial(NUMBER), new WaExpire({ messageId: "m1" }))
+      expect(expired.state).toEqual(WaSenderKind.initial(NUMBER))
+      expect(expired.recorded.updates).toEqual([])
+      w.statements.length = 0
+      // A status came meanwhile (nothing returned): no event.
+      yield* w.commit(expired)
+      expect(w.statements).toHaveLength(1)
+      expect(w.statements[0]).toContain("UPDATE wa_messages SET status = 'failed'")
+      expect(w.statements[0]).toContain("status = 'unconfirmed'")
+    }))
+
+  it.effect("a number's pace: its throughput, Meta's default tier when unknown, bursts of a tenth of a second", () =>
+    Effect.sync(() => {
+      expect(paceOf(10)).toEqual({ rate: 10, capacity: 1 })
+      expect(paceOf(1_000)).toEqual({ rate: 1_000, capacity: 100 })
+      expect(paceOf(undefined)).toEqual({ rate: WA_THROUGHPUT_DEFAULT, capacity: 8 })
     }))
 })

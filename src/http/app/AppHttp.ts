@@ -1,5 +1,8 @@
 import { Effect, Layer } from "effect"
 import { AiAgents } from "../../aiAgents/AiAgents.ts"
+import type { AiAgent } from "../../aiAgents/AiAgentsRepo.ts"
+import { presentPage } from "../page.ts"
+import { presentAiAgent } from "./presentAiAgent.ts"
 import { AppContacts } from "../../customers/AppContacts.ts"
 import { Segments } from "../../segments/Segments.ts"
 import { PublicMessages } from "../../whatsapp/PublicMessages.ts"
@@ -8,7 +11,6 @@ import { HeraldApi } from "../Api.ts"
 import { CurrentAccount } from "./AppAuthentication.ts"
 import { apiGroup } from "../adapter/apiRoutes.ts"
 import { presentCustomer } from "../customerPresent.ts"
-import { presentPage } from "../page.ts"
 import { presentSegment } from "./appPresent.ts"
 
 const done = { success: true as const }
@@ -44,14 +46,18 @@ const SegmentsHttpLive = apiGroup(HeraldApi, "appSegments", (handlers) =>
       .handle("segmentContacts", ({ path, urlParams }) =>
         Effect.flatMap(CurrentAccount, (account) => Effect.map(segments.members(account, path.id, urlParams), (page) => presentPage("contacts", page, presentCustomer))))))
 
+/** An AI agent as /api/v1/app/ai-agents answers it. */
+const aiAgentAnswer = <E, R>(agent: Effect.Effect<AiAgent, E, R>) => Effect.map(agent, (row) => ({ success: true as const, ai_agent: presentAiAgent(row) }))
+
 const AiAgentsHttpLive = apiGroup(HeraldApi, "appAiAgents", (handlers) =>
   Effect.map(AiAgents, (agents) =>
     handlers
-      .handle("listAiAgents", ({ urlParams }) => Effect.flatMap(CurrentAccount, (account) => agents.list(account, urlParams)))
-      .handle("createAiAgent", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => agents.create(account, payload)))
-      .handle("getAiAgent", ({ path }) => Effect.flatMap(CurrentAccount, (account) => agents.get(account, path.id)))
-      .handle("updateAiAgent", ({ path, payload }) => Effect.flatMap(CurrentAccount, (account) => agents.update(account, path.id, payload)))
-      .handle("deleteAiAgent", ({ path }) => Effect.flatMap(CurrentAccount, (account) => agents.remove(account, path.id)))))
+      .handle("listAiAgents", ({ urlParams }) =>
+        Effect.flatMap(CurrentAccount, (account) => Effect.map(agents.list(account, urlParams), (page) => presentPage("ai_agents", page, presentAiAgent))))
+      .handle("createAiAgent", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => aiAgentAnswer(agents.create(account, payload))))
+      .handle("getAiAgent", ({ path }) => Effect.flatMap(CurrentAccount, (account) => aiAgentAnswer(agents.get(account, path.id))))
+      .handle("updateAiAgent", ({ path, payload }) => Effect.flatMap(CurrentAccount, (account) => aiAgentAnswer(agents.update(account, path.id, payload))))
+      .handle("deleteAiAgent", ({ path }) => Effect.flatMap(CurrentAccount, (account) => Effect.as(agents.remove(account, path.id), { success: true as const })))))
 
 /** The public send's field names as send-text's body names them. */
 const SEND_TEXT_FIELDS = { fullPhoneNumber: "to", "data.message": "text" }

@@ -28,7 +28,7 @@ import { CUSTOMERS_LIMIT_DEFAULT, CUSTOMERS_LIMIT_MAX } from "../../customers/Cu
 import { MAX_FILTERS, MAX_IN_VALUES, MAX_TAG_LENGTH, MAX_TAGS_FILTERED, MAX_TRAIT_NAME, OPERATORS } from "../../customers/traitFilters.ts"
 import { MAX_NAME, MAX_TAGS, MAX_TRAITS, MAX_USER_ID } from "../../customers/traits.ts"
 import { WA_TEMPLATES_LIMIT_DEFAULT } from "../../whatsapp/templates/WaTemplates.ts"
-import { WA_MESSAGE_STATUSES } from "../../whatsapp/PublicMessages.ts"
+import { WA_MESSAGE_STATUSES } from "../../whatsapp/message/WaMessagesRepo.ts"
 import { errorResponse, InvalidRequestResponse } from "../errors.ts"
 import { describe, documented } from "../openApiAnnotations.ts"
 import { GatewayErrorRecordSchema } from "../rcs/ContentApi.ts"

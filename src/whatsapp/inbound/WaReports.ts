@@ -1,7 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { isUuid } from "../../domain/ids.ts"
-import { AgentTurns } from "../../aiAgents/AgentTurns.ts"
 import { LiveEvents } from "../../live/LiveEvents.ts"
 import { Webhooks } from "../../webhooks/Webhooks.ts"
 import { fromMetaStatusError } from "../../gateway/cloud/errors.ts"
@@ -10,17 +9,10 @@ import { type WaNumber, WaNumbers } from "../numbers/WaNumbers.ts"
 import { WaTemplatesRepo } from "../templates/WaTemplatesRepo.ts"
 import { arrayOf, customerPhoneOf, type MetaChange, objectOf, publicTypeOf, stringOf, textOf, timeOf } from "./metaWebhook.ts"
 import { chargeOnce } from "../../wallet/ledgerWrites.ts"
-
-interface Moved {
-  readonly messageId: string
-  readonly before: string
-  readonly after: string
-  readonly accountId: string
-  readonly recipient: string
-  readonly type: string
-  readonly callbackData: string | null
-  readonly price: string
-}
+import { ConversationsRepo, type LastMessage } from "../../conversations/ConversationsRepo.ts"
+import { WaMessagesRepo } from "../message/WaMessagesRepo.ts"
+import { InboundTurns } from "./InboundTurns.ts"
+import { WaInboundRepo } from "./WaInboundRepo.ts"
 
 const STATUSES: ReadonlySet<string> = new Set(["sent", "delivered", "read", "failed"])
 
@@ -38,24 +30,10 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
     const numbers = yield* WaNumbers
     const templates = yield* WaTemplatesRepo
     const live = yield* LiveEvents
-    const agents = yield* AgentTurns
-
-    const move = (messageId: string | undefined, wamid: string, status: WaStatus, at: Date, error: unknown) => {
-      const iso = at.toISOString()
-      const target = messageId !== undefined ? sql`message_id = ${messageId}::uuid` : sql`upstream_id = ${wamid}`
-      return sql<Moved>`
-        WITH prev AS (SELECT message_id, status FROM wa_messages WHERE ${target} FOR UPDATE)
-        UPDATE wa_messages m SET
-          status = ${status},
-          upstream_id = coalesce(m.upstream_id, ${wamid}),
-          sent_at = CASE WHEN ${status} IN ('sent', 'delivered', 'read') THEN ${iso}::timestamptz END,
-          delivered_at = CASE WHEN ${status} IN ('delivered', 'read') THEN ${iso}::timestamptz END,
-          read_at = CASE WHEN ${status} = 'read' THEN ${iso}::timestamptz END,
-          failed_at = CASE WHEN ${status} = 'failed' THEN ${iso}::timestamptz END,
-          error = ${error === undefined ? null : JSON.stringify(error)}::jsonb
-        FROM prev WHERE m.message_id = prev.message_id
-        RETURNING m.message_id::text, prev.status AS before, m.status AS after, m.account_id::text, m.recipient, m.type, m.callback_data, m.price::text`
-    }
+    const agents = yield* InboundTurns
+    const messages = yield* WaMessagesRepo
+    const conversations = yield* ConversationsRepo
+    const inbound = yield* WaInboundRepo
 
     const applyStatus = (status: Record<string, unknown>) =>
       Effect.gen(function*() {
@@ -68,7 +46,7 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
         const error = reported === "failed" ? fromMetaStatusError(status.errors, messageId ?? wamid) : undefined
         const at = timeOf(status.timestamp)
         const result = yield* webhooks.committed(Effect.gen(function*() {
-          const [moved] = yield* move(messageId, wamid, reported as WaStatus, at, error)
+          const moved = yield* messages.move(messageId, wamid, reported as WaStatus, at, error)
           if (moved === undefined) return "unknown_message" as const
           const reached = moved.after === "delivered" || moved.after === "read"
           if (reached && Number(moved.price) > 0) {
@@ -95,7 +73,7 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
       })
 
     /** The customer and their conversation with the number, created on first contact. */
-    const conversationOf = (number: WaNumber, phone: string, name: string | undefined, inboundAt: Date | undefined, lastMessage: unknown) =>
+    const conversationOf = (number: WaNumber, phone: string, name: string | undefined, inboundAt: Date | undefined, lastMessage: LastMessage | undefined) =>
       Effect.gen(function*() {
         const seen = (inboundAt ?? new Date()).toISOString()
         const [customer] = yield* sql<{ customerId: string }>`
@@ -105,24 +83,15 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
             name = coalesce(excluded.name, customers.name),
             last_seen_at = greatest(customers.last_seen_at, excluded.last_seen_at)
           RETURNING customer_id::text`
-        const inbound = inboundAt === undefined ? null : inboundAt.toISOString()
-        const [conversation] = yield* sql<{ conversationId: string }>`
-          INSERT INTO conversations (account_id, phone_number_id, customer_id, customer_phone, last_inbound_at, last_message)
-          VALUES (${number.accountId}::uuid, ${number.phoneNumberId}, ${customer!.customerId}::uuid, ${phone}, ${inbound}::timestamptz,
-                  ${lastMessage === undefined ? null : JSON.stringify(lastMessage)}::jsonb)
-          ON CONFLICT (phone_number_id, customer_phone) DO UPDATE SET
-            -- A customer who writes reopens a resolved conversation (and opens the 24-hour window).
-            status = CASE WHEN excluded.last_inbound_at IS NULL THEN conversations.status ELSE 'open' END,
-            last_inbound_at = greatest(conversations.last_inbound_at, excluded.last_inbound_at),
-            -- The later of this message and the one recorded (a send's, or an inbound Meta retried
-            -- late). Meta's timestamps are whole seconds: within the recorded one's second, this
-            -- one came later (its webhook follows).
-            last_message = CASE WHEN excluded.last_message IS NOT NULL
-                AND excluded.last_inbound_at >= date_trunc('second', coalesce((conversations.last_message ->> 'at')::timestamptz, '-infinity'))
-              THEN excluded.last_message ELSE conversations.last_message END,
-            updated_at = now()
-          RETURNING conversation_id::text`
-        return { customerId: customer!.customerId, conversationId: conversation!.conversationId }
+        const conversationId = yield* conversations.onContact({
+          accountId: number.accountId,
+          phoneNumberId: number.phoneNumberId,
+          customerId: customer!.customerId,
+          phone,
+          inboundAt,
+          lastMessage
+        })
+        return { customerId: customer!.customerId, conversationId }
       })
 
     const recordInbound = (number: WaNumber, message: Record<string, unknown>, contacts: ReadonlyArray<Record<string, unknown>>) =>
@@ -132,8 +101,7 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
         if (wamid === undefined || from === undefined) return "ignored" as const
         const phone = customerPhoneOf(from)
         const turn = { accountId: number.accountId, phoneNumberId: number.phoneNumberId, phone, wamid }
-        const [known] = yield* sql`SELECT 1 FROM wa_inbound WHERE upstream_id = ${wamid}`
-        if (known !== undefined) {
+        if (yield* inbound.known(wamid)) {
           yield* agents.redeliver(turn)
           return "unchanged" as const
         }
@@ -149,12 +117,19 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
             text: text ?? null,
             at: receivedAt.toISOString()
           })
-          const inserted = yield* sql`
-            INSERT INTO wa_inbound (upstream_id, account_id, phone_number_id, conversation_id, customer_id, sender, type, text, payload, received_at)
-            VALUES (${wamid}, ${number.accountId}::uuid, ${number.phoneNumberId}, ${conversationId}::uuid, ${customerId}::uuid, ${phone}, ${type},
-                    ${text ?? null}, ${JSON.stringify(message)}::jsonb, ${receivedAt.toISOString()}::timestamptz)
-            ON CONFLICT DO NOTHING RETURNING upstream_id`
-          if (inserted.length === 0) return "unchanged" as const
+          const inserted = yield* inbound.insertMessage({
+            wamid,
+            accountId: number.accountId,
+            phoneNumberId: number.phoneNumberId,
+            conversationId,
+            customerId,
+            sender: phone,
+            type,
+            text: text ?? null,
+            payload: message,
+            receivedAt
+          })
+          if (!inserted) return "unchanged" as const
           yield* webhooks.emit({
             accountId: number.accountId,
             type: "message.received",
@@ -195,19 +170,16 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
         const duration = Number(call.duration ?? 0)
         yield* sql.withTransaction(Effect.gen(function*() {
           const { conversationId } = yield* conversationOf(number, customerPhoneOf(from), undefined, undefined, undefined)
-          yield* sql`
-            INSERT INTO wa_calls (call_id, account_id, conversation_id, direction, status, duration_sec, recording_url, occurred_at)
-            VALUES (${id}, ${number.accountId}::uuid, ${conversationId}::uuid, ${stringOf(call.direction) ?? "USER_INITIATED"},
-                    ${stringOf(call.status) ?? "unknown"}, ${Number.isFinite(duration) && duration >= 0 ? Math.round(duration) : 0},
-                    ${stringOf(call.recording_url) ?? null}, ${timeOf(call.timestamp).toISOString()}::timestamptz)
-            -- Meta reports a call more than once as it goes (connect, then terminate with its
-            -- outcome and duration): the latest report of a call is what the call became.
-            ON CONFLICT (call_id) DO UPDATE SET
-              status = excluded.status,
-              duration_sec = greatest(wa_calls.duration_sec, excluded.duration_sec),
-              recording_url = coalesce(excluded.recording_url, wa_calls.recording_url),
-              occurred_at = excluded.occurred_at
-            WHERE excluded.occurred_at >= wa_calls.occurred_at`
+          yield* inbound.upsertCall({
+            callId: id,
+            accountId: number.accountId,
+            conversationId,
+            direction: stringOf(call.direction) ?? "USER_INITIATED",
+            status: stringOf(call.status) ?? "unknown",
+            durationSec: Number.isFinite(duration) && duration >= 0 ? Math.round(duration) : 0,
+            recordingUrl: stringOf(call.recording_url) ?? null,
+            occurredAt: timeOf(call.timestamp)
+          })
         })).pipe(Effect.orDie)
       })
 
@@ -227,12 +199,17 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
         const paymentId = `${id}:${state}`
         const recorded = yield* sql.withTransaction(Effect.gen(function*() {
           const { conversationId, customerId } = yield* conversationOf(number, customerPhoneOf(recipient), undefined, undefined, undefined)
-          const inserted = yield* sql`
-            INSERT INTO wa_payments (payment_id, account_id, conversation_id, reference_id, amount, currency, status, occurred_at)
-            VALUES (${paymentId}, ${number.accountId}::uuid, ${conversationId}::uuid, ${reference}, ${value},
-                    ${currency}, ${state}, ${at}::timestamptz)
-            ON CONFLICT DO NOTHING RETURNING payment_id`
-          return inserted.length > 0 ? customerId : undefined
+          const inserted = yield* inbound.insertPayment({
+            paymentId,
+            accountId: number.accountId,
+            conversationId,
+            referenceId: reference,
+            amount: value,
+            currency,
+            status: state,
+            occurredAt: at
+          })
+          return inserted ? customerId : undefined
         })).pipe(Effect.orDie)
         // Money received: Meta's "captured" (India's UPI payments), once per payment.
         if (recorded === undefined || state !== "captured") return
@@ -275,5 +252,5 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
 
     return { apply } as const
   }),
-  dependencies: [WaNumbers.Default, WaTemplatesRepo.Default, LiveEvents.Default, AgentTurns.Default]
+  dependencies: [WaNumbers.Default, WaTemplatesRepo.Default, LiveEvents.Default, Webhooks.Default, WaMessagesRepo.Default, ConversationsRepo.Default, WaInboundRepo.Default]
 }) {}

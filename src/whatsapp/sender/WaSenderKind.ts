@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Schedule, Schema } from "effect"
 import { ActorClient, ActorKind } from "../../actors/runtime/index.ts"
+import type { ActorContext } from "../../actors/runtime/ActorKind.ts"
 import { AppConfig } from "../../config/AppConfig.ts"
 import { GatewayErrorRecord } from "../../domain/gatewayError.ts"
 import type { WaSendOutcome } from "../../gateway/wa.ts"
@@ -10,8 +10,10 @@ import { Subscriptions } from "../../webhooks/Subscriptions.ts"
 import { liveSubject, type MessageStatusEvent } from "../../live/liveSubjects.ts"
 import { Webhooks } from "../../webhooks/Webhooks.ts"
 import { statusEventData } from "../events.ts"
-import type { CloudContent } from "../message/publicMessage.ts"
-import { WaNumbers } from "../numbers/WaNumbers.ts"
+import { ConversationsRepo } from "../../conversations/ConversationsRepo.ts"
+import { stageAttempt, stageQueued, WaMessagesRepo } from "../message/WaMessagesRepo.ts"
+import { WA_THROUGHPUT_DEFAULT, WaNumbers } from "../numbers/WaNumbers.ts"
+import { type Bucket, type Limit, msUntilToken, take } from "../../ratelimit/tokenBucket.ts"
 import { WaDispatcher, type WaPayload } from "./WaDispatcher.ts"
 
 const Content = Schema.Struct({
@@ -61,6 +63,10 @@ export class WaSweep extends Schema.TaggedClass<WaSweep>()("WaSweep", {}) {}
 export class WaExpire extends Schema.TaggedClass<WaExpire>()("WaExpire", { messageId: Schema.String }) {}
 
 export const WaSenderCommand = Schema.Union(WaSend, WaPump, WaAnswered, WaRetry, WaSweep, WaExpire)
+type WaSenderCommand = typeof WaSenderCommand.Type
+
+/** The kind's address: its answers come back to it (WaAnswered) without its type naming itself. */
+const WaSenderAddress = { name: "wa_sender" as const, command: WaSenderCommand }
 
 const InFlight = Schema.Struct({
   attempt: Schema.Int,
@@ -83,23 +89,135 @@ const WaSenderState = Schema.Struct({
 })
 type WaSenderState = typeof WaSenderState.Type
 
-/**
- * A send is its conversation's last message (if the customer ever wrote: a conversation exists),
- * unless a later one is already recorded (Meta's timestamps of inbound messages can be ahead).
- */
-const lastMessage = (phoneNumberId: string, send: WaSend) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => {
-    const at = new Date().toISOString()
-    const text = send.content.type === "text" && typeof send.content.object.body === "string" ? send.content.object.body : null
-    const message = { direction: "outbound", id: send.messageId, type: send.type, text, at }
-    return Effect.asVoid(sql`
-      UPDATE conversations SET last_message = ${JSON.stringify(message)}::jsonb, updated_at = now()
-      WHERE phone_number_id = ${phoneNumberId} AND customer_phone = ${send.to}
-        AND coalesce((last_message ->> 'at')::timestamptz, '-infinity') <= ${at}::timestamptz`)
-  })
+/** A send as its conversation's last message. */
+const lastMessageOf = (send: WaSend) => ({
+  direction: "outbound" as const,
+  id: send.messageId,
+  type: send.type,
+  text: send.content.type === "text" && typeof send.content.object.body === "string" ? send.content.object.body : null,
+  at: new Date().toISOString()
+})
 
 /** Requests to Meta in flight per number: bounds memory and sockets whatever the throughput. */
 export const WA_MAX_IN_FLIGHT = 256
+
+/** A number's pace: its throughput a second, in bursts of a tenth of a second (at least one message). */
+export const paceOf = (throughput: number | undefined): Limit => {
+  const rate = throughput ?? WA_THROUGHPUT_DEFAULT
+  return { rate, capacity: Math.max(1, rate / 10) }
+}
+
+const without = (current: WaSenderState, messageId: string): WaSenderState => {
+  const { [messageId]: _, ...inFlight } = current.inFlight
+  return { ...current, inFlight }
+}
+
+/** What every handler of a number's sender uses: its services, the command's time, and the steps they share. */
+const senderOf = (ctx: ActorContext<WaSenderCommand>) =>
+  Effect.gen(function*() {
+    const dispatcher = yield* WaDispatcher
+    const numbers = yield* WaNumbers
+    const client = yield* ActorClient
+    const config = yield* AppConfig
+    const messages = yield* WaMessagesRepo
+    const conversations = yield* ConversationsRepo
+    const webhooks = yield* Webhooks
+    const subscriptions = yield* Subscriptions
+    const phoneNumberId = ctx.key
+    const lostAfterMs = config.gatewayTimeoutMs + 5_000
+    const now = Date.now()
+
+    const report = (messageId: string, attempt: number) => (outcome: WaSendOutcome): Effect.Effect<void> =>
+      client.send(WaSenderAddress, phoneNumberId, new WaAnswered({ messageId, attempt, outcome, at: Date.now() }), { msgId: `wa-answer-${messageId}-${attempt}` }).pipe(
+        Effect.retry(Schedule.exponential(Duration.millis(50)).pipe(Schedule.upTo(Duration.seconds(20)))),
+        // Given up on: the sweep finds the message in flight and calls it unconfirmed.
+        Effect.catchAll((error) => Effect.logWarning("WhatsApp send outcome not reported", { message_id: messageId, reason: String(error) })),
+        Effect.asVoid
+      )
+
+    /** The payloads of messages about to go out: from memory, else (after a takeover) from their rows. */
+    const payloadsOf = (ids: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const found = new Map<string, WaPayload>()
+        const missing: Array<string> = []
+        for (const id of ids) {
+          const payload = dispatcher.payloadOf(id)
+          if (payload === undefined) missing.push(id)
+          else found.set(id, payload)
+        }
+        if (missing.length > 0) {
+          const rows = yield* messages.payloads(missing)
+          for (const row of rows) found.set(row.messageId, { to: row.recipient, content: row.content })
+        }
+        return found
+      })
+
+    const dispatch = (messageId: string, attempt: number, payload: WaPayload) =>
+      ctx.afterCommit(dispatcher.submit({ phoneNumberId, messageId, payload, lease: ctx.lease, report: report(messageId, attempt) }))
+
+    const withSweep = (next: WaSenderState): WaSenderState => {
+      if (next.sweepAt !== null || Object.keys(next.inFlight).length === 0) return next
+      const at = now + lostAfterMs
+      ctx.schedule(new WaSweep(), { at: new Date(at) }, "sweep")
+      return { ...next, sweepAt: at }
+    }
+
+    /** Hands waiting messages to Meta as the number's tokens and the in-flight bound allow. */
+    const pump = (current: WaSenderState) =>
+      Effect.gen(function*() {
+        if (current.waiting.length === 0) return current
+        const number = yield* numbers.find(phoneNumberId)
+        const pace = paceOf(number?.throughput)
+        const bucket: Bucket = { tokens: current.tokens, updatedAt: current.refilledAt }
+        const room = WA_MAX_IN_FLIGHT - Object.keys(current.inFlight).length
+        const taken = take(bucket, pace, Math.max(0, Math.min(room, current.waiting.length)), now)
+        const leaving = current.waiting.slice(0, taken)
+        const payloads = yield* payloadsOf(leaving)
+        const inFlight = { ...current.inFlight }
+        for (const id of leaving) {
+          const payload = payloads.get(id)
+          // No row: the send was never recorded (parked); nothing to send.
+          if (payload === undefined) continue
+          inFlight[id] = { attempt: 1, since: now, retrying: false }
+          dispatch(id, 1, payload)
+        }
+        const waiting = current.waiting.slice(taken)
+        let pumpAt = current.pumpAt
+        // Out of tokens (not of room: an answer frees room and pumps): come back when one is due.
+        if (waiting.length > 0 && taken < room) {
+          const due = now + Math.max(1, msUntilToken(bucket, pace, now))
+          if (pumpAt === null || pumpAt > due || pumpAt < now) {
+            ctx.schedule(new WaPump(), { at: new Date(due) }, "pump")
+            pumpAt = due
+          }
+        }
+        return withSweep({ ...current, waiting, inFlight, tokens: bucket.tokens, refilledAt: now, pumpAt })
+      })
+
+    /** message.failed live (after the commit) and to the developer webhook, when the account has one. */
+    const emitFailed = (accountId: string, messageId: string, error: GatewayErrorRecord) =>
+      Effect.gen(function*() {
+        const row = yield* messages.eventFields(messageId)
+        if (row === undefined) return
+        const failed: MessageStatusEvent = { message_id: messageId, status: "failed", callback_data: row.callbackData, occurred_at: new Date().toISOString() }
+        ctx.notify(liveSubject(config.natsPrefix, accountId, "message_status"), failed)
+        if (!(yield* subscriptions.wants(accountId, "message.failed", null, "whatsapp"))) return
+        ctx.persist(webhooks.emit({
+          accountId,
+          type: "message.failed",
+          botId: null,
+          channel: "whatsapp",
+          data: statusEventData({ messageId, ...row }, "failed", error)
+        }).pipe(Effect.asVoid, Effect.catchTag("NatsUnavailable", Effect.die)))
+      })
+
+    const unconfirmed = (messageId: string, attempt: number, error: GatewayErrorRecord) => {
+      stageAttempt(ctx, messageId, attempt, { status: "unconfirmed", error })
+      ctx.schedule(new WaExpire({ messageId }), { after: Duration.millis(config.waUnconfirmedExpiryMs) }, `expire-${messageId}`)
+    }
+
+    return { numbers, dispatcher, messages, conversations, webhooks, phoneNumberId, lostAfterMs, now, payloadsOf, dispatch, withSweep, pump, emitFailed, unconfirmed }
+  })
 
 /**
  * `wa_sender`: one actor per WhatsApp number (key = phone_number_id). Sends leave in the order
@@ -115,207 +233,101 @@ export const WaSenderKind = ActorKind.make("wa_sender", {
   state: WaSenderState,
   initial: (): WaSenderState => ({ waiting: [], inFlight: {}, tokens: 1, refilledAt: 0, pumpAt: null, sweepAt: null }),
   passivateAfter: Duration.seconds(30),
-  behaviour: (state, command, ctx) =>
-    Effect.gen(function*() {
-      const dispatcher = yield* WaDispatcher
-      const numbers = yield* WaNumbers
-      const client = yield* ActorClient
-      const config = yield* AppConfig
-      const sql = yield* SqlClient.SqlClient
-      const webhooks = yield* Webhooks
-      const subscriptions = yield* Subscriptions
-      const phoneNumberId = ctx.key
-      const lostAfterMs = config.gatewayTimeoutMs + 5_000
-      const now = Date.now()
-
-      const report = (messageId: string, attempt: number) => (outcome: WaSendOutcome): Effect.Effect<void> =>
-        client.send(WaSenderKind, phoneNumberId, new WaAnswered({ messageId, attempt, outcome, at: Date.now() }), { msgId: `wa-answer-${messageId}-${attempt}` }).pipe(
-          Effect.retry(Schedule.exponential(Duration.millis(50)).pipe(Schedule.upTo(Duration.seconds(20)))),
-          // Given up on: the sweep finds the message in flight and calls it unconfirmed.
-          Effect.catchAll((error) => Effect.logWarning("WhatsApp send outcome not reported", { message_id: messageId, reason: String(error) })),
-          Effect.asVoid
-        )
-
-      /** The payloads of messages about to go out: from memory, else (after a takeover) from their rows. */
-      const payloadsOf = (ids: ReadonlyArray<string>) =>
-        Effect.gen(function*() {
-          const found = new Map<string, WaPayload>()
-          const missing: Array<string> = []
-          for (const id of ids) {
-            const payload = dispatcher.payloadOf(id)
-            if (payload === undefined) missing.push(id)
-            else found.set(id, payload)
-          }
-          if (missing.length > 0) {
-            const rows = yield* sql<{ messageId: string; recipient: string; content: CloudContent }>`
-              SELECT message_id::text, recipient, content FROM wa_messages WHERE message_id = ANY(${missing}::uuid[])`
-            for (const row of rows) found.set(row.messageId, { to: row.recipient, content: row.content })
-          }
-          return found
+  handlers: {
+    WaSend: (state, command, ctx) =>
+      Effect.gen(function*() {
+        if (state.inFlight[command.messageId] !== undefined || state.waiting.includes(command.messageId)) return state
+        const sender = yield* senderOf(ctx)
+        stageQueued(ctx, {
+          messageId: command.messageId,
+          accountId: command.accountId,
+          phoneNumberId: sender.phoneNumberId,
+          recipient: command.to,
+          type: command.type,
+          content: command.content,
+          templateId: command.templateId,
+          category: command.category,
+          callbackData: command.callbackData,
+          price: command.price
         })
+        sender.dispatcher.remember(command.messageId, { to: command.to, content: command.content })
+        ctx.persist(sender.conversations.recordOutbound(sender.phoneNumberId, command.to, lastMessageOf(command)))
+        return yield* sender.pump({ ...state, waiting: [...state.waiting, command.messageId] })
+      }),
 
-      const dispatch = (messageId: string, attempt: number, payload: WaPayload) =>
-        ctx.afterCommit(dispatcher.submit({ phoneNumberId, messageId, payload, lease: ctx.lease, report: report(messageId, attempt) }))
+    WaPump: (state, _command, ctx) => Effect.flatMap(senderOf(ctx), (sender) => sender.pump({ ...state, pumpAt: null })),
 
-      const withSweep = (next: WaSenderState): WaSenderState => {
-        if (next.sweepAt !== null || Object.keys(next.inFlight).length === 0) return next
-        const at = now + lostAfterMs
-        ctx.schedule(new WaSweep(), { at: new Date(at) }, "sweep")
-        return { ...next, sweepAt: at }
-      }
-
-      /** Hands waiting messages to Meta as the number's tokens and the in-flight bound allow. */
-      const pump = (current: WaSenderState) =>
-        Effect.gen(function*() {
-          if (current.waiting.length === 0) return current
-          const number = yield* numbers.find(phoneNumberId)
-          const rate = number?.throughput ?? 80
-          const burst = Math.max(1, rate / 10)
-          let tokens = Math.min(burst, current.tokens + (Math.max(0, now - current.refilledAt) / 1000) * rate)
-          const room = WA_MAX_IN_FLIGHT - Object.keys(current.inFlight).length
-          const take = Math.max(0, Math.min(Math.floor(tokens), room, current.waiting.length))
-          const leaving = current.waiting.slice(0, take)
-          tokens -= take
-          const payloads = yield* payloadsOf(leaving)
-          const inFlight = { ...current.inFlight }
-          for (const id of leaving) {
-            const payload = payloads.get(id)
-            // No row: the send was never recorded (parked); nothing to send.
-            if (payload === undefined) continue
-            inFlight[id] = { attempt: 1, since: now, retrying: false }
-            dispatch(id, 1, payload)
-          }
-          const waiting = current.waiting.slice(take)
-          let pumpAt = current.pumpAt
-          // Out of tokens (not of room: an answer frees room and pumps): come back when one is due.
-          if (waiting.length > 0 && take < room) {
-            const due = now + Math.max(1, Math.ceil(((1 - tokens) / rate) * 1000))
-            if (pumpAt === null || pumpAt > due || pumpAt < now) {
-              ctx.schedule(new WaPump(), { at: new Date(due) }, "pump")
-              pumpAt = due
-            }
-          }
-          return withSweep({ ...current, waiting, inFlight, tokens, refilledAt: now, pumpAt })
-        })
-
-      const without = (current: WaSenderState, messageId: string): WaSenderState => {
-        const { [messageId]: _, ...inFlight } = current.inFlight
-        return { ...current, inFlight }
-      }
-
-      const record = (messageId: string, attempt: number, changes: Record<string, unknown>) =>
-        ctx.update("wa_messages", { message_id: messageId, attempts: attempt, ...changes }, ["message_id"])
-
-      /** message.failed live (after the commit) and to the developer webhook, when the account has one. */
-      const emitFailed = (accountId: string, messageId: string, error: GatewayErrorRecord) =>
-        Effect.gen(function*() {
-          const [row] = yield* sql<{ recipient: string; type: string; callbackData: string | null }>`
-            SELECT recipient, type, callback_data FROM wa_messages WHERE message_id = ${messageId}::uuid`
-          if (row === undefined) return
-          const failed: MessageStatusEvent = { message_id: messageId, status: "failed", callback_data: row.callbackData, occurred_at: new Date().toISOString() }
-          ctx.notify(liveSubject(config.natsPrefix, accountId, "message_status"), failed)
-          if (!(yield* subscriptions.wants(accountId, "message.failed", null, "whatsapp"))) return
-          ctx.persist(webhooks.emit({
-            accountId,
-            type: "message.failed",
-            botId: null,
-            channel: "whatsapp",
-            data: statusEventData({ messageId, ...row }, "failed", error)
-          }).pipe(Effect.asVoid, Effect.catchTag("NatsUnavailable", Effect.die)))
-        })
-
-      const unconfirmed = (messageId: string, attempt: number, error: GatewayErrorRecord) => {
-        record(messageId, attempt, { status: "unconfirmed", error })
-        ctx.schedule(new WaExpire({ messageId }), { after: Duration.millis(config.waUnconfirmedExpiryMs) }, `expire-${messageId}`)
-      }
-
-      switch (command._tag) {
-        case "WaSend": {
-          if (state.inFlight[command.messageId] !== undefined || state.waiting.includes(command.messageId)) return state
-          ctx.insert("wa_messages", {
-            message_id: command.messageId,
-            account_id: command.accountId,
-            phone_number_id: phoneNumberId,
-            recipient: command.to,
-            type: command.type,
-            content: JSON.stringify(command.content),
-            template_id: command.templateId,
-            category: command.category,
-            callback_data: command.callbackData,
-            status: "queued",
-            price: command.price,
-            attempts: 1
-          })
-          dispatcher.remember(command.messageId, { to: command.to, content: command.content })
-          ctx.persist(lastMessage(phoneNumberId, command))
-          return yield* pump({ ...state, waiting: [...state.waiting, command.messageId] })
+    WaAnswered: (state, command, ctx) =>
+      Effect.gen(function*() {
+        const entry = state.inFlight[command.messageId]
+        if (entry === undefined || entry.attempt !== command.attempt) return state
+        const sender = yield* senderOf(ctx)
+        const outcome = command.outcome
+        if (outcome._tag === "Accepted") {
+          stageAttempt(ctx, command.messageId, command.attempt, { status: "accepted", upstreamId: outcome.wamid })
+          return yield* sender.pump(without(state, command.messageId))
         }
-        case "WaPump":
-          return yield* pump({ ...state, pumpAt: null })
-        case "WaAnswered": {
-          const entry = state.inFlight[command.messageId]
-          if (entry === undefined || entry.attempt !== command.attempt) return state
-          const outcome = command.outcome
-          if (outcome._tag === "Accepted") {
-            record(command.messageId, command.attempt, { status: "accepted", upstream_id: outcome.wamid })
-            return yield* pump(without(state, command.messageId))
-          }
-          const error = outcome.error
-          if (outcome._tag === "Rejected" && error.retryable && command.attempt < MAX_SEND_ATTEMPTS) {
-            const next = command.attempt + 1
-            const due = command.at + Duration.toMillis(retryDelay(command.attempt))
-            ctx.schedule(new WaRetry({ messageId: command.messageId, attempt: next }), { at: new Date(due) }, `retry-${command.messageId}`)
-            return { ...state, inFlight: { ...state.inFlight, [command.messageId]: { ...entry, attempt: next, since: due, retrying: true } } }
-          }
-          if (outcome._tag === "Unconfirmed") unconfirmed(command.messageId, command.attempt, error)
-          else {
-            record(command.messageId, command.attempt, { status: "failed", failed_at: new Date(command.at).toISOString(), error })
-            // A number belongs to one account.
-            const accountId = (yield* numbers.find(phoneNumberId))?.accountId
-            if (accountId !== undefined) yield* emitFailed(accountId, command.messageId, error)
-          }
-          return yield* pump(without(state, command.messageId))
+        const error = outcome.error
+        if (outcome._tag === "Rejected" && error.retryable && command.attempt < MAX_SEND_ATTEMPTS) {
+          const next = command.attempt + 1
+          const due = command.at + Duration.toMillis(retryDelay(command.attempt))
+          ctx.schedule(new WaRetry({ messageId: command.messageId, attempt: next }), { at: new Date(due) }, `retry-${command.messageId}`)
+          return { ...state, inFlight: { ...state.inFlight, [command.messageId]: { ...entry, attempt: next, since: due, retrying: true } } }
         }
-        case "WaRetry": {
-          const entry = state.inFlight[command.messageId]
-          if (entry === undefined || entry.attempt !== command.attempt) return state
-          const payload = (yield* payloadsOf([command.messageId])).get(command.messageId)
-          if (payload === undefined) return without(state, command.messageId)
-          dispatch(command.messageId, command.attempt, payload)
-          return { ...state, inFlight: { ...state.inFlight, [command.messageId]: { ...entry, since: now, retrying: false } } }
+        if (outcome._tag === "Unconfirmed") sender.unconfirmed(command.messageId, command.attempt, error)
+        else {
+          stageAttempt(ctx, command.messageId, command.attempt, { status: "failed", failedAt: new Date(command.at).toISOString(), error })
+          // A number belongs to one account.
+          const accountId = (yield* sender.numbers.find(sender.phoneNumberId))?.accountId
+          if (accountId !== undefined) yield* sender.emitFailed(accountId, command.messageId, error)
         }
-        case "WaSweep": {
-          let next: WaSenderState = { ...state, sweepAt: null }
-          for (const [id, entry] of Object.entries(state.inFlight)) {
-            if (entry.retrying || now - entry.since < lostAfterMs || dispatcher.isHandling(id)) continue
-            // It went out with a node that stopped: it may have reached the customer.
-            unconfirmed(
-              id,
-              entry.attempt,
-              waUnconfirmed(id, "The node sending it stopped before Meta's answer came. The message may still reach the customer; Herald does not send it again and waits for its status.")
-            )
-            next = without(next, id)
-          }
-          return withSweep(yield* pump(next))
-        }
-        case "WaExpire": {
-          const messageId = command.messageId
-          const error = waUnconfirmed(
-            messageId,
-            "No status came from Meta within 24 hours of a send whose answer was lost; the message is counted as failed and was not charged."
+        return yield* sender.pump(without(state, command.messageId))
+      }),
+
+    WaRetry: (state, command, ctx) =>
+      Effect.gen(function*() {
+        const entry = state.inFlight[command.messageId]
+        if (entry === undefined || entry.attempt !== command.attempt) return state
+        const sender = yield* senderOf(ctx)
+        const payload = (yield* sender.payloadsOf([command.messageId])).get(command.messageId)
+        if (payload === undefined) return without(state, command.messageId)
+        sender.dispatch(command.messageId, command.attempt, payload)
+        return { ...state, inFlight: { ...state.inFlight, [command.messageId]: { ...entry, since: sender.now, retrying: false } } }
+      }),
+
+    WaSweep: (state, _command, ctx) =>
+      Effect.gen(function*() {
+        const sender = yield* senderOf(ctx)
+        let next: WaSenderState = { ...state, sweepAt: null }
+        for (const [id, entry] of Object.entries(state.inFlight)) {
+          if (entry.retrying || sender.now - entry.since < sender.lostAfterMs || sender.dispatcher.isHandling(id)) continue
+          // It went out with a node that stopped: it may have reached the customer.
+          sender.unconfirmed(
+            id,
+            entry.attempt,
+            waUnconfirmed(id, "The node sending it stopped before Meta's answer came. The message may still reach the customer; Herald does not send it again and waits for its status.")
           )
-          ctx.persist(Effect.gen(function*() {
-            const [row] = yield* sql<{ accountId: string; recipient: string; type: string; callbackData: string | null }>`
-              UPDATE wa_messages SET status = 'failed', failed_at = now(), error = ${JSON.stringify(error)}::jsonb
-              WHERE message_id = ${messageId}::uuid AND status = 'unconfirmed'
-              RETURNING account_id::text, recipient, type, callback_data`
-            if (row === undefined) return
-            yield* webhooks.emit({ accountId: row.accountId, type: "message.failed", botId: null, channel: "whatsapp", data: statusEventData({ messageId, ...row }, "failed", error) }).pipe(
-              Effect.catchTag("NatsUnavailable", Effect.die)
-            )
-          }))
-          return state
+          next = without(next, id)
         }
-      }
-    })
+        return sender.withSweep(yield* sender.pump(next))
+      }),
+
+    WaExpire: (state, command, ctx) =>
+      Effect.gen(function*() {
+        const sender = yield* senderOf(ctx)
+        const messageId = command.messageId
+        const error = waUnconfirmed(
+          messageId,
+          "No status came from Meta within 24 hours of a send whose answer was lost; the message is counted as failed and was not charged."
+        )
+        ctx.persist(Effect.gen(function*() {
+          const row = yield* sender.messages.expireUnconfirmed(messageId, error)
+          if (row === undefined) return
+          yield* sender.webhooks.emit({ accountId: row.accountId, type: "message.failed", botId: null, channel: "whatsapp", data: statusEventData({ messageId, ...row }, "failed", error) }).pipe(
+            Effect.catchTag("NatsUnavailable", Effect.die)
+          )
+        }))
+        return state
+      })
+  }
 })

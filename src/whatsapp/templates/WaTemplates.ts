@@ -6,7 +6,7 @@ import { isUniqueViolation } from "../../storage/sqlState.ts"
 import { NoWaNumber, WaTemplateInvalid } from "../errors.ts"
 import { WaNumbers } from "../numbers/WaNumbers.ts"
 import { checkTemplate, type TemplateCategory } from "./templateRules.ts"
-import { type WaTemplateRow, type WaTemplateStatus, WaTemplatesRepo } from "./WaTemplatesRepo.ts"
+import { type WaTemplateStatus, WaTemplatesRepo } from "./WaTemplatesRepo.ts"
 import { type CursorScope, ListCursors } from "../../storage/ListCursors.ts"
 
 export const WA_TEMPLATES_LIMIT_DEFAULT = 100
@@ -14,20 +14,6 @@ export const WA_TEMPLATES_LIMIT_MAX = 1000
 
 /** The cursors of the account's WhatsApp templates (the public API's list and GraphQL's templates alike). */
 export const waTemplatesScope = (accountId: string): CursorScope => ({ list: "wa-templates", accountId })
-
-export const presentWaTemplate = (row: WaTemplateRow) => ({
-  id: row.templateId,
-  name: row.name,
-  language: row.language,
-  category: row.category,
-  kind: row.kind,
-  status: row.status,
-  rejected_reason: row.rejectedReason,
-  components: row.definition.components,
-  warnings: [...row.warnings],
-  created_at: new Date(row.createdAt).toISOString(),
-  updated_at: new Date(row.updatedAt).toISOString()
-})
 
 const invalid = (errors: ReadonlyArray<string>, warnings: ReadonlyArray<string>) =>
   new WaTemplateInvalid({
@@ -74,7 +60,7 @@ export class WaTemplates extends Effect.Service<WaTemplates>()("herald/whatsapp/
           kind: checked.kind,
           warnings: checked.warnings
         }).pipe(Effect.catchIf(isUniqueViolation, () => taken), Effect.orDie)
-        return { result: true as const, success: true as const, template: presentWaTemplate(row) }
+        return row
       })
 
     const list = (account: SecretKeyAccount, query: { status?: WaTemplateStatus | undefined; category?: TemplateCategory | undefined; limit?: number | undefined; cursor?: string | undefined }) =>
@@ -84,15 +70,14 @@ export class WaTemplates extends Effect.Service<WaTemplates>()("herald/whatsapp/
         const limit = Math.min(query.limit ?? WA_TEMPLATES_LIMIT_DEFAULT, WA_TEMPLATES_LIMIT_MAX)
         const rows = yield* repo.page({ accountId: account.accountId, status: query.status, category: query.category, after, limit })
         const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.templateId }))
-        return { result: true as const, success: true as const, templates: page.rows.map(presentWaTemplate), next_cursor: page.nextCursor ?? "" }
+        return { items: page.rows, nextCursor: page.nextCursor }
       })
 
     const visible = (account: SecretKeyAccount, templateId: string) =>
       Effect.flatMap(repo.find(account.accountId, templateId), (row) =>
         row === undefined ? Effect.fail(new NotFound({ message: `no template ${templateId}` })) : Effect.succeed(row))
 
-    const get = (account: SecretKeyAccount, templateId: string) =>
-      Effect.map(visible(account, templateId), (row) => ({ result: true as const, success: true as const, template: presentWaTemplate(row) }))
+    const get = (account: SecretKeyAccount, templateId: string) => visible(account, templateId)
 
     /** Deleted here at once; Meta is told (best effort: a template Meta still has cannot be sent through Herald). */
     const remove = (account: SecretKeyAccount, templateId: string) =>
@@ -100,7 +85,6 @@ export class WaTemplates extends Effect.Service<WaTemplates>()("herald/whatsapp/
         const row = yield* visible(account, templateId)
         yield* repo.remove(row.templateId)
         yield* gateway.deleteTemplate(row.wabaId, row.name, row.upstreamId)
-        return { result: true as const, success: true as const }
       })
 
     return { create, list, get, remove } as const
