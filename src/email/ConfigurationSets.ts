@@ -6,9 +6,9 @@ import { isUuid } from "../domain/ids.ts"
 import { SecretBox } from "../security/SecretBox.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { type PagePosition, positionOf } from "../storage/pageCursor.ts"
-import { isUniqueViolation } from "../storage/sqlState.ts"
 import { urlProblem } from "../webhooks/urlPolicy.ts"
 import { newSecret } from "../webhooks/Webhooks.ts"
+import { ConfigurationSetsRepo } from "./ConfigurationSetsRepo.ts"
 import { CursorPages } from "./cursorPage.ts"
 import { EVENT_TYPES, type EventType, webhookTypeOf } from "./model.ts"
 
@@ -84,6 +84,7 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
     const feed = yield* ChangeFeed
     const pages = yield* CursorPages
     const box = yield* SecretBox
+    const setsRepo = yield* ConfigurationSetsRepo
 
     const SET_COLUMNS = sql.literal(`
       s.config_set_id, s.name, s.created_at, ${positionOf("s.created_at")} AS position,
@@ -151,14 +152,9 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
       if (issues.length > 0) return yield* invalid(issues)
 
       const { row, secrets } = yield* sql.withTransaction(Effect.gen(function*() {
-        const [created] = yield* sql<{ configSetId: string }>`
-          INSERT INTO email_configuration_sets (partner_id, name) VALUES (${partnerId}::uuid, ${input.name})
-          RETURNING config_set_id::text`.pipe(
-          Effect.catchTag("SqlError", (error) =>
-            isUniqueViolation(error)
-              ? new Conflict({ key: "name", message: `a configuration set named ${input.name} exists` })
-              : Effect.die(error))
-        )
+        const configSetId = yield* setsRepo.insert(partnerId, input.name)
+        if (configSetId === undefined) return yield* new Conflict({ key: "name", message: `a configuration set named ${input.name} exists` })
+        const created = { configSetId }
         const secrets = new Map<string, string>()
         for (const d of destinations) {
           const [id, secret] = yield* insertDestination(partnerId, created!.configSetId, d)
@@ -212,9 +208,7 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
       if (issues.length > 0) return yield* invalid(issues)
 
       const { row, secrets } = yield* sql.withTransaction(Effect.gen(function*() {
-        const [set] = yield* sql<{ configSetId: string }>`
-          SELECT config_set_id::text FROM email_configuration_sets
-          WHERE partner_id = ${partnerId}::uuid AND name = ${name} FOR UPDATE`
+        const set = yield* setsRepo.lockByName(partnerId, name)
         if (set === undefined) return yield* notFound(name)
         const live = new Set((yield* sql<{ webhookId: string }>`
           SELECT webhook_id::text FROM webhooks
@@ -252,14 +246,12 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
     const remove = Effect.fn("ConfigurationSets.remove")(function*(partnerId: string, name: string) {
       if (!SET_NAME.test(name)) return yield* notFound(name)
       const removed = yield* sql.withTransaction(Effect.gen(function*() {
-        const [set] = yield* sql<{ configSetId: string }>`
-          SELECT config_set_id::text FROM email_configuration_sets
-          WHERE partner_id = ${partnerId}::uuid AND name = ${name} FOR UPDATE`
+        const set = yield* setsRepo.lockByName(partnerId, name)
         if (set === undefined) return false
         yield* sql`
           UPDATE webhooks SET deleted_at = now(), active = false, updated_at = now()
           WHERE config_set_id = ${set.configSetId}::uuid AND channel = 'email' AND deleted_at IS NULL`
-        yield* sql`DELETE FROM email_configuration_sets WHERE config_set_id = ${set.configSetId}::uuid`
+        yield* setsRepo.remove(set.configSetId)
         return true
       })).pipe(Effect.orDie)
       if (!removed) return yield* notFound(name)
@@ -270,13 +262,10 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
     /** The id of the partner's set of that name, for a send that names it; undefined when there is none. */
     const idOf = Effect.fn("ConfigurationSets.idOf")(function*(partnerId: string, name: string) {
       if (!SET_NAME.test(name)) return undefined
-      const [row] = yield* sql<{ configSetId: string }>`
-        SELECT config_set_id::text FROM email_configuration_sets
-        WHERE partner_id = ${partnerId}::uuid AND name = ${name}`.pipe(Effect.orDie)
-      return row?.configSetId
+      return yield* setsRepo.idOf(partnerId, name)
     })
 
     return { create, list, get, update, remove, idOf } as const
   }),
-  dependencies: [CursorPages.Default, ChangeFeed.Default, SecretBox.Default]
+  dependencies: [ConfigurationSetsRepo.Default, CursorPages.Default, ChangeFeed.Default, SecretBox.Default]
 }) {}

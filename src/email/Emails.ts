@@ -1,9 +1,9 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { idFor } from "../domain/requestKey.ts"
 import { ActorClient } from "../actors/runtime/index.ts"
 import { FieldIssue, InvalidRequest, NotFound, ServiceUnavailable, describeIssues } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
+import { type EmailEvent, EmailMessagesRepo } from "./EmailMessagesRepo.ts"
 import type { PagePosition } from "../storage/pageCursor.ts"
 import { parseAddress } from "./addresses.ts"
 import { ConfigurationSets } from "./ConfigurationSets.ts"
@@ -11,7 +11,7 @@ import { CursorPages } from "./cursorPage.ts"
 import { EmailTemplates } from "./EmailTemplates.ts"
 import { Identities } from "./Identities.ts"
 import { MailAccept, MailerKind } from "./MailerKind.ts"
-import { type EventType, type MessageStatus, toMillis } from "./model.ts"
+import { type EventType, toMillis } from "./model.ts"
 import { Partners } from "./Partners.ts"
 import { render } from "./renderTemplate.ts"
 
@@ -50,20 +50,8 @@ export interface SendInput {
   readonly tags?: Readonly<Record<string, string>> | undefined
 }
 
-interface EventRowDb {
-  readonly eventId: string
-  readonly messageId: string
-  readonly type: EventType
-  readonly recipient: string | null
-  readonly detail: string
-  readonly createdAt: string
-}
-
-const EVENT_COLUMNS = `event_id::text, message_id::text, type, recipient, detail,
-  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at`
-
 /** An event row, every field present (a SEND's recipient is null), created_at to the millisecond as every answer's times. */
-const presentEvent = (row: EventRowDb) => ({
+const presentEvent = (row: EmailEvent) => ({
   event_id: row.eventId,
   message_id: row.messageId,
   type: row.type,
@@ -87,7 +75,7 @@ const addressesOf = (field: string, raw: ReadonlyArray<string>, issues: Array<Fi
  */
 export class Emails extends Effect.Service<Emails>()("herald/email/Emails", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* EmailMessagesRepo
     const client = yield* ActorClient
     const partners = yield* Partners
     const identities = yield* Identities
@@ -181,25 +169,20 @@ export class Emails extends Effect.Service<Emails>()("herald/email/Emails", {
 
     const get = (partnerId: string, messageId: string) =>
       Effect.gen(function*() {
-        const [row] = isUuid(messageId)
-          ? yield* sql<{ messageId: string; fromAddress: string; toAddresses: ReadonlyArray<string>; subject: string; status: string; createdAt: Date }>`
-              SELECT message_id::text, from_address, to_addresses, subject, status, created_at
-              FROM email_messages WHERE message_id = ${messageId}::uuid AND partner_id = ${partnerId}::uuid`
-          : []
+        const row = isUuid(messageId) ? yield* repo.findMessage(partnerId, messageId) : undefined
         if (row === undefined) return yield* new NotFound({ message: `no message ${messageId}` })
-        const events = yield* sql<EventRowDb>`
-          SELECT ${sql.literal(EVENT_COLUMNS)} FROM email_events t WHERE message_id = ${messageId}::uuid ORDER BY t.created_at, t.event_id`
+        const events = yield* repo.eventsOf(messageId)
         return {
           success: true as const,
           message_id: row.messageId,
           from: row.fromAddress,
           to: row.toAddresses,
           subject: row.subject,
-          status: row.status as MessageStatus,
+          status: row.status,
           events: events.map(presentEvent),
           created_at: new Date(row.createdAt).toISOString()
         }
-      }).pipe(Effect.catchTag("SqlError", Effect.die))
+      })
 
     const events = (
       partnerId: string,
@@ -207,20 +190,16 @@ export class Emails extends Effect.Service<Emails>()("herald/email/Emails", {
     ) =>
       Effect.map(
         // The filters are part of the list a cursor belongs to: a cursor of one filter is not another's.
-        pages.page({ list: `events\n${query.type ?? ""}\n${query.message_id ?? ""}`, partnerId }, query, (after: PagePosition | undefined, take: number) =>
-          sql<EventRowDb>`
-            SELECT ${sql.literal(EVENT_COLUMNS)} FROM email_events t
-            WHERE ${sql.and([
-            sql`partner_id = ${partnerId}::uuid`,
-            ...(query.type === undefined ? [] : [sql`type = ${query.type}`]),
-            ...(query.message_id === undefined ? [] : [sql`message_id = ${query.message_id}::uuid`]),
-            ...(after === undefined ? [] : [sql`(created_at, event_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`])
-          ])}
-            ORDER BY t.created_at DESC, t.event_id DESC LIMIT ${take}`.pipe(Effect.orDie), (row) => ({ createdAt: row.createdAt, id: row.eventId })),
+        pages.page(
+          { list: `events\n${query.type ?? ""}\n${query.message_id ?? ""}`, partnerId },
+          query,
+          (after: PagePosition | undefined, take: number) => repo.eventsPage(partnerId, { type: query.type, messageId: query.message_id }, after, take),
+          (row) => ({ createdAt: row.createdAt, id: row.eventId })
+        ),
         ({ rows, ...page }) => ({ success: true as const, events: rows.map(presentEvent), ...page })
       )
 
     return { send, get, events } as const
   }),
-  dependencies: [Partners.Default, Identities.Default, EmailTemplates.Default, ConfigurationSets.Default, CursorPages.Default]
+  dependencies: [EmailMessagesRepo.Default, Partners.Default, Identities.Default, EmailTemplates.Default, ConfigurationSets.Default, CursorPages.Default]
 }) {}
