@@ -43,27 +43,15 @@ interface SetRow {
   readonly destinations: ReadonlyArray<DestinationJson>
 }
 
-/** The API's event type of a stored webhook type (`email.delivery` → DELIVERY). */
-const apiTypeOf = (stored: string): EventType | undefined => {
-  const type = stored.startsWith("email.") ? stored.slice("email.".length).toUpperCase() : ""
-  return (EVENT_TYPES as ReadonlyArray<string>).includes(type) ? (type as EventType) : undefined
-}
+/** A configuration set and its live event destinations (their events as stored: `email.delivery`, …). */
+export type ConfigurationSet = SetRow
+export type ConfigurationSetDestination = DestinationJson
 
-const presentDestination = (row: DestinationJson, secrets: ReadonlyMap<string, string>) => {
-  const secret = secrets.get(row.destination_id)
-  return {
-    destination_id: row.destination_id,
-    url: row.url,
-    events: row.events.flatMap((stored) => apiTypeOf(stored) ?? []),
-    ...(secret === undefined ? {} : { secret })
-  }
+/** A set as created or updated: the destinations created now have their secrets here (shown this once). */
+export interface ConfigurationSetWritten {
+  readonly set: ConfigurationSet
+  readonly secrets: ReadonlyMap<string, string>
 }
-
-const presentSet = (row: SetRow, secrets: ReadonlyMap<string, string> = new Map()) => ({
-  name: row.name,
-  event_destinations: row.destinations.map((d) => presentDestination(d, secrets)),
-  created_at: new Date(row.createdAt).toISOString()
-})
 
 const notFound = (name: string) => new NotFound({ message: `no configuration set named ${name}` })
 
@@ -163,11 +151,11 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
         return { row: (yield* findRow(partnerId, input.name))!, secrets }
       })).pipe(Effect.catchTag("SqlError", Effect.die))
       if (destinations.length > 0) yield* changed(partnerId)
-      return { success: true as const, ...presentSet(row, secrets) }
+      return { set: row, secrets } satisfies ConfigurationSetWritten
     })
 
     const list = Effect.fn("ConfigurationSets.list")(function*(partnerId: string, query: PageQuery) {
-      const { rows, ...page } = yield* pages.page(
+      return yield* pages.page(
         { list: "configuration_sets", partnerId },
         query,
         (after: PagePosition | undefined, take: number) =>
@@ -183,13 +171,12 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
             LIMIT ${take}`.pipe(Effect.orDie),
         (row) => ({ createdAt: row.position, id: row.configSetId })
       )
-      return { success: true as const, configuration_sets: rows.map((row) => presentSet(row)), ...page }
     })
 
     const get = Effect.fn("ConfigurationSets.get")(function*(partnerId: string, name: string) {
       const row = SET_NAME.test(name) ? yield* findRow(partnerId, name).pipe(Effect.orDie) : undefined
       if (row === undefined) return yield* notFound(name)
-      return { success: true as const, ...presentSet(row) }
+      return row
     })
 
     /**
@@ -239,7 +226,7 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
         return { row: (yield* findRow(partnerId, name))!, secrets }
       })).pipe(Effect.catchTag("SqlError", Effect.die))
       yield* changed(partnerId)
-      return { success: true as const, ...presentSet(row, secrets) }
+      return { set: row, secrets } satisfies ConfigurationSetWritten
     })
 
     /** Deletes the set; its destinations are soft-deleted first, in the same transaction. */
@@ -256,7 +243,6 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
       })).pipe(Effect.orDie)
       if (!removed) return yield* notFound(name)
       yield* changed(partnerId)
-      return { success: true as const }
     })
 
     /** The id of the partner's set of that name, for a send that names it; undefined when there is none. */

@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { Conflict, describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
 import type { PagePosition } from "../storage/pageCursor.ts"
 import { CursorPages } from "./cursorPage.ts"
-import { type EmailTemplate, EmailTemplatesRepo } from "./EmailTemplatesRepo.ts"
+import { EmailTemplatesRepo } from "./EmailTemplatesRepo.ts"
 import type { TemplateParts } from "./renderTemplate.ts"
 
 /** A template's name (the contract's SetName): 1 to 64 letters, digits, `_` and `-`. */
@@ -21,14 +21,6 @@ interface PageQuery {
   readonly limit?: number | undefined
   readonly next_cursor?: string | undefined
 }
-
-const present = (row: EmailTemplate) => ({
-  name: row.name,
-  subject: row.subject,
-  ...(row.html === null ? {} : { html: row.html }),
-  ...(row.text === null ? {} : { text: row.text }),
-  created_at: new Date(row.createdAt).toISOString()
-})
 
 const notFound = (name: string) => new NotFound({ message: `no template named ${name}` })
 
@@ -65,17 +57,16 @@ export class EmailTemplates extends Effect.Service<EmailTemplates>()("herald/ema
       if (issues.length > 0) return yield* invalid(issues)
       const row = yield* repo.insert(partnerId, input.name, { subject: input.subject, html: partOf(input.html), text: partOf(input.text) })
       if (row === undefined) return yield* new Conflict({ key: "name", message: `a template named ${input.name} exists` })
-      return { success: true as const, ...present(row) }
+      return row
     })
 
     const list = Effect.fn("EmailTemplates.list")(function*(partnerId: string, query: PageQuery) {
-      const { rows, ...page } = yield* pages.page(
+      return yield* pages.page(
         { list: "templates", partnerId },
         query,
         (after: PagePosition | undefined, take: number) => repo.page(partnerId, after, take),
         (row) => ({ createdAt: row.position, id: row.templateId })
       )
-      return { success: true as const, templates: rows.map(present), ...page }
     })
 
     const findRow = (partnerId: string, name: string) =>
@@ -84,7 +75,7 @@ export class EmailTemplates extends Effect.Service<EmailTemplates>()("herald/ema
     const get = Effect.fn("EmailTemplates.get")(function*(partnerId: string, name: string) {
       const row = yield* findRow(partnerId, name)
       if (row === undefined) return yield* notFound(name)
-      return { success: true as const, ...present(row) }
+      return row
     })
 
     /** PUT: the subject and both parts are replaced (a part left out is removed). */
@@ -94,13 +85,12 @@ export class EmailTemplates extends Effect.Service<EmailTemplates>()("herald/ema
       if (issues.length > 0) return yield* invalid(issues)
       const row = yield* repo.update(partnerId, name, { subject: input.subject, html: partOf(input.html), text: partOf(input.text) })
       if (row === undefined) return yield* notFound(name)
-      return { success: true as const, ...present(row) }
+      return row
     })
 
     const remove = Effect.fn("EmailTemplates.remove")(function*(partnerId: string, name: string) {
       if (!TEMPLATE_NAME.test(name)) return yield* notFound(name)
       if (!(yield* repo.remove(partnerId, name))) return yield* notFound(name)
-      return { success: true as const }
     })
 
     /** The parts of the partner's template of that name, for rendering a send; undefined when there is none. */

@@ -3,7 +3,7 @@ import { idFor } from "../domain/requestKey.ts"
 import { ActorClient } from "../actors/runtime/index.ts"
 import { FieldIssue, InvalidRequest, NotFound, ServiceUnavailable, describeIssues } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
-import { type EmailEvent, EmailMessagesRepo } from "./EmailMessagesRepo.ts"
+import { EmailMessagesRepo } from "./EmailMessagesRepo.ts"
 import type { PagePosition } from "../storage/pageCursor.ts"
 import { parseAddress } from "./addresses.ts"
 import { ConfigurationSets } from "./ConfigurationSets.ts"
@@ -11,7 +11,7 @@ import { CursorPages } from "./cursorPage.ts"
 import { EmailTemplates } from "./EmailTemplates.ts"
 import { Identities } from "./Identities.ts"
 import { MailAccept, MailerKind } from "./MailerKind.ts"
-import { type EventType, toMillis } from "./model.ts"
+import type { EventType } from "./model.ts"
 import { Partners } from "./Partners.ts"
 import { render } from "./renderTemplate.ts"
 
@@ -49,16 +49,6 @@ export interface SendInput {
   readonly configuration_set?: string | undefined
   readonly tags?: Readonly<Record<string, string>> | undefined
 }
-
-/** An event row, every field present (a SEND's recipient is null), created_at to the millisecond as every answer's times. */
-const presentEvent = (row: EmailEvent) => ({
-  event_id: row.eventId,
-  message_id: row.messageId,
-  type: row.type,
-  recipient: row.recipient,
-  detail: row.detail,
-  created_at: toMillis(row.createdAt)
-})
 
 /** Addresses of one field, each parsed; the issues name `field[i]`. */
 const addressesOf = (field: string, raw: ReadonlyArray<string>, issues: Array<FieldIssue>) =>
@@ -164,7 +154,7 @@ export class Emails extends Effect.Service<Emails>()("herald/email/Emails", {
             InvalidActorKey: (e) => Effect.die(e)
           })
         )
-        return { success: true as const, message_id: messageId }
+        return messageId
       })
 
     const get = (partnerId: string, messageId: string) =>
@@ -172,31 +162,19 @@ export class Emails extends Effect.Service<Emails>()("herald/email/Emails", {
         const row = isUuid(messageId) ? yield* repo.findMessage(partnerId, messageId) : undefined
         if (row === undefined) return yield* new NotFound({ message: `no message ${messageId}` })
         const events = yield* repo.eventsOf(messageId)
-        return {
-          success: true as const,
-          message_id: row.messageId,
-          from: row.fromAddress,
-          to: row.toAddresses,
-          subject: row.subject,
-          status: row.status,
-          events: events.map(presentEvent),
-          created_at: new Date(row.createdAt).toISOString()
-        }
+        return { message: row, events }
       })
 
     const events = (
       partnerId: string,
       query: { readonly limit?: number | undefined; readonly next_cursor?: string | undefined; readonly type?: EventType | undefined; readonly message_id?: string | undefined }
     ) =>
-      Effect.map(
-        // The filters are part of the list a cursor belongs to: a cursor of one filter is not another's.
-        pages.page(
-          { list: `events\n${query.type ?? ""}\n${query.message_id ?? ""}`, partnerId },
-          query,
-          (after: PagePosition | undefined, take: number) => repo.eventsPage(partnerId, { type: query.type, messageId: query.message_id }, after, take),
-          (row) => ({ createdAt: row.createdAt, id: row.eventId })
-        ),
-        ({ rows, ...page }) => ({ success: true as const, events: rows.map(presentEvent), ...page })
+      // The filters are part of the list a cursor belongs to: a cursor of one filter is not another's.
+      pages.page(
+        { list: `events\n${query.type ?? ""}\n${query.message_id ?? ""}`, partnerId },
+        query,
+        (after: PagePosition | undefined, take: number) => repo.eventsPage(partnerId, { type: query.type, messageId: query.message_id }, after, take),
+        (row) => ({ createdAt: row.createdAt, id: row.eventId })
       )
 
     return { send, get, events } as const

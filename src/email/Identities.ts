@@ -9,22 +9,12 @@ import { sha256 } from "../security/secrets.ts"
 import type { PagePosition } from "../storage/pageCursor.ts"
 import { domainOf, parseAddress, parseDomain } from "./addresses.ts"
 import { CursorPages } from "./cursorPage.ts"
-import { type Identity, IdentitiesRepo } from "./IdentitiesRepo.ts"
-import { toMillis } from "./model.ts"
+import { IdentitiesRepo } from "./IdentitiesRepo.ts"
 
 const generateRsa = promisify(generateKeyPair)
 
 /** Herald's own address for the verification mail. */
 export const VERIFICATION_FROM = "no-reply@herald.local"
-
-const present = (row: Identity) => ({
-  id: row.identityId,
-  identity: row.identity,
-  type: row.type,
-  status: row.status,
-  ...(row.dkimTokens === null ? {} : { dkim_tokens: row.dkimTokens }),
-  created_at: toMillis(row.createdAt)
-})
 
 const dkimToken = () => randomBytes(20).toString("hex").slice(0, 32)
 
@@ -94,25 +84,21 @@ export class Identities extends Effect.Service<Identities>()("herald/email/Ident
         })
         if (row === undefined) return yield* new Conflict({ key: "identity", message: `${identity} is already an identity of this partner` })
         if (token !== undefined) yield* mailVerification(row.identityId, identity, token)
-        return { success: true as const, ...present(row) }
+        return row
       })
 
     const list = (partnerId: string, query: { readonly limit?: number | undefined; readonly next_cursor?: string | undefined }) =>
-      Effect.map(
-        pages.page({ list: "identities", partnerId }, query, (after: PagePosition | undefined, take: number) => repo.page(partnerId, after, take), (row) => ({
-          createdAt: row.createdAt,
-          id: row.identityId
-        })),
-        ({ rows, ...page }) => ({ success: true as const, identities: rows.map(present), ...page })
-      )
+      pages.page({ list: "identities", partnerId }, query, (after: PagePosition | undefined, take: number) => repo.page(partnerId, after, take), (row) => ({
+        createdAt: row.createdAt,
+        id: row.identityId
+      }))
 
-    const get = (partnerId: string, id: string) => Effect.map(byId(partnerId, id), (row) => ({ success: true as const, ...present(row) }))
+    const get = (partnerId: string, id: string) => byId(partnerId, id)
 
     const remove = (partnerId: string, id: string) =>
       Effect.gen(function*() {
         yield* byId(partnerId, id)
         yield* repo.remove(id)
-        return { success: true as const }
       })
 
     /** The link of the verification mail (one use). */
@@ -120,7 +106,7 @@ export class Identities extends Effect.Service<Identities>()("herald/email/Ident
       Effect.gen(function*() {
         const identity = yield* repo.verifyByTokenHash(sha256(token))
         if (identity === undefined) return yield* new NotFound({ message: "this verification link is unknown or was already used" })
-        return { success: true as const, identity, status: "VERIFIED" as const }
+        return identity
       })
 
     /**

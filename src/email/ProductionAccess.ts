@@ -4,7 +4,7 @@ import { Conflict, describeIssues, FieldIssue, InvalidRequest } from "../domain/
 import type { PagePosition } from "../storage/pageCursor.ts"
 import { CursorPages } from "./cursorPage.ts"
 import { PartnersRepo } from "./PartnersRepo.ts"
-import { type AccessRequest, ProductionAccessRepo } from "./ProductionAccessRepo.ts"
+import { ProductionAccessRepo } from "./ProductionAccessRepo.ts"
 
 export const MAIL_TYPES = ["MARKETING", "TRANSACTIONAL"] as const
 export type MailType = (typeof MAIL_TYPES)[number]
@@ -21,16 +21,6 @@ interface PageQuery {
   readonly limit?: number | undefined
   readonly next_cursor?: string | undefined
 }
-
-const present = (row: AccessRequest) => ({
-  id: row.requestId,
-  mail_type: row.mailType,
-  website_url: row.websiteUrl,
-  use_case_description: row.useCaseDescription,
-  status: row.status,
-  ...(row.reason === null ? {} : { reason: row.reason }),
-  created_at: new Date(row.createdAt).toISOString()
-})
 
 /** Why a website URL is refused: an absolute http(s) URL with a host. It is only shown to the operator, never fetched. */
 const websiteProblem = (raw: string): string | undefined => {
@@ -81,18 +71,17 @@ export class ProductionAccess extends Effect.Service<ProductionAccess>()("herald
         }
         return yield* repo.insert(partnerId, { mailType: input.mail_type, websiteUrl: input.website_url, useCaseDescription: input.use_case_description })
       })).pipe(Effect.catchTag("SqlError", Effect.die))
-      return { success: true as const, ...present(row) }
+      return row
     })
 
     /** The partner's requests, newest first. */
     const list = Effect.fn("ProductionAccess.list")(function*(partnerId: string, query: PageQuery) {
-      const { rows, ...page } = yield* pages.page(
+      return yield* pages.page(
         { list: "production_access", partnerId },
         query,
         (after: PagePosition | undefined, take: number) => repo.page(partnerId, after, take),
         (row) => ({ createdAt: row.position, id: row.requestId })
       )
-      return { success: true as const, production_access: rows.map(present), ...page }
     })
 
     return { request, list } as const

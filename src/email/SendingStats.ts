@@ -17,6 +17,34 @@ export const reputationStatus = (bounceRate: number, complaintRate: number): Rep
     ? "WARNING"
     : "HEALTHY"
 
+/** A partner's limits and what the last 24 hours were charged (recipients). */
+export interface Quotas {
+  readonly max24HourSend: number
+  readonly maxSendRate: number
+  readonly sentLast24Hours: number
+  readonly productionAccess: boolean
+}
+
+/** Recipients sent to, and the per-recipient events, over a window. */
+export interface Counts {
+  readonly sent: number
+  readonly delivered: number
+  readonly bounced: number
+  readonly complained: number
+  readonly rejected: number
+}
+
+export interface SendingCounts {
+  readonly last24Hours: Counts
+  readonly last14Days: Counts
+}
+
+export interface Reputation {
+  readonly bounceRate: number
+  readonly complaintRate: number
+  readonly status: ReputationStatus
+}
+
 /** A fraction, 0 when nothing was counted (a rate over nothing is no rate). */
 const rate = (part: number, whole: number) => (whole === 0 ? 0 : Math.min(1, part / whole))
 
@@ -35,30 +63,21 @@ export class SendingStats extends Effect.Service<SendingStats>()("herald/email/S
     const quotas = Effect.fn("SendingStats.quotas")(function*(partnerId: string) {
       const row = yield* partners.quotas(partnerId)
       if (row === undefined) return yield* Effect.dieMessage(`no partner ${partnerId}`)
-      return {
-        success: true as const,
-        max_24_hour_send: row.daily,
-        max_send_rate: row.rate,
-        sent_last_24_hours: row.sent,
-        production_access_enabled: row.productionAccess
-      }
+      return { max24HourSend: row.daily, maxSendRate: row.rate, sentLast24Hours: row.sent, productionAccess: row.productionAccess } satisfies Quotas
     })
 
     const stats = Effect.fn("SendingStats.stats")(function*(partnerId: string) {
       const r = yield* messages.counts(partnerId)
       return {
-        success: true as const,
-        stats: {
-          last_24_hours: { sent: r.sentDay, delivered: r.deliveredDay, bounced: r.bouncedDay, complained: r.complainedDay, rejected: r.rejectedDay },
-          last_14_days: {
-            sent: r.sentFortnight,
-            delivered: r.deliveredFortnight,
-            bounced: r.bouncedFortnight,
-            complained: r.complainedFortnight,
-            rejected: r.rejectedFortnight
-          }
+        last24Hours: { sent: r.sentDay, delivered: r.deliveredDay, bounced: r.bouncedDay, complained: r.complainedDay, rejected: r.rejectedDay },
+        last14Days: {
+          sent: r.sentFortnight,
+          delivered: r.deliveredFortnight,
+          bounced: r.bouncedFortnight,
+          complained: r.complainedFortnight,
+          rejected: r.rejectedFortnight
         }
-      }
+      } satisfies SendingCounts
     })
 
     /**
@@ -69,7 +88,7 @@ export class SendingStats extends Effect.Service<SendingStats>()("herald/email/S
       const r = yield* messages.reputationCounts(partnerId)
       const bounceRate = rate(r.hardBounces, r.sent)
       const complaintRate = rate(r.complaints, r.deliveries)
-      return { success: true as const, bounce_rate: bounceRate, complaint_rate: complaintRate, status: reputationStatus(bounceRate, complaintRate) }
+      return { bounceRate, complaintRate, status: reputationStatus(bounceRate, complaintRate) } satisfies Reputation
     })
 
     return { quotas, stats, reputation } as const

@@ -3,7 +3,7 @@ import { InvalidRequest, NotFound } from "../domain/errors.ts"
 import type { PagePosition } from "../storage/pageCursor.ts"
 import { parseAddress } from "./addresses.ts"
 import { CursorPages } from "./cursorPage.ts"
-import { type Suppressed, SUPPRESSION_REASONS, type SuppressionReason, SuppressionRepo } from "./SuppressionRepo.ts"
+import { SUPPRESSION_REASONS, type SuppressionReason, SuppressionRepo } from "./SuppressionRepo.ts"
 
 export { SUPPRESSION_REASONS, type SuppressionReason } from "./SuppressionRepo.ts"
 
@@ -11,8 +11,6 @@ interface PageQuery {
   readonly limit?: number | undefined
   readonly next_cursor?: string | undefined
 }
-
-const present = (row: Suppressed) => ({ email: row.email, reason: row.reason, created_at: new Date(row.createdAt).toISOString() })
 
 const notFound = (email: string) => new NotFound({ message: `${email} is not on the suppression list` })
 
@@ -29,13 +27,12 @@ export class Suppression extends Effect.Service<Suppression>()("herald/email/Sup
 
     /** Newest first. */
     const list = Effect.fn("Suppression.list")(function*(partnerId: string, query: PageQuery) {
-      const { rows, ...page } = yield* pages.page(
+      return yield* pages.page(
         { list: "suppression", partnerId },
         query,
         (after: PagePosition | undefined, take: number) => repo.page(partnerId, after, take),
         (row) => ({ createdAt: row.position, id: row.suppressionId })
       )
-      return { success: true as const, suppression: rows.map(present), ...page }
     })
 
     /** An address that is not one cannot be on the list: 404, like any address that is not. */
@@ -43,7 +40,7 @@ export class Suppression extends Effect.Service<Suppression>()("herald/email/Sup
       const address = parseAddress(email)
       const row = address === undefined ? undefined : yield* repo.find(partnerId, address)
       if (row === undefined) return yield* notFound(address ?? email)
-      return { success: true as const, ...present(row) }
+      return row
     })
 
     /**
@@ -56,14 +53,13 @@ export class Suppression extends Effect.Service<Suppression>()("herald/email/Sup
       const chosen = reason ?? "MANUAL"
       if (!SUPPRESSION_REASONS.includes(chosen)) return yield* InvalidRequest.single("reason", `must be one of ${SUPPRESSION_REASONS.join(", ")}`)
       const row = yield* repo.put(partnerId, address, chosen)
-      return { success: true as const, ...present(row) }
+      return row
     })
 
     const remove = Effect.fn("Suppression.remove")(function*(partnerId: string, email: string) {
       const address = parseAddress(email)
       const deleted = address === undefined ? false : yield* repo.remove(partnerId, address)
       if (!deleted) return yield* notFound(address ?? email)
-      return { success: true as const }
     })
 
     return { list, get, put, remove } as const
