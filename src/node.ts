@@ -40,8 +40,7 @@ import { CapiKind } from "./conversions/CapiKind.ts"
 import { CapiConfigs } from "./conversions/CapiConfigs.ts"
 import { CapiForwarder } from "./conversions/CapiForwarder.ts"
 import { MailerKind } from "./email/MailerKind.ts"
-import { MailLedger } from "./email/MailLedger.ts"
-import { Identities } from "./email/Identities.ts"
+import { MailerServices } from "./email/services.ts"
 import { EmailRelay } from "./gateway/EmailRelay.ts"
 
 /** The actor kinds of Herald itself. Each capability adds its kind's registration here. */
@@ -62,7 +61,7 @@ export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.Sql
     Layer.provide(Layer.mergeAll(BroadcastsRepo.Default, BroadcastTargets.Default, Webhooks.Default)),
     Layer.provide(WebhooksRepo.Default)
   ),
-  registerKind(MailerKind).pipe(Layer.provide(Layer.mergeAll(MailLedger.Default, Identities.Default)))
+  registerKind(MailerKind).pipe(Layer.provide(MailerServices))
 )
 
 /**

@@ -5,10 +5,10 @@ import { Conflict, describeIssues, FieldIssue, InvalidRequest, NotFound } from "
 import { isUuid } from "../domain/ids.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { type PagePosition, positionOf } from "../storage/pageCursor.ts"
-import { isUniqueViolation } from "../storage/sqlState.ts"
 import { urlProblem } from "../webhooks/urlPolicy.ts"
 import { newSecret } from "../webhooks/Webhooks.ts"
 import { WebhooksRepo } from "../webhooks/WebhooksRepo.ts"
+import { ConfigurationSetsRepo } from "./ConfigurationSetsRepo.ts"
 import { CursorPages } from "./cursorPage.ts"
 import { EVENT_TYPES, type EventType, webhookTypeOf } from "./model.ts"
 
@@ -43,27 +43,15 @@ interface SetRow {
   readonly destinations: ReadonlyArray<DestinationJson>
 }
 
-/** The API's event type of a stored webhook type (`email.delivery` → DELIVERY). */
-const apiTypeOf = (stored: string): EventType | undefined => {
-  const type = stored.startsWith("email.") ? stored.slice("email.".length).toUpperCase() : ""
-  return (EVENT_TYPES as ReadonlyArray<string>).includes(type) ? (type as EventType) : undefined
-}
+/** A configuration set and its live event destinations (their events as stored: `email.delivery`, …). */
+export type ConfigurationSet = SetRow
+export type ConfigurationSetDestination = DestinationJson
 
-const presentDestination = (row: DestinationJson, secrets: ReadonlyMap<string, string>) => {
-  const secret = secrets.get(row.destination_id)
-  return {
-    destination_id: row.destination_id,
-    url: row.url,
-    events: row.events.flatMap((stored) => apiTypeOf(stored) ?? []),
-    ...(secret === undefined ? {} : { secret })
-  }
+/** A set as created or updated: the destinations created now have their secrets here (shown this once). */
+export interface ConfigurationSetWritten {
+  readonly set: ConfigurationSet
+  readonly secrets: ReadonlyMap<string, string>
 }
-
-const presentSet = (row: SetRow, secrets: ReadonlyMap<string, string> = new Map()) => ({
-  name: row.name,
-  event_destinations: row.destinations.map((d) => presentDestination(d, secrets)),
-  created_at: new Date(row.createdAt).toISOString()
-})
 
 const notFound = (name: string) => new NotFound({ message: `no configuration set named ${name}` })
 
@@ -84,6 +72,7 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
     const feed = yield* ChangeFeed
     const pages = yield* CursorPages
     const webhooks = yield* WebhooksRepo
+    const setsRepo = yield* ConfigurationSetsRepo
 
     const SET_COLUMNS = sql.literal(`
       s.config_set_id, s.name, s.created_at, ${positionOf("s.created_at")} AS position,
@@ -147,14 +136,9 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
       if (issues.length > 0) return yield* invalid(issues)
 
       const { row, secrets } = yield* sql.withTransaction(Effect.gen(function*() {
-        const [created] = yield* sql<{ configSetId: string }>`
-          INSERT INTO email_configuration_sets (partner_id, name) VALUES (${partnerId}::uuid, ${input.name})
-          RETURNING config_set_id::text`.pipe(
-          Effect.catchTag("SqlError", (error) =>
-            isUniqueViolation(error)
-              ? new Conflict({ key: "name", message: `a configuration set named ${input.name} exists` })
-              : Effect.die(error))
-        )
+        const configSetId = yield* setsRepo.insert(partnerId, input.name)
+        if (configSetId === undefined) return yield* new Conflict({ key: "name", message: `a configuration set named ${input.name} exists` })
+        const created = { configSetId }
         const secrets = new Map<string, string>()
         for (const d of destinations) {
           const [id, secret] = yield* insertDestination(partnerId, created!.configSetId, d)
@@ -163,11 +147,11 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
         return { row: (yield* findRow(partnerId, input.name))!, secrets }
       })).pipe(Effect.catchTag("SqlError", Effect.die))
       if (destinations.length > 0) yield* changed(partnerId)
-      return { success: true as const, ...presentSet(row, secrets) }
+      return { set: row, secrets } satisfies ConfigurationSetWritten
     })
 
     const list = Effect.fn("ConfigurationSets.list")(function*(partnerId: string, query: PageQuery) {
-      const { rows, ...page } = yield* pages.page(
+      return yield* pages.page(
         { list: "configuration_sets", partnerId },
         query,
         (after: PagePosition | undefined, take: number) =>
@@ -183,13 +167,12 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
             LIMIT ${take}`.pipe(Effect.orDie),
         (row) => ({ createdAt: row.position, id: row.configSetId })
       )
-      return { success: true as const, configuration_sets: rows.map((row) => presentSet(row)), ...page }
     })
 
     const get = Effect.fn("ConfigurationSets.get")(function*(partnerId: string, name: string) {
       const row = SET_NAME.test(name) ? yield* findRow(partnerId, name).pipe(Effect.orDie) : undefined
       if (row === undefined) return yield* notFound(name)
-      return { success: true as const, ...presentSet(row) }
+      return row
     })
 
     /**
@@ -208,9 +191,7 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
       if (issues.length > 0) return yield* invalid(issues)
 
       const { row, secrets } = yield* sql.withTransaction(Effect.gen(function*() {
-        const [set] = yield* sql<{ configSetId: string }>`
-          SELECT config_set_id::text FROM email_configuration_sets
-          WHERE partner_id = ${partnerId}::uuid AND name = ${name} FOR UPDATE`
+        const set = yield* setsRepo.lockByName(partnerId, name)
         if (set === undefined) return yield* notFound(name)
         const live = new Set((yield* sql<{ webhookId: string }>`
           SELECT webhook_id::text FROM webhooks
@@ -236,36 +217,30 @@ export class ConfigurationSets extends Effect.Service<ConfigurationSets>()("hera
         return { row: (yield* findRow(partnerId, name))!, secrets }
       })).pipe(Effect.catchTag("SqlError", Effect.die))
       yield* changed(partnerId)
-      return { success: true as const, ...presentSet(row, secrets) }
+      return { set: row, secrets } satisfies ConfigurationSetWritten
     })
 
     /** Deletes the set; its destinations are soft-deleted first, in the same transaction. */
     const remove = Effect.fn("ConfigurationSets.remove")(function*(partnerId: string, name: string) {
       if (!SET_NAME.test(name)) return yield* notFound(name)
       const removed = yield* sql.withTransaction(Effect.gen(function*() {
-        const [set] = yield* sql<{ configSetId: string }>`
-          SELECT config_set_id::text FROM email_configuration_sets
-          WHERE partner_id = ${partnerId}::uuid AND name = ${name} FOR UPDATE`
+        const set = yield* setsRepo.lockByName(partnerId, name)
         if (set === undefined) return false
         yield* webhooks.removeEmailDestinations(set.configSetId)
-        yield* sql`DELETE FROM email_configuration_sets WHERE config_set_id = ${set.configSetId}::uuid`
+        yield* setsRepo.remove(set.configSetId)
         return true
       })).pipe(Effect.orDie)
       if (!removed) return yield* notFound(name)
       yield* changed(partnerId)
-      return { success: true as const }
     })
 
     /** The id of the partner's set of that name, for a send that names it; undefined when there is none. */
     const idOf = Effect.fn("ConfigurationSets.idOf")(function*(partnerId: string, name: string) {
       if (!SET_NAME.test(name)) return undefined
-      const [row] = yield* sql<{ configSetId: string }>`
-        SELECT config_set_id::text FROM email_configuration_sets
-        WHERE partner_id = ${partnerId}::uuid AND name = ${name}`.pipe(Effect.orDie)
-      return row?.configSetId
+      return yield* setsRepo.idOf(partnerId, name)
     })
 
     return { create, list, get, update, remove, idOf } as const
   }),
-  dependencies: [CursorPages.Default, ChangeFeed.Default, WebhooksRepo.Default]
+  dependencies: [ConfigurationSetsRepo.Default, CursorPages.Default, ChangeFeed.Default, WebhooksRepo.Default]
 }) {}

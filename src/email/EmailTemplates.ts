@@ -1,9 +1,8 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { Conflict, describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
-import { type PagePosition, positionOf } from "../storage/pageCursor.ts"
-import { isUniqueViolation } from "../storage/sqlState.ts"
+import type { PagePosition } from "../storage/pageCursor.ts"
 import { CursorPages } from "./cursorPage.ts"
+import { EmailTemplatesRepo } from "./EmailTemplatesRepo.ts"
 import type { TemplateParts } from "./renderTemplate.ts"
 
 /** A template's name (the contract's SetName): 1 to 64 letters, digits, `_` and `-`. */
@@ -22,27 +21,6 @@ interface PageQuery {
   readonly limit?: number | undefined
   readonly next_cursor?: string | undefined
 }
-
-interface TemplateRow {
-  readonly templateId: string
-  readonly name: string
-  readonly subject: string
-  readonly html: string | null
-  readonly text: string | null
-  readonly createdAt: Date
-  /** created_at to the microsecond, as a cursor carries it. */
-  readonly position: string
-}
-
-const COLUMNS = `template_id::text, name, subject, html, text, created_at, ${positionOf("created_at")} AS position`
-
-const present = (row: TemplateRow) => ({
-  name: row.name,
-  subject: row.subject,
-  ...(row.html === null ? {} : { html: row.html }),
-  ...(row.text === null ? {} : { text: row.text }),
-  created_at: new Date(row.createdAt).toISOString()
-})
 
 const notFound = (name: string) => new NotFound({ message: `no template named ${name}` })
 
@@ -68,7 +46,7 @@ const invalid = (issues: ReadonlyArray<FieldIssue>) => new InvalidRequest({ mess
  */
 export class EmailTemplates extends Effect.Service<EmailTemplates>()("herald/email/EmailTemplates", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* EmailTemplatesRepo
     const pages = yield* CursorPages
 
     const create = Effect.fn("EmailTemplates.create")(function*(partnerId: string, input: TemplateBody & { readonly name: string }) {
@@ -77,47 +55,27 @@ export class EmailTemplates extends Effect.Service<EmailTemplates>()("herald/ema
         ...bodyIssues(input)
       ]
       if (issues.length > 0) return yield* invalid(issues)
-      const [row] = yield* sql<TemplateRow>`
-        INSERT INTO email_templates (partner_id, name, subject, html, text)
-        VALUES (${partnerId}::uuid, ${input.name}, ${input.subject}, ${partOf(input.html)}, ${partOf(input.text)})
-        RETURNING ${sql.literal(COLUMNS)}`.pipe(
-        Effect.catchTag("SqlError", (error) =>
-          isUniqueViolation(error) ? new Conflict({ key: "name", message: `a template named ${input.name} exists` }) : Effect.die(error))
-      )
-      return { success: true as const, ...present(row!) }
+      const row = yield* repo.insert(partnerId, input.name, { subject: input.subject, html: partOf(input.html), text: partOf(input.text) })
+      if (row === undefined) return yield* new Conflict({ key: "name", message: `a template named ${input.name} exists` })
+      return row
     })
 
     const list = Effect.fn("EmailTemplates.list")(function*(partnerId: string, query: PageQuery) {
-      const { rows, ...page } = yield* pages.page(
+      return yield* pages.page(
         { list: "templates", partnerId },
         query,
-        (after: PagePosition | undefined, take: number) =>
-          sql<TemplateRow>`
-            SELECT ${sql.literal(COLUMNS)} FROM email_templates t
-            WHERE ${
-            sql.and([
-              sql`partner_id = ${partnerId}::uuid`,
-              ...(after === undefined ? [] : [sql`(created_at, template_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`])
-            ])
-          }
-            ORDER BY t.created_at DESC, t.template_id DESC
-            LIMIT ${take}`.pipe(Effect.orDie),
+        (after: PagePosition | undefined, take: number) => repo.page(partnerId, after, take),
         (row) => ({ createdAt: row.position, id: row.templateId })
       )
-      return { success: true as const, templates: rows.map(present), ...page }
     })
 
     const findRow = (partnerId: string, name: string) =>
-      TEMPLATE_NAME.test(name)
-        ? sql<TemplateRow>`
-            SELECT ${sql.literal(COLUMNS)} FROM email_templates t
-            WHERE partner_id = ${partnerId}::uuid AND name = ${name}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
-        : Effect.succeed(undefined)
+      TEMPLATE_NAME.test(name) ? repo.findByName(partnerId, name) : Effect.succeed(undefined)
 
     const get = Effect.fn("EmailTemplates.get")(function*(partnerId: string, name: string) {
       const row = yield* findRow(partnerId, name)
       if (row === undefined) return yield* notFound(name)
-      return { success: true as const, ...present(row) }
+      return row
     })
 
     /** PUT: the subject and both parts are replaced (a part left out is removed). */
@@ -125,21 +83,14 @@ export class EmailTemplates extends Effect.Service<EmailTemplates>()("herald/ema
       if (!TEMPLATE_NAME.test(name)) return yield* notFound(name)
       const issues = bodyIssues(input)
       if (issues.length > 0) return yield* invalid(issues)
-      const [row] = yield* sql<TemplateRow>`
-        UPDATE email_templates SET subject = ${input.subject}, html = ${partOf(input.html)}, text = ${partOf(input.text)}, updated_at = now()
-        WHERE partner_id = ${partnerId}::uuid AND name = ${name}
-        RETURNING ${sql.literal(COLUMNS)}`.pipe(Effect.orDie)
+      const row = yield* repo.update(partnerId, name, { subject: input.subject, html: partOf(input.html), text: partOf(input.text) })
       if (row === undefined) return yield* notFound(name)
-      return { success: true as const, ...present(row) }
+      return row
     })
 
     const remove = Effect.fn("EmailTemplates.remove")(function*(partnerId: string, name: string) {
       if (!TEMPLATE_NAME.test(name)) return yield* notFound(name)
-      const deleted = yield* sql`
-        DELETE FROM email_templates WHERE partner_id = ${partnerId}::uuid AND name = ${name}
-        RETURNING template_id`.pipe(Effect.orDie)
-      if (deleted.length === 0) return yield* notFound(name)
-      return { success: true as const }
+      if (!(yield* repo.remove(partnerId, name))) return yield* notFound(name)
     })
 
     /** The parts of the partner's template of that name, for rendering a send; undefined when there is none. */
@@ -150,5 +101,5 @@ export class EmailTemplates extends Effect.Service<EmailTemplates>()("herald/ema
 
     return { create, list, get, update, remove, find } as const
   }),
-  dependencies: [CursorPages.Default]
+  dependencies: [EmailTemplatesRepo.Default, CursorPages.Default]
 }) {}

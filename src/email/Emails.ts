@@ -1,9 +1,9 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { idFor } from "../domain/requestKey.ts"
 import { ActorClient } from "../actors/runtime/index.ts"
 import { FieldIssue, InvalidRequest, NotFound, ServiceUnavailable, describeIssues } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
+import { EmailMessagesRepo } from "./EmailMessagesRepo.ts"
 import type { PagePosition } from "../storage/pageCursor.ts"
 import { parseAddress } from "./addresses.ts"
 import { ConfigurationSets } from "./ConfigurationSets.ts"
@@ -11,7 +11,7 @@ import { CursorPages } from "./cursorPage.ts"
 import { EmailTemplates } from "./EmailTemplates.ts"
 import { Identities } from "./Identities.ts"
 import { MailAccept, MailerKind } from "./MailerKind.ts"
-import { type EventType, type MessageStatus, toMillis } from "./model.ts"
+import type { EventType } from "./model.ts"
 import { Partners } from "./Partners.ts"
 import { render } from "./renderTemplate.ts"
 
@@ -50,28 +50,6 @@ export interface SendInput {
   readonly tags?: Readonly<Record<string, string>> | undefined
 }
 
-interface EventRowDb {
-  readonly eventId: string
-  readonly messageId: string
-  readonly type: EventType
-  readonly recipient: string | null
-  readonly detail: string
-  readonly createdAt: string
-}
-
-const EVENT_COLUMNS = `event_id::text, message_id::text, type, recipient, detail,
-  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at`
-
-/** An event row, every field present (a SEND's recipient is null), created_at to the millisecond as every answer's times. */
-const presentEvent = (row: EventRowDb) => ({
-  event_id: row.eventId,
-  message_id: row.messageId,
-  type: row.type,
-  recipient: row.recipient,
-  detail: row.detail,
-  created_at: toMillis(row.createdAt)
-})
-
 /** Addresses of one field, each parsed; the issues name `field[i]`. */
 const addressesOf = (field: string, raw: ReadonlyArray<string>, issues: Array<FieldIssue>) =>
   raw.flatMap((text, i) => {
@@ -87,7 +65,7 @@ const addressesOf = (field: string, raw: ReadonlyArray<string>, issues: Array<Fi
  */
 export class Emails extends Effect.Service<Emails>()("herald/email/Emails", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* EmailMessagesRepo
     const client = yield* ActorClient
     const partners = yield* Partners
     const identities = yield* Identities
@@ -176,51 +154,30 @@ export class Emails extends Effect.Service<Emails>()("herald/email/Emails", {
             InvalidActorKey: (e) => Effect.die(e)
           })
         )
-        return { success: true as const, message_id: messageId }
+        return messageId
       })
 
     const get = (partnerId: string, messageId: string) =>
       Effect.gen(function*() {
-        const [row] = isUuid(messageId)
-          ? yield* sql<{ messageId: string; fromAddress: string; toAddresses: ReadonlyArray<string>; subject: string; status: string; createdAt: Date }>`
-              SELECT message_id::text, from_address, to_addresses, subject, status, created_at
-              FROM email_messages WHERE message_id = ${messageId}::uuid AND partner_id = ${partnerId}::uuid`
-          : []
+        const row = isUuid(messageId) ? yield* repo.findMessage(partnerId, messageId) : undefined
         if (row === undefined) return yield* new NotFound({ message: `no message ${messageId}` })
-        const events = yield* sql<EventRowDb>`
-          SELECT ${sql.literal(EVENT_COLUMNS)} FROM email_events t WHERE message_id = ${messageId}::uuid ORDER BY t.created_at, t.event_id`
-        return {
-          success: true as const,
-          message_id: row.messageId,
-          from: row.fromAddress,
-          to: row.toAddresses,
-          subject: row.subject,
-          status: row.status as MessageStatus,
-          events: events.map(presentEvent),
-          created_at: new Date(row.createdAt).toISOString()
-        }
-      }).pipe(Effect.catchTag("SqlError", Effect.die))
+        const events = yield* repo.eventsOf(messageId)
+        return { message: row, events }
+      })
 
     const events = (
       partnerId: string,
       query: { readonly limit?: number | undefined; readonly next_cursor?: string | undefined; readonly type?: EventType | undefined; readonly message_id?: string | undefined }
     ) =>
-      Effect.map(
-        // The filters are part of the list a cursor belongs to: a cursor of one filter is not another's.
-        pages.page({ list: `events\n${query.type ?? ""}\n${query.message_id ?? ""}`, partnerId }, query, (after: PagePosition | undefined, take: number) =>
-          sql<EventRowDb>`
-            SELECT ${sql.literal(EVENT_COLUMNS)} FROM email_events t
-            WHERE ${sql.and([
-            sql`partner_id = ${partnerId}::uuid`,
-            ...(query.type === undefined ? [] : [sql`type = ${query.type}`]),
-            ...(query.message_id === undefined ? [] : [sql`message_id = ${query.message_id}::uuid`]),
-            ...(after === undefined ? [] : [sql`(created_at, event_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`])
-          ])}
-            ORDER BY t.created_at DESC, t.event_id DESC LIMIT ${take}`.pipe(Effect.orDie), (row) => ({ createdAt: row.createdAt, id: row.eventId })),
-        ({ rows, ...page }) => ({ success: true as const, events: rows.map(presentEvent), ...page })
+      // The filters are part of the list a cursor belongs to: a cursor of one filter is not another's.
+      pages.page(
+        { list: `events\n${query.type ?? ""}\n${query.message_id ?? ""}`, partnerId },
+        query,
+        (after: PagePosition | undefined, take: number) => repo.eventsPage(partnerId, { type: query.type, messageId: query.message_id }, after, take),
+        (row) => ({ createdAt: row.createdAt, id: row.eventId })
       )
 
     return { send, get, events } as const
   }),
-  dependencies: [Partners.Default, Identities.Default, EmailTemplates.Default, ConfigurationSets.Default, CursorPages.Default]
+  dependencies: [EmailMessagesRepo.Default, Partners.Default, Identities.Default, EmailTemplates.Default, ConfigurationSets.Default, CursorPages.Default]
 }) {}

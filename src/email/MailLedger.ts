@@ -1,9 +1,10 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import type { ActorContext } from "../actors/runtime/ActorKind.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
+import { EmailMessagesRepo, insertEvent, type StoredEvent, updateRecipient } from "./EmailMessagesRepo.ts"
 import { type EventType, toMillis, webhookTypeOf } from "./model.ts"
+import { suppressIn } from "./SuppressionRepo.ts"
 
 export interface NewEvent {
   readonly messageId: string
@@ -59,7 +60,7 @@ const timestampOf = (ms: number, index: number) => `${new Date(ms).toISOString()
 export class MailLedger extends Effect.Service<MailLedger>()("herald/email/MailLedger", {
   effect: Effect.gen(function*() {
     const webhooks = yield* Webhooks
-    const sql = yield* SqlClient.SqlClient
+    const messages = yield* EmailMessagesRepo
 
     const record = (ctx: Ctx, partnerId: string, rows: ReadonlyArray<NewEvent>, configSetId: string | null) =>
       Effect.sync(() => {
@@ -74,7 +75,7 @@ export class MailLedger extends Effect.Service<MailLedger>()("herald/email/MailL
             detail: row.detail,
             created_at: toMillis(timestampOf(now, i))
           }
-          const stored = {
+          const stored: StoredEvent = {
             event_id: data.event_id,
             partner_id: partnerId,
             message_id: row.messageId,
@@ -84,13 +85,12 @@ export class MailLedger extends Effect.Service<MailLedger>()("herald/email/MailL
             created_at: timestampOf(now, i)
           }
           if (configSetId === null) {
-            ctx.insert("email_events", stored)
+            insertEvent(ctx, stored)
             return
           }
           // With destinations, the event goes out only if this is its first recording.
           ctx.persist(Effect.gen(function*() {
-            const inserted = yield* sql`INSERT INTO email_events ${sql.insert(stored)} ON CONFLICT DO NOTHING RETURNING event_id`
-            if (inserted.length === 0) return
+            if (!(yield* messages.insertEventOnce(stored))) return
             yield* webhooks.emit({ accountId: partnerId, type: webhookTypeOf(row.type), botId: null, data, configSetId }).pipe(
               Effect.catchTag("NatsUnavailable", Effect.die)
             )
@@ -98,55 +98,24 @@ export class MailLedger extends Effect.Service<MailLedger>()("herald/email/MailL
         })
       })
 
-    /** The statuses of these messages from their recipients' (run after the recipients' updates). */
-    const restatus = (messageIds: ReadonlyArray<string>) =>
-      Effect.asVoid(sql`
-        UPDATE email_messages m SET status = CASE
-            WHEN s.queued > 0 THEN 'SENT'
-            WHEN s.complained > 0 THEN 'COMPLAINED'
-            WHEN s.delivered > 0 THEN 'DELIVERED'
-            WHEN s.bounced > 0 THEN 'BOUNCED'
-            WHEN s.rejected > 0 THEN 'REJECTED'
-            ELSE m.status END
-        FROM (
-          SELECT message_id,
-            count(*) FILTER (WHERE status IN ('queued', 'sending')) AS queued,
-            count(*) FILTER (WHERE status = 'complained') AS complained,
-            count(*) FILTER (WHERE status = 'delivered') AS delivered,
-            count(*) FILTER (WHERE status = 'bounced') AS bounced,
-            count(*) FILTER (WHERE status = 'rejected') AS rejected
-          FROM email_recipients WHERE message_id = ANY(${messageIds}::uuid[]) GROUP BY message_id
-        ) s
-        WHERE m.message_id = s.message_id AND m.status NOT IN ('SUPPRESSED')`)
-
-    const configSetsOf = (messageIds: ReadonlyArray<string>) =>
-      Effect.map(
-        sql<{ messageId: string; configSetId: string | null }>`
-          SELECT message_id::text, config_set_id::text FROM email_messages WHERE message_id = ANY(${messageIds}::uuid[])`,
-        (rows) => new Map(rows.map((row) => [row.messageId, row.configSetId]))
-      )
-
     /** The relay's answers to a flush: each recipient delivered, bounced, rejected, or queued again. */
     const settle = (ctx: Ctx, partnerId: string, outcomes: ReadonlyArray<RelayedOutcome>, retryBaseMs: number) =>
       Effect.gen(function*() {
         if (outcomes.length === 0) return
         const messageIds = [...new Set(outcomes.map((o) => o.messageId))]
-        const sets = yield* configSetsOf(messageIds)
+        const sets = yield* messages.configSetsOf(messageIds)
         // Only tries still out are settled: an outcome that comes after its recipient was settled
         // (a try made again after its first was taken for lost) changes nothing.
-        const sending = new Set((yield* sql<{ messageId: string; recipient: string }>`
-          SELECT message_id::text, recipient FROM email_recipients
-          WHERE message_id = ANY(${messageIds}::uuid[]) AND status = 'sending'`).map((r) => `${r.messageId} ${r.recipient}`))
+        const sending = yield* messages.sendingAmong(messageIds)
         const now = Date.now()
         for (const o of outcomes) {
           if (!sending.has(`${o.messageId} ${o.recipient}`)) continue
-          const key = { message_id: o.messageId, recipient: o.recipient }
           const finalSoft = o.tag === "Deferred" && o.attempts > SOFT_RETRIES
           const status = o.tag === "Accepted" ? "delivered" : o.tag === "Rejected" ? "rejected" : o.tag === "Bounced" || finalSoft ? "bounced" : "queued"
           const retryAt = status === "queued" ? new Date(now + retryBaseMs * 3 ** (o.attempts - 1)).toISOString() : new Date(now).toISOString()
-          ctx.update("email_recipients", { ...key, status, attempts: o.attempts, next_attempt_at: retryAt, last_response: o.response }, ["message_id", "recipient"])
+          updateRecipient(ctx, o, { status, attempts: o.attempts, nextAttemptAt: retryAt, lastResponse: o.response })
           if (status === "queued") continue
-          if (status === "bounced" && !finalSoft) ctx.insert("email_suppression", { partner_id: partnerId, email: o.recipient, reason: "BOUNCE" })
+          if (status === "bounced" && !finalSoft) suppressIn(ctx, partnerId, o.recipient, "BOUNCE")
           const event: NewEvent = {
             messageId: o.messageId,
             recipient: o.recipient,
@@ -155,7 +124,7 @@ export class MailLedger extends Effect.Service<MailLedger>()("herald/email/MailL
           }
           yield* record(ctx, partnerId, [event], sets.get(o.messageId) ?? null)
         }
-        ctx.persist(restatus(messageIds))
+        ctx.persist(messages.restatus(messageIds))
       })
 
     /**
@@ -164,24 +133,22 @@ export class MailLedger extends Effect.Service<MailLedger>()("herald/email/MailL
      */
     const feedback = (ctx: Ctx, partnerId: string, report: Feedback) =>
       Effect.gen(function*() {
-        const [row] = yield* sql<{ status: string; configSetId: string | null }>`
-          SELECT r.status, m.config_set_id::text FROM email_recipients r JOIN email_messages m USING (message_id)
-          WHERE r.message_id = ${report.messageId}::uuid AND r.recipient = ${report.recipient} AND r.partner_id = ${partnerId}::uuid`
+        const row = yield* messages.recipientOf(partnerId, report.messageId, report.recipient)
         if (row === undefined || row.status !== "delivered") return
         const status = report.type === "complaint" ? "complained" : "bounced"
         // A report may come again (the sink retries until Herald answers): the first one counts.
-        ctx.update("email_recipients", { message_id: report.messageId, recipient: report.recipient, status }, ["message_id", "recipient"])
-        ctx.insert("email_suppression", { partner_id: partnerId, email: report.recipient, reason: report.type === "complaint" ? "COMPLAINT" : "BOUNCE" })
+        updateRecipient(ctx, report, { status })
+        suppressIn(ctx, partnerId, report.recipient, report.type === "complaint" ? "COMPLAINT" : "BOUNCE")
         yield* record(ctx, partnerId, [{
           messageId: report.messageId,
           recipient: report.recipient,
           type: report.type === "complaint" ? "COMPLAINT" : "BOUNCE",
           detail: report.type === "complaint" ? report.detail : `hard: ${report.detail}`
         }], row.configSetId)
-        ctx.persist(restatus([report.messageId]))
+        ctx.persist(messages.restatus([report.messageId]))
       })
 
     return { record, settle, feedback } as const
   }),
-  dependencies: [Webhooks.Default]
+  dependencies: [Webhooks.Default, EmailMessagesRepo.Default]
 }) {}

@@ -1,4 +1,3 @@
-import { SqlClient } from "@effect/sql"
 import { Array as Arr, Duration, Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { ActorClient, ActorKind } from "../actors/runtime/index.ts"
@@ -6,9 +5,12 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { EmailRelay } from "../gateway/EmailRelay.ts"
 import type { OutgoingMail, RelayOutcome } from "../gateway/mail.ts"
 import { domainOf } from "./addresses.ts"
+import { type DueRecipient, EmailMessagesRepo, insertMessage, insertRecipient } from "./EmailMessagesRepo.ts"
 import { Identities } from "./Identities.ts"
 import { MailLedger, type NewEvent } from "./MailLedger.ts"
 import { QuotaExceeded } from "./model.ts"
+import { PartnersRepo } from "./PartnersRepo.ts"
+import { SuppressionRepo } from "./SuppressionRepo.ts"
 
 /** A send accepted by POST /emails, checked and rendered on the API node; the mailer counts it against the quota. */
 export class MailAccept extends Schema.TaggedRequest<MailAccept>()("MailAccept", {
@@ -98,19 +100,6 @@ const counted = (window: MailerState["window"], now: number, count: number): Mai
   return last !== undefined && last[0] === minute ? [...kept.slice(0, -1), [minute, last[1] + count]] : [...kept, [minute, count]]
 }
 
-interface DueRow {
-  readonly messageId: string
-  readonly recipient: string
-  readonly attempts: number
-  readonly fromAddress: string
-  readonly toAddresses: ReadonlyArray<string>
-  readonly ccAddresses: ReadonlyArray<string>
-  readonly replyTo: ReadonlyArray<string>
-  readonly subject: string
-  readonly textBody: string | null
-  readonly htmlBody: string | null
-}
-
 /**
  * `mailer`: one actor per partner (key = partner_id). It alone counts the partner's sends against
  * the 24-hour quota, so two API nodes cannot both let a send cross it; it relays queued recipients
@@ -128,7 +117,7 @@ export const MailerKind = ActorKind.make("mailer", {
   passivateAfter: Duration.minutes(5),
   behaviour: (state, command, ctx) =>
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
+      const messages = yield* EmailMessagesRepo
       const config = yield* AppConfig
       const ledger = yield* MailLedger
       const partnerId = ctx.key
@@ -152,33 +141,12 @@ export const MailerKind = ActorKind.make("mailer", {
             }))
             return state
           }
-          const suppressed = new Set((yield* sql<{ email: string }>`
-            SELECT email FROM email_suppression WHERE partner_id = ${partnerId}::uuid AND email = ANY(${command.recipients}::text[])`).map((r) => r.email))
+          const suppressed = yield* (yield* SuppressionRepo).listedAmong(partnerId, command.recipients)
           const live = command.recipients.filter((r) => !suppressed.has(r))
           const status = live.length === 0 ? "SUPPRESSED" : "QUEUED"
-          ctx.insert("email_messages", {
-            message_id: command.messageId,
-            partner_id: partnerId,
-            from_address: command.from,
-            to_addresses: command.to,
-            cc_addresses: command.cc,
-            bcc_addresses: command.bcc,
-            reply_to: command.replyTo,
-            subject: command.subject,
-            text_body: command.text,
-            html_body: command.html,
-            config_set_id: command.configSetId,
-            tags: command.tags === null ? null : JSON.stringify(command.tags),
-            recipient_count: command.recipients.length,
-            status
-          })
+          insertMessage(ctx, { ...command, partnerId, recipientCount: command.recipients.length, status })
           for (const recipient of command.recipients) {
-            ctx.insert("email_recipients", {
-              message_id: command.messageId,
-              recipient,
-              partner_id: partnerId,
-              status: suppressed.has(recipient) ? "suppressed" : "queued"
-            })
+            insertRecipient(ctx, command.messageId, recipient, partnerId, suppressed.has(recipient) ? "suppressed" : "queued")
           }
           const suppressedEvents: Array<NewEvent> = [...suppressed].map((recipient) => ({
             messageId: command.messageId, type: "SUPPRESSED", recipient, detail: "the address is on the partner's suppression list"
@@ -198,25 +166,14 @@ export const MailerKind = ActorKind.make("mailer", {
           if (now < state.nextSlotAt) return flushAt(idle, state.nextSlotAt)
           const { rate } = yield* limitsOf(partnerId)
           // Tries still out bound what may start: a slow relay is not handed ever more at once.
-          const [{ out }] = (yield* sql<{ out: number }>`
-            SELECT count(*)::int AS out FROM email_recipients
-            WHERE partner_id = ${partnerId}::uuid AND status = 'sending' AND sending_by = ${PROCESS} AND next_attempt_at > now()`) as [{ out: number }]
+          const out = yield* messages.outstandingBy(partnerId, PROCESS)
           const budget = Math.min(FLUSH_MAX, rate, MAX_OUT - out)
           // A relayed batch's outcome starts the next flush (or, should it be lost, this look in a second).
           if (budget <= 0) return flushAt(idle, now + 1_000)
-          const due = yield* sql<DueRow>`
-            SELECT r.message_id::text, r.recipient, r.attempts, m.from_address, m.to_addresses, m.cc_addresses, m.reply_to,
-                   m.subject, m.text_body, m.html_body
-            FROM email_recipients r JOIN email_messages m USING (message_id)
-            WHERE r.partner_id = ${partnerId}::uuid
-              AND (r.status = 'queued' AND r.next_attempt_at <= now()
-                   OR r.status = 'sending' AND (r.next_attempt_at <= now() OR r.sending_by IS DISTINCT FROM ${PROCESS}))
-            ORDER BY r.seq LIMIT ${budget}`
+          const due = yield* messages.due(partnerId, PROCESS, budget)
           if (due.length === 0) {
             if (state.dirty) return flushAt(idle, now + RECHECK_MS)
-            const [pending] = yield* sql<{ at: Date | null; outstanding: number }>`
-              SELECT min(next_attempt_at) FILTER (WHERE status = 'queued') AS at, count(*)::int AS outstanding
-              FROM email_recipients WHERE partner_id = ${partnerId}::uuid AND status IN ('queued', 'sending')`
+            const pending = yield* messages.pending(partnerId)
             if (pending === undefined || pending.outstanding === 0) return idle
             // While anything is out or waiting, look at least once a second: an outcome lost with
             // its process, or a retry settled in a batch this flush could not see, is not left behind.
@@ -226,10 +183,7 @@ export const MailerKind = ActorKind.make("mailer", {
           const lostAfter = new Date(now + SENDING_DEADLINE_MS).toISOString()
           // Written after the batch's other changes, and only over rows still waiting: a command
           // before this one in the batch may have settled a row this flush read as still out.
-          ctx.persist(Effect.asVoid(sql`
-            UPDATE email_recipients r SET status = 'sending', sending_by = ${PROCESS}, next_attempt_at = ${lostAfter}::timestamptz
-            FROM unnest(${due.map((row) => row.messageId)}::uuid[], ${due.map((row) => row.recipient)}::text[]) AS d(message_id, recipient)
-            WHERE r.message_id = d.message_id AND r.recipient = d.recipient AND r.status IN ('queued', 'sending')`))
+          ctx.persist(messages.markSending(due, PROCESS, lostAfter))
           const keys = yield* (yield* Identities).dkimKeys(partnerId, [...new Set(due.map((row) => domainOf(row.fromAddress)))])
           const relay = yield* EmailRelay
           const client = yield* ActorClient
@@ -284,16 +238,14 @@ const limitsOf = (partnerId: string) =>
   Effect.gen(function*() {
     const hit = limits.get(partnerId)
     if (hit !== undefined && Date.now() - hit.at < 1_000) return hit
-    const sql = yield* SqlClient.SqlClient
-    const [row] = yield* sql<{ max24HourSend: number; maxSendRate: number }>`
-      SELECT max_24_hour_send AS max24_hour_send, max_send_rate FROM partners WHERE partner_id = ${partnerId}::uuid`
+    const row = yield* (yield* PartnersRepo).limits(partnerId)
     const fresh = { max: row?.max24HourSend ?? 0, rate: Math.max(1, row?.maxSendRate ?? 1), at: Date.now() }
     if (limits.size >= 10_000) limits.clear()
     limits.set(partnerId, fresh)
     return fresh
   })
 
-const mailOf = (row: DueRow, dkim: OutgoingMail["dkim"]): OutgoingMail => ({
+const mailOf = (row: DueRecipient, dkim: OutgoingMail["dkim"]): OutgoingMail => ({
   messageId: row.messageId,
   from: row.fromAddress,
   recipient: row.recipient,
@@ -306,7 +258,7 @@ const mailOf = (row: DueRow, dkim: OutgoingMail["dkim"]): OutgoingMail => ({
   dkim
 })
 
-const outcomeOf = (row: DueRow, outcome: RelayOutcome): typeof Outcome.Type => ({
+const outcomeOf = (row: DueRecipient, outcome: RelayOutcome): typeof Outcome.Type => ({
   messageId: row.messageId,
   recipient: row.recipient,
   attempts: row.attempts + 1,

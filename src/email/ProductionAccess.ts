@@ -1,8 +1,10 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { Conflict, describeIssues, FieldIssue, InvalidRequest } from "../domain/errors.ts"
-import { type PagePosition, positionOf } from "../storage/pageCursor.ts"
+import type { PagePosition } from "../storage/pageCursor.ts"
 import { CursorPages } from "./cursorPage.ts"
+import { PartnersRepo } from "./PartnersRepo.ts"
+import { ProductionAccessRepo } from "./ProductionAccessRepo.ts"
 
 export const MAIL_TYPES = ["MARKETING", "TRANSACTIONAL"] as const
 export type MailType = (typeof MAIL_TYPES)[number]
@@ -19,30 +21,6 @@ interface PageQuery {
   readonly limit?: number | undefined
   readonly next_cursor?: string | undefined
 }
-
-interface RequestRow {
-  readonly requestId: string
-  readonly mailType: MailType
-  readonly websiteUrl: string
-  readonly useCaseDescription: string
-  readonly status: "PENDING" | "GRANTED" | "DENIED"
-  readonly reason: string | null
-  readonly createdAt: Date
-  /** created_at to the microsecond, as a cursor carries it. */
-  readonly position: string
-}
-
-const COLUMNS = `request_id::text, mail_type, website_url, use_case_description, status, reason, created_at, ${positionOf("created_at")} AS position`
-
-const present = (row: RequestRow) => ({
-  id: row.requestId,
-  mail_type: row.mailType,
-  website_url: row.websiteUrl,
-  use_case_description: row.useCaseDescription,
-  status: row.status,
-  ...(row.reason === null ? {} : { reason: row.reason }),
-  created_at: new Date(row.createdAt).toISOString()
-})
 
 /** Why a website URL is refused: an absolute http(s) URL with a host. It is only shown to the operator, never fetched. */
 const websiteProblem = (raw: string): string | undefined => {
@@ -66,6 +44,8 @@ export class ProductionAccess extends Effect.Service<ProductionAccess>()("herald
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const pages = yield* CursorPages
+    const repo = yield* ProductionAccessRepo
+    const partners = yield* PartnersRepo
 
     const request = Effect.fn("ProductionAccess.request")(function*(partnerId: string, input: AccessRequestInput) {
       const issues: Array<FieldIssue> = []
@@ -81,10 +61,7 @@ export class ProductionAccess extends Effect.Service<ProductionAccess>()("herald
       // The partner's row is locked meanwhile: two requests at once cannot both find none pending,
       // and a grant cannot slip in between the check and the insert.
       const row = yield* sql.withTransaction(Effect.gen(function*() {
-        const [partner] = yield* sql<{ productionAccess: boolean; pending: boolean }>`
-          SELECT production_access,
-                 EXISTS (SELECT 1 FROM email_production_access r WHERE r.partner_id = p.partner_id AND r.status = 'PENDING') AS pending
-          FROM partners p WHERE p.partner_id = ${partnerId}::uuid FOR UPDATE OF p`
+        const partner = yield* partners.lockForAccessRequest(partnerId)
         if (partner === undefined) return yield* Effect.dieMessage(`no partner ${partnerId}`)
         if (partner.productionAccess) {
           return yield* new Conflict({ key: "production_access", message: "this partner already has production access" })
@@ -92,37 +69,22 @@ export class ProductionAccess extends Effect.Service<ProductionAccess>()("herald
         if (partner.pending) {
           return yield* new Conflict({ key: "production_access", message: "a request for production access is pending; wait for its decision" })
         }
-        const [inserted] = yield* sql<RequestRow>`
-          INSERT INTO email_production_access (partner_id, mail_type, website_url, use_case_description)
-          VALUES (${partnerId}::uuid, ${input.mail_type}, ${input.website_url}, ${input.use_case_description})
-          RETURNING ${sql.literal(COLUMNS)}`
-        return inserted!
+        return yield* repo.insert(partnerId, { mailType: input.mail_type, websiteUrl: input.website_url, useCaseDescription: input.use_case_description })
       })).pipe(Effect.catchTag("SqlError", Effect.die))
-      return { success: true as const, ...present(row) }
+      return row
     })
 
     /** The partner's requests, newest first. */
     const list = Effect.fn("ProductionAccess.list")(function*(partnerId: string, query: PageQuery) {
-      const { rows, ...page } = yield* pages.page(
+      return yield* pages.page(
         { list: "production_access", partnerId },
         query,
-        (after: PagePosition | undefined, take: number) =>
-          sql<RequestRow>`
-            SELECT ${sql.literal(COLUMNS)} FROM email_production_access t
-            WHERE ${
-            sql.and([
-              sql`partner_id = ${partnerId}::uuid`,
-              ...(after === undefined ? [] : [sql`(created_at, request_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`])
-            ])
-          }
-            ORDER BY t.created_at DESC, t.request_id DESC
-            LIMIT ${take}`.pipe(Effect.orDie),
+        (after: PagePosition | undefined, take: number) => repo.page(partnerId, after, take),
         (row) => ({ createdAt: row.position, id: row.requestId })
       )
-      return { success: true as const, production_access: rows.map(present), ...page }
     })
 
     return { request, list } as const
   }),
-  dependencies: [CursorPages.Default]
+  dependencies: [ProductionAccessRepo.Default, PartnersRepo.Default, CursorPages.Default]
 }) {}

@@ -1,5 +1,6 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { EmailMessagesRepo } from "./EmailMessagesRepo.ts"
+import { PartnersRepo } from "./PartnersRepo.ts"
 
 /** SES's review thresholds, as fractions: bounces over recipients sent to, complaints over deliveries. */
 export const BOUNCE_WARNING = 0.05
@@ -16,21 +17,36 @@ export const reputationStatus = (bounceRate: number, complaintRate: number): Rep
     ? "WARNING"
     : "HEALTHY"
 
+/** A partner's limits and what the last 24 hours were charged (recipients). */
+export interface Quotas {
+  readonly max24HourSend: number
+  readonly maxSendRate: number
+  readonly sentLast24Hours: number
+  readonly productionAccess: boolean
+}
+
+/** Recipients sent to, and the per-recipient events, over a window. */
+export interface Counts {
+  readonly sent: number
+  readonly delivered: number
+  readonly bounced: number
+  readonly complained: number
+  readonly rejected: number
+}
+
+export interface SendingCounts {
+  readonly last24Hours: Counts
+  readonly last14Days: Counts
+}
+
+export interface Reputation {
+  readonly bounceRate: number
+  readonly complaintRate: number
+  readonly status: ReputationStatus
+}
+
 /** A fraction, 0 when nothing was counted (a rate over nothing is no rate). */
 const rate = (part: number, whole: number) => (whole === 0 ? 0 : Math.min(1, part / whole))
-
-interface CountsRow {
-  readonly sentDay: number
-  readonly deliveredDay: number
-  readonly bouncedDay: number
-  readonly complainedDay: number
-  readonly rejectedDay: number
-  readonly sentFortnight: number
-  readonly deliveredFortnight: number
-  readonly bouncedFortnight: number
-  readonly complainedFortnight: number
-  readonly rejectedFortnight: number
-}
 
 /**
  * GET /quotas, /stats and /reputation (SES v2's GetAccount, GetDomainStatisticsReport and the
@@ -40,65 +56,28 @@ interface CountsRow {
  */
 export class SendingStats extends Effect.Service<SendingStats>()("herald/email/SendingStats", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const partners = yield* PartnersRepo
+    const messages = yield* EmailMessagesRepo
 
     /** `sent_last_24_hours` counts what sends were charged when accepted (recipient_count), as the daily quota does. */
     const quotas = Effect.fn("SendingStats.quotas")(function*(partnerId: string) {
-      const [row] = yield* sql<{ daily: number; rate: number; productionAccess: boolean; sent: number }>`
-        SELECT p.max_24_hour_send AS daily, p.max_send_rate AS rate, p.production_access,
-               COALESCE((
-                 SELECT sum(m.recipient_count) FROM email_messages m
-                 WHERE m.partner_id = p.partner_id AND m.created_at > now() - interval '24 hours'
-               ), 0)::int AS sent
-        FROM partners p WHERE p.partner_id = ${partnerId}::uuid`.pipe(Effect.orDie)
+      const row = yield* partners.quotas(partnerId)
       if (row === undefined) return yield* Effect.dieMessage(`no partner ${partnerId}`)
-      return {
-        success: true as const,
-        max_24_hour_send: row.daily,
-        max_send_rate: row.rate,
-        sent_last_24_hours: row.sent,
-        production_access_enabled: row.productionAccess
-      }
+      return { max24HourSend: row.daily, maxSendRate: row.rate, sentLast24Hours: row.sent, productionAccess: row.productionAccess } satisfies Quotas
     })
 
     const stats = Effect.fn("SendingStats.stats")(function*(partnerId: string) {
-      const [row] = yield* sql<CountsRow>`
-        WITH sent AS (
-          SELECT count(*) FILTER (WHERE m.created_at > now() - interval '24 hours')::int AS day, count(*)::int AS fortnight
-          FROM email_messages m JOIN email_recipients r ON r.message_id = m.message_id
-          WHERE m.partner_id = ${partnerId}::uuid AND m.created_at > now() - interval '14 days' AND r.status <> 'suppressed'
-        ), happened AS (
-          SELECT type, count(*) FILTER (WHERE created_at > now() - interval '24 hours')::int AS day, count(*)::int AS fortnight
-          FROM email_events
-          WHERE partner_id = ${partnerId}::uuid AND created_at > now() - interval '14 days'
-            AND recipient IS NOT NULL AND type IN ('DELIVERY', 'BOUNCE', 'COMPLAINT', 'REJECT')
-          GROUP BY type
-        )
-        SELECT sent.day AS sent_day, sent.fortnight AS sent_fortnight,
-               COALESCE(sum(h.day) FILTER (WHERE h.type = 'DELIVERY'), 0)::int AS delivered_day,
-               COALESCE(sum(h.fortnight) FILTER (WHERE h.type = 'DELIVERY'), 0)::int AS delivered_fortnight,
-               COALESCE(sum(h.day) FILTER (WHERE h.type = 'BOUNCE'), 0)::int AS bounced_day,
-               COALESCE(sum(h.fortnight) FILTER (WHERE h.type = 'BOUNCE'), 0)::int AS bounced_fortnight,
-               COALESCE(sum(h.day) FILTER (WHERE h.type = 'COMPLAINT'), 0)::int AS complained_day,
-               COALESCE(sum(h.fortnight) FILTER (WHERE h.type = 'COMPLAINT'), 0)::int AS complained_fortnight,
-               COALESCE(sum(h.day) FILTER (WHERE h.type = 'REJECT'), 0)::int AS rejected_day,
-               COALESCE(sum(h.fortnight) FILTER (WHERE h.type = 'REJECT'), 0)::int AS rejected_fortnight
-        FROM sent LEFT JOIN happened h ON true
-        GROUP BY sent.day, sent.fortnight`.pipe(Effect.orDie)
-      const r = row!
+      const r = yield* messages.counts(partnerId)
       return {
-        success: true as const,
-        stats: {
-          last_24_hours: { sent: r.sentDay, delivered: r.deliveredDay, bounced: r.bouncedDay, complained: r.complainedDay, rejected: r.rejectedDay },
-          last_14_days: {
-            sent: r.sentFortnight,
-            delivered: r.deliveredFortnight,
-            bounced: r.bouncedFortnight,
-            complained: r.complainedFortnight,
-            rejected: r.rejectedFortnight
-          }
+        last24Hours: { sent: r.sentDay, delivered: r.deliveredDay, bounced: r.bouncedDay, complained: r.complainedDay, rejected: r.rejectedDay },
+        last14Days: {
+          sent: r.sentFortnight,
+          delivered: r.deliveredFortnight,
+          bounced: r.bouncedFortnight,
+          complained: r.complainedFortnight,
+          rejected: r.rejectedFortnight
         }
-      }
+      } satisfies SendingCounts
     })
 
     /**
@@ -106,22 +85,13 @@ export class SendingStats extends Effect.Service<SendingStats>()("herald/email/S
      * recipients sent to, complaints over deliveries.
      */
     const reputation = Effect.fn("SendingStats.reputation")(function*(partnerId: string) {
-      const [row] = yield* sql<{ sent: number; hardBounces: number; complaints: number; deliveries: number }>`
-        SELECT
-          (SELECT count(*)::int FROM email_messages m JOIN email_recipients r ON r.message_id = m.message_id
-           WHERE m.partner_id = ${partnerId}::uuid AND m.created_at > now() - interval '14 days' AND r.status <> 'suppressed') AS sent,
-          count(*) FILTER (WHERE e.type = 'BOUNCE' AND e.detail NOT LIKE 'soft%')::int AS hard_bounces,
-          count(*) FILTER (WHERE e.type = 'COMPLAINT')::int AS complaints,
-          count(*) FILTER (WHERE e.type = 'DELIVERY')::int AS deliveries
-        FROM email_events e
-        WHERE e.partner_id = ${partnerId}::uuid AND e.created_at > now() - interval '14 days'
-          AND e.recipient IS NOT NULL AND e.type IN ('DELIVERY', 'BOUNCE', 'COMPLAINT')`.pipe(Effect.orDie)
-      const r = row!
+      const r = yield* messages.reputationCounts(partnerId)
       const bounceRate = rate(r.hardBounces, r.sent)
       const complaintRate = rate(r.complaints, r.deliveries)
-      return { success: true as const, bounce_rate: bounceRate, complaint_rate: complaintRate, status: reputationStatus(bounceRate, complaintRate) }
+      return { bounceRate, complaintRate, status: reputationStatus(bounceRate, complaintRate) } satisfies Reputation
     })
 
     return { quotas, stats, reputation } as const
-  })
+  }),
+  dependencies: [PartnersRepo.Default, EmailMessagesRepo.Default]
 }) {}

@@ -1,30 +1,16 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { InvalidRequest, NotFound } from "../domain/errors.ts"
-import { type PagePosition, positionOf } from "../storage/pageCursor.ts"
+import type { PagePosition } from "../storage/pageCursor.ts"
 import { parseAddress } from "./addresses.ts"
 import { CursorPages } from "./cursorPage.ts"
+import { SUPPRESSION_REASONS, type SuppressionReason, SuppressionRepo } from "./SuppressionRepo.ts"
 
-export const SUPPRESSION_REASONS = ["BOUNCE", "COMPLAINT", "MANUAL"] as const
-export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number]
+export { SUPPRESSION_REASONS, type SuppressionReason } from "./SuppressionRepo.ts"
 
 interface PageQuery {
   readonly limit?: number | undefined
   readonly next_cursor?: string | undefined
 }
-
-interface SuppressedRow {
-  readonly suppressionId: string
-  readonly email: string
-  readonly reason: SuppressionReason
-  readonly createdAt: Date
-  /** created_at to the microsecond, as a cursor carries it. */
-  readonly position: string
-}
-
-const COLUMNS = `suppression_id::text, email, reason, created_at, ${positionOf("created_at")} AS position`
-
-const present = (row: SuppressedRow) => ({ email: row.email, reason: row.reason, created_at: new Date(row.createdAt).toISOString() })
 
 const notFound = (email: string) => new NotFound({ message: `${email} is not on the suppression list` })
 
@@ -36,38 +22,25 @@ const notFound = (email: string) => new NotFound({ message: `${email} is not on 
  */
 export class Suppression extends Effect.Service<Suppression>()("herald/email/Suppression", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* SuppressionRepo
     const pages = yield* CursorPages
 
     /** Newest first. */
     const list = Effect.fn("Suppression.list")(function*(partnerId: string, query: PageQuery) {
-      const { rows, ...page } = yield* pages.page(
+      return yield* pages.page(
         { list: "suppression", partnerId },
         query,
-        (after: PagePosition | undefined, take: number) =>
-          sql<SuppressedRow>`
-            SELECT ${sql.literal(COLUMNS)} FROM email_suppression t
-            WHERE ${
-            sql.and([
-              sql`partner_id = ${partnerId}::uuid`,
-              ...(after === undefined ? [] : [sql`(created_at, suppression_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`])
-            ])
-          }
-            ORDER BY t.created_at DESC, t.suppression_id DESC
-            LIMIT ${take}`.pipe(Effect.orDie),
+        (after: PagePosition | undefined, take: number) => repo.page(partnerId, after, take),
         (row) => ({ createdAt: row.position, id: row.suppressionId })
       )
-      return { success: true as const, suppression: rows.map(present), ...page }
     })
 
     /** An address that is not one cannot be on the list: 404, like any address that is not. */
     const get = Effect.fn("Suppression.get")(function*(partnerId: string, email: string) {
       const address = parseAddress(email)
-      const [row] = address === undefined ? [] : yield* sql<SuppressedRow>`
-        SELECT ${sql.literal(COLUMNS)} FROM email_suppression
-        WHERE partner_id = ${partnerId}::uuid AND email = ${address}`.pipe(Effect.orDie)
+      const row = address === undefined ? undefined : yield* repo.find(partnerId, address)
       if (row === undefined) return yield* notFound(address ?? email)
-      return { success: true as const, ...present(row) }
+      return row
     })
 
     /**
@@ -79,23 +52,17 @@ export class Suppression extends Effect.Service<Suppression>()("herald/email/Sup
       if (address === undefined) return yield* InvalidRequest.single("email", "is not an e-mail address")
       const chosen = reason ?? "MANUAL"
       if (!SUPPRESSION_REASONS.includes(chosen)) return yield* InvalidRequest.single("reason", `must be one of ${SUPPRESSION_REASONS.join(", ")}`)
-      const [row] = yield* sql<SuppressedRow>`
-        INSERT INTO email_suppression (partner_id, email, reason) VALUES (${partnerId}::uuid, ${address}, ${chosen})
-        ON CONFLICT (partner_id, email) DO UPDATE SET reason = EXCLUDED.reason
-        RETURNING ${sql.literal(COLUMNS)}`.pipe(Effect.orDie)
-      return { success: true as const, ...present(row!) }
+      const row = yield* repo.put(partnerId, address, chosen)
+      return row
     })
 
     const remove = Effect.fn("Suppression.remove")(function*(partnerId: string, email: string) {
       const address = parseAddress(email)
-      const deleted = address === undefined ? [] : yield* sql`
-        DELETE FROM email_suppression WHERE partner_id = ${partnerId}::uuid AND email = ${address}
-        RETURNING suppression_id`.pipe(Effect.orDie)
-      if (deleted.length === 0) return yield* notFound(address ?? email)
-      return { success: true as const }
+      const deleted = address === undefined ? false : yield* repo.remove(partnerId, address)
+      if (!deleted) return yield* notFound(address ?? email)
     })
 
     return { list, get, put, remove } as const
   }),
-  dependencies: [CursorPages.Default]
+  dependencies: [SuppressionRepo.Default, CursorPages.Default]
 }) {}

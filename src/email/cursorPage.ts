@@ -8,6 +8,12 @@ export class InvalidCursor extends Schema.TaggedError<InvalidCursor>()("InvalidC
   message: Schema.String
 }) {}
 
+/** One page of a partner list: its rows, and the cursor of the next page (undefined on the last). */
+export interface CursorPage<A> {
+  readonly rows: ReadonlyArray<A>
+  readonly nextCursor: string | undefined
+}
+
 export const PAGE_LIMIT_DEFAULT = 100
 export const PAGE_LIMIT_MAX = 1000
 
@@ -60,7 +66,7 @@ export class CursorPages extends Effect.Service<CursorPages>()("herald/email/Cur
       read: (after: PagePosition | undefined, take: number) => Effect.Effect<ReadonlyArray<R>, E, Req>,
       positionOf: (row: R) => PagePosition
     ) =>
-      Effect.gen(function*() {
+      Effect.gen(function*(): Effect.fn.Return<CursorPage<R>, E | InvalidCursor, Req> {
         const signedScope = `${scope.list}\n${scope.partnerId}`
         const limit = query.limit ?? PAGE_LIMIT_DEFAULT
         let after: PagePosition | undefined
@@ -72,7 +78,7 @@ export class CursorPages extends Effect.Service<CursorPages>()("herald/email/Cur
         const rowsOnPage = rows.slice(0, limit)
         const last = rowsOnPage[rowsOnPage.length - 1]
         const next = rows.length > limit && last !== undefined ? encode(signedScope, positionOf(last)) : undefined
-        return { rows: rowsOnPage, count: rowsOnPage.length, ...(next === undefined ? {} : { next_cursor: next }) }
+        return { rows: rowsOnPage, nextCursor: next }
       })
 
     return { page } as const

@@ -14,6 +14,7 @@ import { SqlLive } from "../../src/storage/Database.ts"
 import { Storage } from "../../src/storage/Migrations.ts"
 import { IsolationLive, TestConfig } from "../support/isolation.ts"
 import { openSealed } from "../support/sealed.ts"
+import { PresentedAccess, PresentedSets, PresentedStats, PresentedSuppression, PresentedTemplates } from "./presented.ts"
 
 // The partner e-mail API's resources in process against a real database, with private webhook
 // targets refused as in production (WEBHOOK_ALLOW_PRIVATE=false).
@@ -93,7 +94,7 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("partner e-mail resou
     Effect.gen(function*() {
       const partnerId = yield* newPartner
       const other = yield* newPartner
-      const sets = yield* ConfigurationSets
+      const sets = yield* PresentedSets
       const sql = yield* SqlClient.SqlClient
       const told: Array<string> = []
       yield* (yield* ChangeFeed).subscribe((table, accountId) => {
@@ -208,7 +209,7 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("partner e-mail resou
     Effect.gen(function*() {
       const partnerId = yield* newPartner
       const other = yield* newPartner
-      const sets = yield* ConfigurationSets
+      const sets = yield* PresentedSets
       for (let i = 0; i < 5; i++) {
         yield* sets.create(partnerId, { name: `set-${i}`, event_destinations: i % 2 === 0 ? [{ url: `https://h.example.com/${i}`, events: ["SEND"] }] : [] })
       }
@@ -228,7 +229,7 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("partner e-mail resou
       expect(yield* Effect.flip(sets.list(partnerId, { limit: 2, next_cursor: "garbage" }))).toMatchObject({ _tag: "InvalidCursor" })
       // Another partner's list, or another list of the same partner, does not take it.
       expect(yield* Effect.flip(sets.list(other, { limit: 2, next_cursor: cursor }))).toMatchObject({ _tag: "InvalidCursor" })
-      expect(yield* Effect.flip((yield* EmailTemplates).list(partnerId, { limit: 2, next_cursor: cursor }))).toMatchObject({ _tag: "InvalidCursor" })
+      expect(yield* Effect.flip((yield* PresentedTemplates).list(partnerId, { limit: 2, next_cursor: cursor }))).toMatchObject({ _tag: "InvalidCursor" })
       expect(yield* sets.list(other, {})).toEqual({ success: true, configuration_sets: [], count: 0 })
     }))
 
@@ -236,7 +237,7 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("partner e-mail resou
     Effect.gen(function*() {
       const partnerId = yield* newPartner
       const other = yield* newPartner
-      const templates = yield* EmailTemplates
+      const templates = yield* PresentedTemplates
       const created = yield* templates.create(partnerId, { name: "welcome", subject: "Hi {{name}}", html: "<p>{{name}}</p>" })
       expect(created).toEqual({ success: true, name: "welcome", subject: "Hi {{name}}", html: "<p>{{name}}</p>", created_at: created.created_at })
       expect(created).not.toHaveProperty("text")
@@ -270,7 +271,7 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("partner e-mail resou
   it.effect("templates: a list walked page by page while templates are added", () =>
     Effect.gen(function*() {
       const partnerId = yield* newPartner
-      const templates = yield* EmailTemplates
+      const templates = yield* PresentedTemplates
       for (let i = 0; i < 6; i++) yield* templates.create(partnerId, { name: `t${i}`, subject: "s", text: "b" })
       const page = (limit: number, cursor: string | undefined) =>
         Effect.map(templates.list(partnerId, { limit, next_cursor: cursor }), (p) => ({ names: p.templates.map((t) => t.name), next_cursor: p.next_cursor }))
@@ -284,7 +285,7 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("partner e-mail resou
     Effect.gen(function*() {
       const partnerId = yield* newPartner
       const other = yield* newPartner
-      const suppression = yield* Suppression
+      const suppression = yield* PresentedSuppression
       const put = yield* suppression.put(partnerId, " Someone@Example.COM ")
       expect(put).toEqual({ success: true, email: "someone@example.com", reason: "MANUAL", created_at: put.created_at })
       const again = yield* suppression.put(partnerId, "someone@example.com", "BOUNCE")
@@ -316,7 +317,7 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("partner e-mail resou
   it.effect("production access: one pending request, none once granted; listed newest first", () =>
     Effect.gen(function*() {
       const partnerId = yield* newPartner
-      const access = yield* ProductionAccess
+      const access = yield* PresentedAccess
       const sql = yield* SqlClient.SqlClient
       const input = { mail_type: "TRANSACTIONAL" as const, website_url: "https://shop.example.com", use_case_description: "Receipts." }
 
@@ -375,7 +376,7 @@ layer(Env, { timeout: 60_000, excludeTestServices: true })("partner e-mail resou
   it.effect("quotas, stats and reputation from the partner's messages, recipients and events", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const stats = yield* SendingStats
+      const stats = yield* PresentedStats
       const partnerId = yield* newPartner
       const quiet = yield* newPartner
 

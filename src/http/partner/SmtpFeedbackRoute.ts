@@ -1,10 +1,10 @@
-import { SqlClient } from "@effect/sql"
 import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Redacted } from "effect"
 import { createHmac } from "node:crypto"
 import { ActorClient } from "../../actors/runtime/index.ts"
 import { AppConfig } from "../../config/AppConfig.ts"
 import { isUuid } from "../../domain/ids.ts"
+import { EmailMessagesRepo } from "../../email/EmailMessagesRepo.ts"
 import { MailerKind, MailFeedback } from "../../email/MailerKind.ts"
 import { SMTP_FEEDBACK_PATH, SMTP_FEEDBACK_SIGNATURE_HEADER, type SmtpFeedback } from "../../gateway/EmailRelay.ts"
 import { safeEqual } from "../../security/secrets.ts"
@@ -32,7 +32,7 @@ const readFeedback = (body: Uint8Array): SmtpFeedback | undefined => {
 export const SmtpFeedbackRoute = HttpLayerRouter.use((router) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const sql = yield* SqlClient.SqlClient
+    const messages = yield* EmailMessagesRepo
     const client = yield* ActorClient
     const secret = Redacted.value(config.smtpFeedbackSecret)
     yield* router.add(
@@ -50,10 +50,7 @@ export const SmtpFeedbackRoute = HttpLayerRouter.use((router) =>
         // Herald's own mail (a verification link) has no partner's message behind it.
         if (!isUuid(report.message_id)) return HttpServerResponse.unsafeJson({ success: true, ignored: "not a partner's message" })
         const recipient = report.recipient.toLowerCase()
-        const [message] = yield* sql<{ partnerId: string; status: string | null }>`
-          SELECT m.partner_id::text, r.status FROM email_messages m
-          LEFT JOIN email_recipients r ON r.message_id = m.message_id AND r.recipient = ${recipient}
-          WHERE m.message_id = ${report.message_id}::uuid`
+        const message = yield* messages.deliveryOf(report.message_id, recipient)
         // A report can overtake the commit of the delivery it is about: the sink calls again.
         if (message === undefined || message.status === "queued" || message.status === "sending") {
           return envelope(404, "not_found", `no delivery of ${report.message_id} to ${recipient} recorded (yet)`)
