@@ -5,7 +5,7 @@ import { createHash, randomBytes } from "node:crypto"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Unauthorized } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
-import { SecretBox } from "../security/SecretBox.ts"
+import { SecretBox } from "../crypto/SecretBox.ts"
 import { SignIn } from "../security/SignIn.ts"
 import { makeReadCache } from "../storage/ReadCache.ts"
 

@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import { InvalidApiKey, NotFound } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
-import { sha256 } from "../security/secrets.ts"
+import { sha256 } from "../crypto/secrets.ts"
 import { PreparedStatements } from "../storage/PreparedStatements.ts"
 import { PRODUCTION_QUOTA } from "./model.ts"
 

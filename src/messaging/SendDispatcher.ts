@@ -4,7 +4,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import type { MessageContent } from "../domain/content.ts"
 import { RcsGateway, type SendOutcome } from "../gateway/RcsGateway.ts"
 import type { LeaseGuard } from "../actors/runtime/leaseGuard.ts"
-import { BotsCache } from "../storage/BotsCache.ts"
+import { BotsCache } from "../bots/BotsCache.ts"
 
 /** One send to the gateway, as the sender actor hands it over. */
 export interface SendJob {

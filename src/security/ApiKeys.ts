@@ -3,10 +3,10 @@ import { randomBytes } from "node:crypto"
 import { API_KEY_PREFIX, API_KEY_ROUTES, mayWrite, PANEL_SCOPE_GRANTS, PANEL_SCOPES, type Scope, scopeSatisfied } from "../domain/access.ts"
 import { ApiKeyEndpointNotAllowed, InvalidApiKey, InvalidRequest, MissingScope, NotFound } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
-import { type ApiKeyRow, ApiKeysRepo, type KeyOwner } from "../storage/ApiKeysRepo.ts"
+import { type ApiKeyRow, ApiKeysRepo, type KeyOwner } from "./ApiKeysRepo.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { makeReadCache } from "../storage/ReadCache.ts"
-import { sha256 } from "./secrets.ts"
+import { sha256 } from "../crypto/secrets.ts"
 
 const invalidKey = InvalidApiKey.because("no key of this server matches: it is mistyped, revoked or was never issued")
 

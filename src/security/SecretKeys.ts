@@ -8,7 +8,7 @@ import type { Plan } from "../domain/plans.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { PreparedStatements } from "../storage/PreparedStatements.ts"
 import { makeReadCache } from "../storage/ReadCache.ts"
-import { sha256 } from "./secrets.ts"
+import { sha256 } from "../crypto/secrets.ts"
 
 export const SECRET_KEY_PREFIX = "sk_live_"
 

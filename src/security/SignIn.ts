@@ -12,9 +12,9 @@ import {
 } from "../domain/signIn.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { makeReadCache } from "../storage/ReadCache.ts"
-import { SignInRepo, type SignInUser, type TokenSubject } from "../storage/SignInRepo.ts"
+import { SignInRepo, type SignInUser, type TokenSubject } from "./SignInRepo.ts"
 import { Passwords } from "./Passwords.ts"
-import { randomCode, sha256 } from "./secrets.ts"
+import { randomCode, sha256 } from "../crypto/secrets.ts"
 import { SigningKeys, TOKEN_LIFETIME } from "./SigningKeys.ts"
 import { newTotpSecret, totpUri, verifyTotp } from "./Totp.ts"
 

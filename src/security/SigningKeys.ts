@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Schema } from "effect"
 import { exportJWK, generateKeyPair, importJWK, type JWK, jwtVerify, type JWTPayload, SignJWT } from "jose"
 import { randomUUID } from "node:crypto"
-import { SecretBox } from "./SecretBox.ts"
+import { SecretBox } from "../crypto/SecretBox.ts"
 
 /** User tokens live 7 days (contract); a retired key stays published that long after its successor. */
 export const TOKEN_LIFETIME = Duration.days(7)

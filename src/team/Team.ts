@@ -4,7 +4,7 @@ import { ApiKeyEndpointNotAllowed, Conflict, InvalidRequest, NotFound } from "..
 import { type Email, Password, type Role } from "../domain/identity.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { Passwords } from "../security/Passwords.ts"
-import { type InvitationRow, type MemberRow, TeamRepo } from "../storage/TeamRepo.ts"
+import { type InvitationRow, type MemberRow, MembershipsRepo } from "../accounts/MembershipsRepo.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 
 const present = (m: MemberRow) => ({
@@ -43,7 +43,7 @@ const noInvitation = (memberId: string) => new NotFound({ message: `you have no 
  */
 export class Team extends Effect.Service<Team>()("herald/Team", {
   effect: Effect.gen(function*() {
-    const repo = yield* TeamRepo
+    const repo = yield* MembershipsRepo
     const feed = yield* ChangeFeed
     const passwords = yield* Passwords
 

@@ -2,7 +2,7 @@ import { HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Exit, Fiber, FiberSet, Schedule, Stream } from "effect"
 import { createHash } from "node:crypto"
-import { SecretBox } from "../../security/SecretBox.ts"
+import { SecretBox } from "../../crypto/SecretBox.ts"
 import { envelope } from "../errors.ts"
 
 /**

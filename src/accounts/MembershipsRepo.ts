@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Email, Role } from "../domain/identity.ts"
-import { isUniqueViolation } from "./sqlState.ts"
+import { isUniqueViolation } from "../storage/sqlState.ts"
 
 /** `active` counts; `invited` waits for the person to accept it (migration 0035) and grants nothing. */
 export type MemberStatus = "active" | "invited"
@@ -27,7 +27,7 @@ export interface InvitationRow {
   readonly createdAt: Date
 }
 
-export class TeamRepo extends Effect.Service<TeamRepo>()("herald/TeamRepo", {
+export class MembershipsRepo extends Effect.Service<MembershipsRepo>()("herald/MembershipsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

@@ -2,8 +2,8 @@ import { SqlClient } from "@effect/sql"
 import { Duration, Effect } from "effect"
 import { LOCK_FOR, MAX_WRONG_CODES, MAX_WRONG_PASSWORDS, type Membership, type Principal } from "../domain/signIn.ts"
 import type { Email } from "../domain/identity.ts"
-import { SecretBox } from "../security/SecretBox.ts"
-import { PreparedStatements } from "./PreparedStatements.ts"
+import { SecretBox } from "../crypto/SecretBox.ts"
+import { PreparedStatements } from "../storage/PreparedStatements.ts"
 
 export interface SignInUser {
   readonly userId: string
