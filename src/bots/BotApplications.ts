@@ -60,5 +60,5 @@ export class BotApplications extends Effect.Service<BotApplications>()("herald/b
 
     return { apply } as const
   }),
-  dependencies: [BotsRepo.Default]
+  dependencies: [BotsRepo.Default, ChangeFeed.Default]
 }) {}

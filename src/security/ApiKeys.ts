@@ -134,5 +134,6 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
       })
 
     return { create, list, update, revoke, authenticate } as const
-  })
+  }),
+  dependencies: [ApiKeysRepo.Default, ChangeFeed.Default]
 }) {}

@@ -136,5 +136,6 @@ export class Team extends Effect.Service<Team>()("herald/Team", {
       })
 
     return { list, add, update, remove, invitations, accept, decline } as const
-  })
+  }),
+  dependencies: [MembershipsRepo.Default, ChangeFeed.Default, Passwords.Default]
 }) {}

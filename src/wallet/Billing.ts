@@ -1,8 +1,15 @@
 import { Effect } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
-import { planRatePerMinute, STARTER_IDENTITY_PER_MINUTE } from "../domain/plans.ts"
-import type { SecretKeyAccount } from "../security/SecretKeys.ts"
+import { type Plan, planRatePerMinute, STARTER_IDENTITY_PER_MINUTE } from "../domain/plans.ts"
 import { presentLedgerRow, Wallet } from "./Wallet.ts"
+
+/** The account a secret key authenticates (security/SecretKeys.ts, SecretKeyAccount), as billing needs it. */
+export interface BilledAccount {
+  readonly accountId: string
+  readonly label: string
+  readonly plan: Plan
+  readonly planRatePerMinute: number | null
+}
 
 /** Ledger rows GET /app/billing shows: the latest; the owner's GET /rcs/wallet pages them all. */
 export const BILLING_TRANSACTIONS = 20
@@ -17,9 +24,9 @@ export class Billing extends Effect.Service<Billing>()("herald/wallet/Billing", 
     const wallet = yield* Wallet
     const config = yield* AppConfig
 
-    const rateOf = (account: SecretKeyAccount) => planRatePerMinute(account.plan, account.planRatePerMinute) ?? STARTER_IDENTITY_PER_MINUTE
+    const rateOf = (account: BilledAccount) => planRatePerMinute(account.plan, account.planRatePerMinute) ?? STARTER_IDENTITY_PER_MINUTE
 
-    const me = (account: SecretKeyAccount) =>
+    const me = (account: BilledAccount) =>
       Effect.map(wallet.walletOf(account.accountId), (balance) => ({
         success: true as const,
         account: {
@@ -31,7 +38,7 @@ export class Billing extends Effect.Service<Billing>()("herald/wallet/Billing", 
         }
       }))
 
-    const billing = (account: SecretKeyAccount) =>
+    const billing = (account: BilledAccount) =>
       Effect.gen(function*() {
         const balance = yield* wallet.walletOf(account.accountId)
         const rows = yield* wallet.ledger(account.accountId, undefined, BILLING_TRANSACTIONS).pipe(Effect.orDie)
