@@ -55,7 +55,7 @@ export class BotApplications extends Effect.Service<BotApplications>()("herald/b
         }
         // The applicant reads its new bot next: this node's cache must not wait for the notification.
         yield* feed.committed("bots", principal.accountId)
-        return { success: true as const, bot_id: result.bot.botId, status: "pending" as const }
+        return result.bot
       })
 
     return { apply } as const

@@ -110,18 +110,26 @@ export class Overview extends Effect.Service<Overview>()("herald/overview/Overvi
         // The balance is the owner's to see (billing), as GET /api/v1/rcs/wallet is.
         const balance = hasRole(principal, "owner") ? yield* wallet.walletOf(principal.accountId) : undefined
         return {
-          success: true as const,
-          account: { account_id: principal.accountId, label: found.label, plan: found.plan },
-          wallet: balance === undefined ? null : { balance: balance.balance, currency: balance.currency },
-          messages_today: { since: today.toISOString(), total: Object.values(found.byStatus).reduce((a, b) => a + b, 0), by_status: found.byStatus },
-          last_24_hours: found.hours
-        }
+          account: { accountId: principal.accountId, label: found.label, plan: found.plan },
+          wallet: balance,
+          messagesToday: { since: today, total: Object.values(found.byStatus).reduce((a, b) => a + b, 0), byStatus: found.byStatus },
+          last24Hours: found.hours
+        } satisfies AccountOverview
       })
 
     return { read } as const
   }),
   dependencies: [OverviewRepo.Default, Wallet.Default]
 }) {}
+
+/** The console's first page: the account, the owner's balance, today's messages and the last 24 hours. */
+export interface AccountOverview {
+  readonly account: { readonly accountId: string; readonly label: string; readonly plan: string }
+  /** Undefined unless the reader is the owner (billing is the owner's). */
+  readonly wallet: { readonly balance: number; readonly currency: string } | undefined
+  readonly messagesToday: { readonly since: Date; readonly total: number; readonly byStatus: Record<Status, number> }
+  readonly last24Hours: Figures["hours"]
+}
 
 interface Figures {
   readonly plan: string

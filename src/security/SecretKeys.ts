@@ -48,11 +48,7 @@ export class SecretKeys extends Effect.Service<SecretKeys>()("herald/SecretKeys"
         const raw = SECRET_KEY_PREFIX + randomBytes(32).toString("base64url")
         yield* accountsRepo.setSecretKey(principal.accountId, sha256(raw), raw.slice(-4))
         yield* feed.committed("accounts", principal.accountId)
-        return {
-          success: true as const,
-          secret_key: raw,
-          warning: "Store this key now: it is shown only once. Generating another one invalidates this one at once."
-        }
+        return { secretKey: raw } as const
       })
 
     /** The account of a secret key (raw `sk_live_…`, or base64 of `key:` as Basic auth sends it). */

@@ -12,15 +12,15 @@ export const LEDGER_LIMIT_MAX = 1000
 /** The ledger's cursors (the wallet's REST read and GraphQL's walletTransactions alike). */
 export const ledgerScope = (accountId: string): CursorScope => ({ list: "wallet-transactions", accountId })
 
-/** A ledger row as the wallet's and billing's answers show it. */
-export const presentLedgerRow = (row: LedgerRow) => ({
-  txn_id: row.txnId,
-  kind: row.kind,
-  amount: Number(row.amount),
-  balance_after: row.balanceAfter === null ? null : Number(row.balanceAfter),
-  reference: row.reference,
-  created_at: new Date(row.createdAt).toISOString()
-})
+/** A page of the ledger with the balance: what the owner reads. */
+export interface WalletPage {
+  readonly balance: number
+  readonly currency: string
+  /** Newest first. */
+  readonly transactions: ReadonlyArray<LedgerRow>
+  /** The next page's cursor; undefined on the last page. */
+  readonly nextCursor: string | undefined
+}
 
 /**
  * The account's wallet as its owner reads it (billing is the owner's, DESIGN.md Team): the
@@ -47,12 +47,7 @@ export class Wallet extends Effect.Service<Wallet>()("herald/wallet/Wallet", {
         const wallet = yield* walletOf(principal.accountId)
         const rows = yield* ledger(principal.accountId, after, limit)
         const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.txnId }))
-        return {
-          success: true as const,
-          ...wallet,
-          transactions: page.rows.map(presentLedgerRow),
-          next_cursor: page.nextCursor ?? ""
-        }
+        return { ...wallet, transactions: page.rows, nextCursor: page.nextCursor } satisfies WalletPage
       }).pipe(Effect.orDie)
 
     /** The account's balance and its currency. */
