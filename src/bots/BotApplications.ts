@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { requireRole, seesAllBots } from "../domain/access.ts"
 import { Conflict, describeIssues, FieldIssue, Forbidden, InvalidRequest } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
-import { BotsRepo, type UseCase } from "../storage/BotsRepo.ts"
+import { BotsRepo, type UseCase } from "./BotsRepo.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { normaliseBrandWebsite } from "./brandWebsite.ts"
 import { parseGstin } from "./gstin.ts"
@@ -55,10 +55,10 @@ export class BotApplications extends Effect.Service<BotApplications>()("herald/b
         }
         // The applicant reads its new bot next: this node's cache must not wait for the notification.
         yield* feed.committed("bots", principal.accountId)
-        return { success: true as const, bot_id: result.bot.botId, status: "pending" as const }
+        return result.bot
       })
 
     return { apply } as const
   }),
-  dependencies: [BotsRepo.Default]
+  dependencies: [BotsRepo.Default, ChangeFeed.Default]
 }) {}

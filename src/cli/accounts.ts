@@ -1,6 +1,6 @@
 import { Args } from "@effect/cli"
-import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { AccountsRepo } from "../accounts/AccountsRepo.ts"
 import { AccountNotFound, InvalidRequest } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
 import { Email } from "../domain/identity.ts"
@@ -26,25 +26,17 @@ export const accountArg = Args.text({ name: "ACCOUNT" }).pipe(
  */
 export class AccountRefs extends Effect.Service<AccountRefs>()("herald/cli/AccountRefs", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const accounts = yield* AccountsRepo
 
     const byId = (accountId: string) =>
-      sql<{ accountId: string }>`SELECT account_id FROM accounts WHERE account_id = ${accountId}::uuid`.pipe(
-        Effect.orDie,
-        Effect.flatMap((rows) =>
-          rows[0] === undefined ? Effect.fail(new AccountNotFound({ message: `no account ${accountId}` })) : Effect.succeed(rows[0].accountId)
-        )
-      )
+      Effect.flatMap(accounts.idOf(accountId), (found) =>
+        found === undefined ? Effect.fail(new AccountNotFound({ message: `no account ${accountId}` })) : Effect.succeed(found))
 
     const byOwnerEmail = (email: Email) =>
-      sql<{ accountId: string }>`
-        SELECT a.account_id FROM accounts a JOIN users u ON u.user_id = a.owner_user_id
-        WHERE lower(u.email) = ${email} ORDER BY a.created_at, a.account_id`.pipe(
-        Effect.orDie,
-        Effect.flatMap(Effect.fn(function*(rows) {
-          if (rows.length === 1) return rows[0]!.accountId
-          if (rows.length === 0) return yield* new AccountNotFound({ message: `no account is owned by ${email}` })
-          const ids = rows.map((r) => r.accountId)
+      accounts.idsOwnedBy(email).pipe(
+        Effect.flatMap(Effect.fn(function*(ids) {
+          if (ids.length === 1) return ids[0]!
+          if (ids.length === 0) return yield* new AccountNotFound({ message: `no account is owned by ${email}` })
           return yield* new AmbiguousAccount({ message: `${ids.length} accounts are owned by ${email} (${ids.join(", ")}): name one by its id`, accountIds: ids })
         }))
       )
@@ -61,5 +53,6 @@ export class AccountRefs extends Effect.Service<AccountRefs>()("herald/cli/Accou
       }).pipe(Effect.withSpan("AccountRefs.resolve"))
 
     return { resolve } as const
-  })
+  }),
+  dependencies: [AccountsRepo.Default]
 }) {}

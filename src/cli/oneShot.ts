@@ -1,11 +1,11 @@
-import { SqlClient } from "@effect/sql"
+import type { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { loggingLayer } from "../observability/Logging.ts"
 import { SqlLive } from "../storage/Database.ts"
-import { MIGRATIONS_TABLE, prepareDatabase } from "../storage/Migrations.ts"
+import { appliedMigration } from "../storage/appliedMigration.ts"
+import { prepareDatabase } from "../storage/Migrations.ts"
 import { migrations } from "../storage/migrations/index.ts"
-import { sqlState } from "../storage/sqlState.ts"
 
 /**
  * What one-shot commands run on: the configuration, logs on stderr and the database's pool (which
@@ -21,21 +21,6 @@ export const OneShotBase = Layer.unwrapEffect(
 
 /** The newest migration this build holds: `0038_history_late_sent` → 38. */
 export const LATEST_MIGRATION = Math.max(...Object.keys(migrations).map((name) => Number.parseInt(name, 10)))
-
-/** Postgres's codes for a database that does not exist (3D000) and a table that does not (42P01). */
-const ABSENT = new Set(["3D000", "42P01"])
-
-/**
- * The newest migration applied to the database: 0 when the database or the migrations' table does
- * not exist yet. Any other failure (Postgres down, a refused login) is the command's failure.
- */
-export const appliedMigration = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  return yield* sql<{ latest: number | null }>`SELECT max(migration_id) AS latest FROM ${sql(MIGRATIONS_TABLE)}`.pipe(
-    Effect.map((rows) => rows[0]?.latest ?? 0),
-    Effect.catchTag("SqlError", (error) => ABSENT.has(sqlState(error) ?? "") ? Effect.succeed(0) : Effect.fail(error))
-  )
-})
 
 /**
  * The database as a one-shot command needs it. One query tells whether it already holds every

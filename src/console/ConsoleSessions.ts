@@ -1,26 +1,19 @@
-import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Schedule } from "effect"
 import { decodeJwt } from "jose"
 import { createHash, randomBytes } from "node:crypto"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Unauthorized } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
-import { SecretBox } from "../security/SecretBox.ts"
+import { SecretBox } from "../crypto/SecretBox.ts"
 import { SignIn } from "../security/SignIn.ts"
 import { makeReadCache } from "../storage/ReadCache.ts"
+import { ConsoleSessionsRepo, type ConsoleSessionRow } from "./ConsoleSessionsRepo.ts"
 
 /** A console sign-in as a request finds it (docs/console.md). */
 export interface ConsoleSession {
   readonly accountId: string
   /** The user token the session acts with: put in the Authorization header of the REST calls it makes. */
   readonly token: string
-  readonly csrfToken: string
-  readonly expiresAt: Date
-}
-
-interface Row {
-  readonly accountId: string
-  readonly sealedToken: string
   readonly csrfToken: string
   readonly expiresAt: Date
 }
@@ -41,11 +34,11 @@ const SWEEP = Schedule.spaced(Duration.minutes(10))
  */
 export class ConsoleSessions extends Effect.Service<ConsoleSessions>()("herald/console/ConsoleSessions", {
   scoped: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* ConsoleSessionsRepo
     const box = yield* SecretBox
     const signIn = yield* SignIn
     const config = yield* AppConfig
-    const cache = yield* makeReadCache<Row>({ tables: ["console_sessions"], capacity: 10_000 })
+    const cache = yield* makeReadCache<ConsoleSessionRow>({ tables: ["console_sessions"], capacity: 10_000 })
 
     /** Opens a session for a user token the login just gave: the cookie's value, and the session. */
     const open = (token: string) =>
@@ -55,20 +48,13 @@ export class ConsoleSessions extends Effect.Service<ConsoleSessions>()("herald/c
         const csrfToken = randomBytes(32).toString("base64url")
         const tokenExpiry = (decodeJwt(token).exp ?? 0) * 1000
         const expiresAt = new Date(Math.min(Date.now() + config.consoleSessionHours * 3_600_000, tokenExpiry))
-        yield* sql`
-          INSERT INTO console_sessions (session_hash, account_id, sealed_token, csrf_token, expires_at)
-          VALUES (${hashOf(id)}, ${principal.accountId}::uuid, ${box.seal(token)}, ${csrfToken}, ${expiresAt})`.pipe(Effect.orDie)
+        yield* repo.insert(hashOf(id), { accountId: principal.accountId, sealedToken: box.seal(token), csrfToken, expiresAt })
         return { id, session: { accountId: principal.accountId, token, csrfToken, expiresAt } satisfies ConsoleSession, principal }
       })
 
     const row = (id: string) =>
       cache.get(id, () =>
-        Effect.map(
-          sql<Row>`
-            SELECT account_id::text, sealed_token, csrf_token, expires_at FROM console_sessions
-            WHERE session_hash = ${hashOf(id)}`.pipe(Effect.orDie),
-          (rows) => (rows[0] === undefined ? undefined : { accountId: rows[0].accountId, value: rows[0] })
-        ))
+        Effect.map(repo.find(hashOf(id)), (found) => (found === undefined ? undefined : { accountId: found.accountId, value: found })))
 
     /** The live session of a cookie's value; undefined for none, an expired one, or a token that no longer opens. */
     const find = (id: string | undefined): Effect.Effect<ConsoleSession | undefined> =>
@@ -99,10 +85,10 @@ export class ConsoleSessions extends Effect.Service<ConsoleSessions>()("herald/c
     const close = (id: string | undefined) =>
       id === undefined || !SESSION_ID.test(id)
         ? Effect.void
-        : sql`DELETE FROM console_sessions WHERE session_hash = ${hashOf(id)}`.pipe(Effect.asVoid, Effect.orDie)
+        : repo.remove(hashOf(id))
 
     // Expired rows are refused when read; this only keeps the table small.
-    yield* sql`DELETE FROM console_sessions WHERE expires_at < now()`.pipe(
+    yield* repo.sweep.pipe(
       Effect.catchAllCause((cause) => Effect.logWarning("console session sweep failed", cause)),
       Effect.repeat(SWEEP),
       Effect.delay(Duration.minutes(1)),
@@ -111,5 +97,5 @@ export class ConsoleSessions extends Effect.Service<ConsoleSessions>()("herald/c
 
     return { open, find, resolve, close } as const
   }),
-  dependencies: [SecretBox.Default]
+  dependencies: [ConsoleSessionsRepo.Default, SecretBox.Default, SignIn.Default]
 }) {}

@@ -1,4 +1,3 @@
-import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Option, Redacted, Schedule } from "effect"
 import { createHash, createHmac, randomBytes } from "node:crypto"
 import type { IncomingHttpHeaders } from "node:http"
@@ -7,6 +6,7 @@ import { NotFound, Unauthorized } from "../domain/errors.ts"
 import { readBearer } from "../http/bearer.ts"
 import { CsrfFailed } from "./errors.ts"
 import { ConsoleCookies, csrfProblem, isSafeMethod, sameSecret } from "./consoleCookies.ts"
+import { OpsSessionsRepo } from "./OpsSessionsRepo.ts"
 
 /** How long an operator's sign-in to the view lasts. */
 export const OPS_SESSION_HOURS = 12
@@ -34,7 +34,7 @@ interface OpsSession {
 export class OpsAccess extends Effect.Service<OpsAccess>()("herald/console/OpsAccess", {
   scoped: Effect.gen(function*() {
     const config = yield* AppConfig
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* OpsSessionsRepo
     const cookies = yield* ConsoleCookies
     const token = Option.map(config.opsToken, Redacted.value)
     const mac = (key: string, what: string) => createHmac("sha256", key).update(what).digest("base64url")
@@ -61,10 +61,7 @@ export class OpsAccess extends Effect.Service<OpsAccess>()("herald/console/OpsAc
         if (!Number.isSafeInteger(expiresAt) || expiresAt <= Date.now() || id === undefined || signature === undefined) return Effect.succeed(undefined)
         const session = sessionOf(key, expiresAt, id)
         if (!sameSecret(value, session.cookie)) return Effect.succeed(undefined)
-        return Effect.map(
-          sql`SELECT 1 FROM ops_sessions WHERE session_hash = ${hashOf(value)} AND expires_at > now()`.pipe(Effect.orDie),
-          (rows) => (rows.length > 0 ? session : undefined)
-        )
+        return Effect.map(repo.isLive(hashOf(value)), (live) => (live ? session : undefined))
       })
 
     const cookieSession = (headers: IncomingHttpHeaders) => (key: string) => sessionFrom(key, cookies.read(headers.cookie, "ops"))
@@ -75,7 +72,7 @@ export class OpsAccess extends Effect.Service<OpsAccess>()("herald/console/OpsAc
         if (!sameSecret(Redacted.value(given), key)) return Effect.fail(Unauthorized.because("this is not the node's HERALD_OPS_TOKEN"))
         const session = sessionOf(key, Date.now() + OPS_SESSION_HOURS * 3_600_000, randomBytes(16).toString("base64url"))
         return Effect.as(
-          sql`INSERT INTO ops_sessions (session_hash, expires_at) VALUES (${hashOf(session.cookie)}, ${new Date(session.expiresAt)})`.pipe(Effect.orDie),
+          repo.insert(hashOf(session.cookie), new Date(session.expiresAt)),
           session
         )
       })
@@ -93,7 +90,7 @@ export class OpsAccess extends Effect.Service<OpsAccess>()("herald/console/OpsAc
         if (session === undefined) return
         const problem = csrfProblem(headers, session.csrfToken, "/console/api/ops/session")
         if (problem !== undefined) return yield* new CsrfFailed({ message: `refused: ${problem}` })
-        yield* sql`DELETE FROM ops_sessions WHERE session_hash = ${hashOf(session.cookie)}`.pipe(Effect.orDie)
+        yield* repo.remove(hashOf(session.cookie))
       })
 
     /**
@@ -117,7 +114,7 @@ export class OpsAccess extends Effect.Service<OpsAccess>()("herald/console/OpsAc
 
     // Expired rows are refused when read; this only keeps the table small.
     if (enabled) {
-      yield* sql`DELETE FROM ops_sessions WHERE expires_at < now()`.pipe(
+      yield* repo.sweep.pipe(
         Effect.catchAllCause((cause) => Effect.logWarning("ops session sweep failed", cause)),
         Effect.repeat(SWEEP),
         Effect.delay(Duration.minutes(1)),
@@ -126,5 +123,6 @@ export class OpsAccess extends Effect.Service<OpsAccess>()("herald/console/OpsAc
     }
 
     return { enabled, signIn, current, signOut, authorize } as const
-  })
+  }),
+  dependencies: [OpsSessionsRepo.Default, ConsoleCookies.Default]
 }) {}

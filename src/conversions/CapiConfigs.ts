@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { requireOwnerSession } from "../domain/access.ts"
 import { describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
-import { SecretBox } from "../security/SecretBox.ts"
+import { SecretBox } from "../crypto/SecretBox.ts"
 import { type CapiConfigRow, CapiConfigsRepo } from "./CapiConfigsRepo.ts"
 
 export interface CapiConfigInput {

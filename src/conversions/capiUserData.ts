@@ -10,7 +10,7 @@
  * Customer Information Parameters:
  * https://developers.facebook.com/docs/marketing-api/conversions-api/parameters/customer-information-parameters
  */
-import { sha256 } from "../security/secrets.ts"
+import { sha256 } from "../crypto/secrets.ts"
 
 /** Lowercase hex SHA-256, the only digest form Meta accepts for hashed `user_data` keys. */
 export { sha256 as sha256Hex }

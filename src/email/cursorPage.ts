@@ -1,6 +1,6 @@
 import { Effect, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
-import { cursorSigner } from "../security/cursorSigner.ts"
+import { cursorSigner } from "../crypto/cursorSigner.ts"
 import { type PagePosition, positionFrom } from "../storage/pageCursor.ts"
 
 /** The partner lists' refusal of a cursor they did not give out, or one that was edited: 400 `invalid_cursor`. */

@@ -3,7 +3,7 @@ import { Effect, Layer, Metric, MetricBoundaries, MetricKey, Option, Redacted } 
 import { AppConfig } from "../config/AppConfig.ts"
 import { labelled } from "../observability/labelled.ts"
 import { renderPrometheus } from "../observability/Prometheus.ts"
-import { safeEqual } from "../security/secrets.ts"
+import { safeEqual } from "../crypto/secrets.ts"
 import { readBearer } from "./bearer.ts"
 
 const requests = MetricKey.counter("http_requests_total", {

@@ -13,13 +13,13 @@ import { serveApi } from "./adapter/apiRoutes.ts"
 import { AccountSecurityHttpLive, SignInHttpLive } from "./rcs/SignInHttp.ts"
 import { AuthenticationLive, RcsCredentials } from "./Authentication.ts"
 import { SignIn } from "../security/SignIn.ts"
-import { SignInRepo } from "../storage/SignInRepo.ts"
+import { SignInRepo } from "../security/SignInRepo.ts"
 import { Passwords } from "../security/Passwords.ts"
 import { SigningKeys } from "../security/SigningKeys.ts"
 import { ApiKeys } from "../security/ApiKeys.ts"
-import { ApiKeysRepo } from "../storage/ApiKeysRepo.ts"
-import { BotsRepo } from "../storage/BotsRepo.ts"
-import { BotsCache } from "../storage/BotsCache.ts"
+import { ApiKeysRepo } from "../security/ApiKeysRepo.ts"
+import { BotsRepo } from "../bots/BotsRepo.ts"
+import { BotsCache } from "../bots/BotsCache.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { ApiKeysHttpLive } from "./rcs/ApiKeysHttp.ts"
 import { BotsRoutes } from "./rcs/BotsHttp.ts"
@@ -61,7 +61,7 @@ import { Billing } from "../wallet/Billing.ts"
 import { ApiRateLimits } from "../ratelimit/ApiRateLimits.ts"
 import { SecretKeys } from "../security/SecretKeys.ts"
 import { Team } from "../team/Team.ts"
-import { TeamRepo } from "../storage/TeamRepo.ts"
+import { MembershipsRepo } from "../accounts/MembershipsRepo.ts"
 import { PublicHttpLive } from "./public/PublicHttp.ts"
 import { PublicAuthenticationLive } from "./public/PublicAuthentication.ts"
 import { MetaWebhookRoute } from "./public/MetaWebhookRoute.ts"
@@ -135,7 +135,7 @@ export const ApiHandlers = Layer.mergeAll(
   Layer.provideMerge(AutoReplies.Default),
   Layer.provideMerge(ContactLists.Default),
   Layer.provideMerge(Broadcasts.Default),
-  Layer.provide(Layer.mergeAll(SignInRepo.Default, Passwords.Default, ApiKeysRepo.Default, BotsRepo.Default, TeamRepo.Default, ChangeFeed.Default)),
+  Layer.provide(Layer.mergeAll(SignInRepo.Default, Passwords.Default, ApiKeysRepo.Default, BotsRepo.Default, MembershipsRepo.Default, ChangeFeed.Default)),
   Layer.provideMerge(SigningKeys.Default)
 )
 

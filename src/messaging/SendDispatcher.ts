@@ -5,7 +5,7 @@ import type { MessageContent } from "../domain/content.ts"
 import type { SendOutcome } from "../gateway/rcs.ts"
 import { RcsGateway } from "../gateway/RcsGateway.ts"
 import type { LeaseGuard } from "../actors/runtime/leaseGuard.ts"
-import { BotsCache } from "../storage/BotsCache.ts"
+import { BotsCache } from "../bots/BotsCache.ts"
 import { type Bucket, msUntilToken, take } from "../ratelimit/tokenBucket.ts"
 
 /** One send to the gateway, as the sender actor hands it over. */

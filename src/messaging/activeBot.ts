@@ -3,7 +3,7 @@ import { botInScope } from "../domain/access.ts"
 import { BotNotInScope } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
 import type { Principal } from "../domain/signIn.ts"
-import type { BotsCache } from "../storage/BotsCache.ts"
+import type { BotsCache } from "../bots/BotsCache.ts"
 import { BotNotActive } from "./errors.ts"
 
 const STATE: Record<string, string> = { pending: "waiting for the platform's approval", suspended: "suspended", rejected: "rejected" }

@@ -1,9 +1,9 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { InvalidRequest } from "../domain/errors.ts"
 import { hasRole, seesAllBots } from "../domain/access.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { Wallet } from "../wallet/Wallet.ts"
+import { OverviewRepo } from "./OverviewRepo.ts"
 
 /** The statuses today's messages are counted by (a WhatsApp message Meta accepted counts as sent). */
 export const OVERVIEW_STATUSES = ["queued", "unconfirmed", "sent", "delivered", "read", "failed"] as const
@@ -44,17 +44,6 @@ export const startOfDay = (now: Date, timeZone: string): Date | undefined => {
   return new Date(Date.UTC(part("year"), part("month") - 1, part("day")) - offset)
 }
 
-interface StatusCount {
-  readonly status: string
-  readonly n: number
-}
-
-interface HourCount {
-  readonly hour: Date
-  readonly sent: number
-  readonly failed: number
-}
-
 const ACCEPTED_AS: Record<string, Status> = { accepted: "sent" }
 
 /**
@@ -72,80 +61,31 @@ const ACCEPTED_AS: Record<string, Status> = { accepted: "sent" }
  */
 export class Overview extends Effect.Service<Overview>()("herald/overview/Overview", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* OverviewRepo
     const wallet = yield* Wallet
     const cache = new Map<string, { readonly at: number; readonly value: Figures }>()
 
-    // A row is a send in the hour of its sent_at and a failure in the hour of its failed_at (a
-    // message taken and rejected later is both).
-    const SENT_OR_FAILED = (alias: string) => sql.literal(`CROSS JOIN LATERAL (VALUES ('sent', ${alias}.sent_at), ('failed', ${alias}.failed_at)) AS e(kind, at)`)
-    const HOUR_OF_EVENT = sql.literal(
-      "date_trunc('hour', e.at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour, count(*) FILTER (WHERE e.kind = 'sent')::int AS sent, count(*) FILTER (WHERE e.kind = 'failed')::int AS failed"
-    )
-
-    const botFilter = (principal: Principal, column: string) =>
-      seesAllBots(principal) ? sql`` : sql`AND ${sql(column)} = ANY(${principal.bots.filter((b) => b !== "*")}::uuid[])`
-
     const figures = (principal: Principal, today: Date, from: Date): Effect.Effect<Figures> =>
       Effect.gen(function*() {
-        const account = principal.accountId
-        // The window a row must fall in to count anywhere here.
-        const since = new Date(Math.min(today.getTime(), from.getTime()))
-        const singleByStatus = sql<StatusCount>`
-          SELECT status, count(*)::int AS n FROM messages
-          WHERE account_id = ${account}::uuid AND created_at >= ${today} ${botFilter(principal, "bot_id")}
-          GROUP BY status`
-        const singleHours = sql<HourCount>`
-          SELECT ${HOUR_OF_EVENT} FROM messages m ${SENT_OR_FAILED("m")}
-          WHERE m.account_id = ${account}::uuid AND m.created_at >= ${from}::timestamptz - interval '1 hour' AND e.at >= ${from}
-            ${botFilter(principal, "m.bot_id")}
-          GROUP BY 1`
-        // Broadcasts active in the window, then their targets sent or failed in it.
-        const active = sql`
-          SELECT broadcast_id FROM broadcasts
-          WHERE account_id = ${account}::uuid AND started_at IS NOT NULL AND coalesce(completed_at, cancelled_at, now()) >= ${since}
-            ${botFilter(principal, "bot_id")}`
-        const targetsByStatus = sql<StatusCount>`
-          SELECT t.status, count(*)::int AS n FROM broadcast_targets t
-          WHERE t.broadcast_id IN (${active}) AND coalesce(t.sent_at, t.failed_at) >= ${today} AND t.status <> 'cancelled'
-          GROUP BY t.status`
-        const targetHours = sql<HourCount>`
-          SELECT ${HOUR_OF_EVENT} FROM broadcast_targets t ${SENT_OR_FAILED("t")}
-          WHERE t.broadcast_id IN (${active}) AND coalesce(t.sent_at, t.failed_at) >= ${from} AND e.at >= ${from}
-          GROUP BY 1`
-        const whatsapp = seesAllBots(principal)
-        const waByStatus = whatsapp
-          ? sql<StatusCount>`
-            SELECT status, count(*)::int AS n FROM wa_messages WHERE account_id = ${account}::uuid AND created_at >= ${today} GROUP BY status`
-          : Effect.succeed<ReadonlyArray<StatusCount>>([])
-        const waHours = whatsapp
-          ? sql<HourCount>`
-            SELECT ${HOUR_OF_EVENT} FROM wa_messages w ${SENT_OR_FAILED("w")}
-            WHERE w.account_id = ${account}::uuid AND w.created_at >= ${from}::timestamptz - interval '1 hour' AND e.at >= ${from}
-            GROUP BY 1`
-          : Effect.succeed<ReadonlyArray<HourCount>>([])
-        const [plan, statuses, hours] = yield* Effect.all([
-          sql<{ plan: string; label: string }>`SELECT plan, label FROM accounts WHERE account_id = ${account}::uuid`,
-          Effect.all([singleByStatus, targetsByStatus, waByStatus], { concurrency: "unbounded" }),
-          Effect.all([singleHours, targetHours, waHours], { concurrency: "unbounded" })
-        ], { concurrency: "unbounded" }).pipe(Effect.orDie)
+        const bots = seesAllBots(principal) ? undefined : principal.bots.filter((b) => b !== "*")
+        const { account: plan, statuses, hours } = yield* repo.counts({ accountId: principal.accountId, bots }, today, from)
 
         const byStatus = Object.fromEntries(OVERVIEW_STATUSES.map((s) => [s, 0])) as Record<Status, number>
-        for (const row of statuses.flat()) {
+        for (const row of statuses) {
           const status = (ACCEPTED_AS[row.status] ?? row.status) as Status
           if (status in byStatus) byStatus[status] += row.n
         }
         const perHour = new Map<number, { sent: number; failed: number }>()
         for (let i = 0; i < HOURS; i++) perHour.set(from.getTime() + i * HOUR_MS, { sent: 0, failed: 0 })
-        for (const row of hours.flat()) {
+        for (const row of hours) {
           const slot = perHour.get(new Date(row.hour).getTime())
           if (slot === undefined) continue
           slot.sent += row.sent
           slot.failed += row.failed
         }
         return {
-          plan: plan[0]?.plan ?? "starter",
-          label: plan[0]?.label ?? principal.accountLabel,
+          plan: plan?.plan ?? "starter",
+          label: plan?.label ?? principal.accountLabel,
           byStatus,
           hours: [...perHour].map(([hour, counts]) => ({ hour: new Date(hour).toISOString(), ...counts }))
         }
@@ -170,18 +110,26 @@ export class Overview extends Effect.Service<Overview>()("herald/overview/Overvi
         // The balance is the owner's to see (billing), as GET /api/v1/rcs/wallet is.
         const balance = hasRole(principal, "owner") ? yield* wallet.walletOf(principal.accountId) : undefined
         return {
-          success: true as const,
-          account: { account_id: principal.accountId, label: found.label, plan: found.plan },
-          wallet: balance === undefined ? null : { balance: balance.balance, currency: balance.currency },
-          messages_today: { since: today.toISOString(), total: Object.values(found.byStatus).reduce((a, b) => a + b, 0), by_status: found.byStatus },
-          last_24_hours: found.hours
-        }
+          account: { accountId: principal.accountId, label: found.label, plan: found.plan },
+          wallet: balance,
+          messagesToday: { since: today, total: Object.values(found.byStatus).reduce((a, b) => a + b, 0), byStatus: found.byStatus },
+          last24Hours: found.hours
+        } satisfies AccountOverview
       })
 
     return { read } as const
   }),
-  dependencies: [Wallet.Default]
+  dependencies: [OverviewRepo.Default, Wallet.Default]
 }) {}
+
+/** The console's first page: the account, the owner's balance, today's messages and the last 24 hours. */
+export interface AccountOverview {
+  readonly account: { readonly accountId: string; readonly label: string; readonly plan: string }
+  /** Undefined unless the reader is the owner (billing is the owner's). */
+  readonly wallet: { readonly balance: number; readonly currency: string } | undefined
+  readonly messagesToday: { readonly since: Date; readonly total: number; readonly byStatus: Record<Status, number> }
+  readonly last24Hours: Figures["hours"]
+}
 
 interface Figures {
   readonly plan: string

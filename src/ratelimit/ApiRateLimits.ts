@@ -2,8 +2,8 @@ import { Effect, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { FeatureLocked, RateLimited } from "../domain/errors.ts"
 import { type Plan, planRatePerMinute, STARTER_IDENTITY_PER_MINUTE } from "../domain/plans.ts"
-import { RequestState } from "../http/RequestState.ts"
 import { RateLimiter } from "./RateLimiter.ts"
+import { RetryAfterHint } from "./RetryAfterHint.ts"
 
 type Account = { readonly accountId: string; readonly plan: Plan; readonly planRatePerMinute: number | null }
 
@@ -25,7 +25,7 @@ export class ApiRateLimits extends Effect.Service<ApiRateLimits>()("herald/ApiRa
     })
 
     const hint = (seconds: number) =>
-      Effect.flatMap(Effect.serviceOption(RequestState), Option.match({ onNone: () => Effect.void, onSome: (state) => Effect.sync(() => state.retryAfter = seconds) }))
+      Effect.flatMap(Effect.serviceOption(RetryAfterHint), Option.match({ onNone: () => Effect.void, onSome: (state) => Effect.sync(() => state.retryAfter = seconds) }))
 
     /** One request with the API key `keyId`: the contract's Retry-After is 1 second. */
     const apiKey = (keyId: string) =>

@@ -1,29 +1,22 @@
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import { API_KEY_PREFIX, API_KEY_ROUTES, mayWrite, PANEL_SCOPE_GRANTS, PANEL_SCOPES, type Scope, scopeSatisfied } from "../domain/access.ts"
+import { API_KEY_PREFIX, API_KEY_ROUTES, mayWrite, type Scope, scopeSatisfied } from "../domain/access.ts"
 import { ApiKeyEndpointNotAllowed, InvalidApiKey, InvalidRequest, MissingScope, NotFound } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
-import { type ApiKeyRow, ApiKeysRepo, type KeyOwner } from "../storage/ApiKeysRepo.ts"
+import { type ApiKeyRow, ApiKeysRepo, type KeyOwner } from "./ApiKeysRepo.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { makeReadCache } from "../storage/ReadCache.ts"
-import { sha256 } from "./secrets.ts"
+import { sha256 } from "../crypto/secrets.ts"
 
 const invalidKey = InvalidApiKey.because("no key of this server matches: it is mistyped, revoked or was never issued")
 
-export const isApiKey = (credential: string) => credential.startsWith(API_KEY_PREFIX)
+/** A key just made: the raw key, shown this once, and its row. */
+export interface CreatedApiKey {
+  readonly rawKey: string
+  readonly key: ApiKeyRow
+}
 
-const present = (row: ApiKeyRow) => ({
-  key_id: row.keyId,
-  name: row.name,
-  prefix: API_KEY_PREFIX,
-  last_four: row.lastFour,
-  scopes: row.scopes,
-  created_at: new Date(row.createdAt).toISOString(),
-  created_by: row.createdBy,
-  last_used_at: row.lastUsedAt ? new Date(row.lastUsedAt).toISOString() : null,
-  expires_at: row.expiresAt ? new Date(row.expiresAt).toISOString() : null,
-  revoked: row.revokedAt !== null
-})
+export const isApiKey = (credential: string) => credential.startsWith(API_KEY_PREFIX)
 
 const requireOwner = mayWrite.manageApiKeys
 
@@ -60,20 +53,14 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
           createdBy: principal.email,
           expiresAt: input.expiresAt
         })
-        return {
-          success: true as const,
-          key_id: row.keyId,
-          raw_key: raw,
-          warning: "Store this key now: it is shown only once and cannot be recovered.",
-          key: present(row)
-        }
+        return { rawKey: raw, key: row } satisfies CreatedApiKey
       })
 
     const list = (principal: Principal) =>
       Effect.gen(function*() {
         yield* requireOwner(principal)
         const rows = yield* repo.list(principal.accountId)
-        return { success: true as const, keys: rows.map(present), available_scopes: [...PANEL_SCOPES], grants_today: PANEL_SCOPE_GRANTS }
+        return rows
       })
 
     const update = (principal: Principal, keyId: string, changes: { name?: string; expiresAt?: Date | null }) =>
@@ -85,7 +72,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
         const row = yield* repo.update(principal.accountId, keyId, changes)
         if (row === undefined) return yield* new NotFound({ message: `no active API key ${keyId}` })
         yield* feed.committed("api_keys", principal.accountId)
-        return { success: true as const, key: present(row) }
+        return row
       })
 
     const revoke = (principal: Principal, keyId: string) =>
@@ -93,7 +80,6 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
         yield* requireOwner(principal)
         if (!(yield* repo.revoke(principal.accountId, keyId))) return yield* new NotFound({ message: `no API key ${keyId}` })
         yield* feed.committed("api_keys", principal.accountId)
-        return { success: true as const }
       })
 
     /**
@@ -134,5 +120,6 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
       })
 
     return { create, list, update, revoke, authenticate } as const
-  })
+  }),
+  dependencies: [ApiKeysRepo.Default, ChangeFeed.Default]
 }) {}

@@ -1,14 +1,13 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
+import { AccountsRepo } from "../accounts/AccountsRepo.ts"
+import { sha256 } from "../crypto/secrets.ts"
 import { mayWrite } from "../domain/access.ts"
 import { InvalidApiKey } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
 import type { Plan } from "../domain/plans.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
-import { PreparedStatements } from "../storage/PreparedStatements.ts"
 import { makeReadCache } from "../storage/ReadCache.ts"
-import { sha256 } from "./secrets.ts"
 
 export const SECRET_KEY_PREFIX = "sk_live_"
 
@@ -32,37 +31,24 @@ export interface SecretKeyAccount {
  */
 export class SecretKeys extends Effect.Service<SecretKeys>()("herald/SecretKeys", {
   scoped: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const accountsRepo = yield* AccountsRepo
     const feed = yield* ChangeFeed
-    // Every request with a key the cache does not hold: a prepared statement.
-    const accountByHash = (yield* PreparedStatements).prepare<Omit<SecretKeyAccount, "keyId">>(
-      "SELECT account_id, label, plan, plan_rate_per_minute FROM accounts WHERE secret_key_hash = $1"
-    )
     // Looked up on every request of the key's surfaces; a regenerated key changes the account row,
     // which the change feed reports, so the old key fails on the next request.
     const accounts = yield* makeReadCache<SecretKeyAccount>({ tables: ["accounts"], capacity: 100_000 })
     const findAccount = (hash: string) =>
       accounts.get(
         hash,
-        () => accountByHash([hash]).pipe(
-          Effect.map((rows) => rows[0] && { accountId: rows[0].accountId, value: { ...rows[0], keyId: hash.slice(0, 16) } }),
-          Effect.orDie
-        )
+        () => Effect.map(accountsRepo.findBySecretKeyHash(hash), (row) => row && { accountId: row.accountId, value: { ...row, keyId: hash.slice(0, 16) } })
       )
 
     const generate = (principal: Principal) =>
       Effect.gen(function*() {
         yield* mayWrite.generateSecretKey(principal)
         const raw = SECRET_KEY_PREFIX + randomBytes(32).toString("base64url")
-        yield* sql`
-          UPDATE accounts SET secret_key_hash = ${sha256(raw)}, secret_key_last_four = ${raw.slice(-4)}, secret_key_created_at = now()
-          WHERE account_id = ${principal.accountId}`.pipe(Effect.orDie)
+        yield* accountsRepo.setSecretKey(principal.accountId, sha256(raw), raw.slice(-4))
         yield* feed.committed("accounts", principal.accountId)
-        return {
-          success: true as const,
-          secret_key: raw,
-          warning: "Store this key now: it is shown only once. Generating another one invalidates this one at once."
-        }
+        return { secretKey: raw } as const
       })
 
     /** The account of a secret key (raw `sk_live_…`, or base64 of `key:` as Basic auth sends it). */
@@ -77,7 +63,7 @@ export class SecretKeys extends Effect.Service<SecretKeys>()("herald/SecretKeys"
 
     return { generate, authenticate } as const
   }),
-  dependencies: [PreparedStatements.Default]
+  dependencies: [AccountsRepo.Default, ChangeFeed.Default]
 }) {}
 
 const decodeBasic = (value: string): string | undefined => {

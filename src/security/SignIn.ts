@@ -10,11 +10,12 @@ import {
   type Principal,
   UserClaims
 } from "../domain/signIn.ts"
+import { UsersRepo } from "../accounts/UsersRepo.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { makeReadCache } from "../storage/ReadCache.ts"
-import { SignInRepo, type SignInUser, type TokenSubject } from "../storage/SignInRepo.ts"
+import { SignInRepo, type SignInUser, type TokenSubject } from "./SignInRepo.ts"
 import { Passwords } from "./Passwords.ts"
-import { randomCode, sha256 } from "./secrets.ts"
+import { randomCode, sha256 } from "../crypto/secrets.ts"
 import { SigningKeys, TOKEN_LIFETIME } from "./SigningKeys.ts"
 import { newTotpSecret, totpUri, verifyTotp } from "./Totp.ts"
 
@@ -68,6 +69,7 @@ const issuedBeforeChange = (iat: number, tokensValidAfter: Date | null) =>
 export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
   scoped: Effect.gen(function*() {
     const repo = yield* SignInRepo
+    const users = yield* UsersRepo
     const passwords = yield* Passwords
     const keys = yield* SigningKeys
     const feed = yield* ChangeFeed
@@ -113,7 +115,7 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
         const trimmed = code.replace(/\s+/g, "")
         if (user.totpSecret !== null && verifyTotp(user.totpSecret, trimmed)) return Effect.succeed(true)
         return /^[a-z0-9-]{6,32}$/i.test(trimmed)
-          ? repo.consumeRecoveryCode(user.userId, sha256(trimmed.toLowerCase().replace(/-/g, "")))
+          ? users.consumeRecoveryCode(user.userId, sha256(trimmed.toLowerCase().replace(/-/g, "")))
           : Effect.succeed(false)
       })
 
@@ -238,7 +240,7 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
         yield* Schema.decode(Password)(Redacted.value(next)).pipe(
           Effect.mapError((e) => InvalidRequest.ofValue("new_password", e))
         )
-        yield* repo.setPassword(user.userId, yield* passwords.hash(next))
+        yield* users.changePassword(user.userId, yield* passwords.hash(next))
         // This node forgets the person's token subjects at once; the change feed tells the others.
         yield* feed.committed("users", principal.accountId)
         for (const membership of yield* repo.memberships(user.userId)) yield* feed.committed("users", membership.accountId)
@@ -250,7 +252,7 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
         const user = yield* person(principal)
         if (user.totpEnabled) return yield* InvalidRequest.single("", "two-factor authentication is already enabled")
         const secret = newTotpSecret()
-        yield* repo.setPendingTotp(user.userId, secret)
+        yield* users.setPendingTotp(user.userId, secret)
         return { success: true as const, secret, otpauth_uri: totpUri(secret, user.email) }
       })
 
@@ -261,7 +263,7 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
         if (user.totpSecret === null) return yield* InvalidRequest.single("", "call /auth/2fa/setup first")
         if (!verifyTotp(user.totpSecret, code.replace(/\s+/g, ""))) return yield* new InvalidCode({ message: "invalid two-factor code" })
         const codes = Array.from({ length: RECOVERY_CODES }, () => randomCode(10))
-        yield* repo.enableTotp(user.userId, codes.map((c) => sha256(c)))
+        yield* users.enableTotp(user.userId, codes.map((c) => sha256(c)))
         return { success: true as const, recovery_codes: codes.map((c) => `${c.slice(0, 5)}-${c.slice(5)}`) }
       })
 
@@ -273,10 +275,11 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
         if (!user.totpEnabled) return yield* InvalidRequest.single("", "two-factor authentication is not enabled")
         if (!(yield* passwords.verify(user.passwordHash, password))) return yield* fail(email, "password")
         if (!(yield* secondFactorValid(user, code))) return yield* fail(email, "code")
-        yield* repo.disableTotp(user.userId)
+        yield* users.disableTotp(user.userId)
         return { success: true as const }
       })
 
     return { login, selectAccount, authenticate, changePassword, setupTwoFactor, enableTwoFactor, disableTwoFactor } as const
-  })
+  }),
+  dependencies: [SignInRepo.Default, UsersRepo.Default, Passwords.Default, SigningKeys.Default, ChangeFeed.Default]
 }) {}

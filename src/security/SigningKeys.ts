@@ -1,8 +1,8 @@
-import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Schema } from "effect"
 import { exportJWK, generateKeyPair, importJWK, type JWK, jwtVerify, type JWTPayload, SignJWT } from "jose"
 import { randomUUID } from "node:crypto"
-import { SecretBox } from "./SecretBox.ts"
+import { SecretBox } from "../crypto/SecretBox.ts"
+import { SigningKeysRepo } from "./SigningKeysRepo.ts"
 
 /** User tokens live 7 days (contract); a retired key stays published that long after its successor. */
 export const TOKEN_LIFETIME = Duration.days(7)
@@ -14,14 +14,6 @@ export class InvalidToken extends Schema.TaggedError<InvalidToken>()("InvalidTok
 }) {}
 
 type VerifyKey = Awaited<ReturnType<typeof importJWK>>
-
-interface KeyRow {
-  readonly kid: string
-  readonly publicJwk: JWK
-  /** The private JWK as JSON, sealed (SecretBox): a database reader must not be able to sign tokens. */
-  readonly privateJwk: string
-  readonly createdAt: Date
-}
 
 interface KeySet {
   readonly signer: { readonly kid: string; readonly key: VerifyKey }
@@ -59,7 +51,7 @@ const MALFORMED = new InvalidToken({ message: "the credential is neither a Heral
 
 export class SigningKeys extends Effect.Service<SigningKeys>()("herald/SigningKeys", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* SigningKeysRepo
     const box = yield* SecretBox
     let cached: KeySet | undefined
 
@@ -69,15 +61,12 @@ export class SigningKeys extends Effect.Service<SigningKeys>()("herald/SigningKe
       return { kid, publicJwk: { ...(await exportJWK(publicKey)), kid, alg: "EdDSA", use: "sig" }, privateJwk: await exportJWK(privateKey) }
     })
 
-    const insert = (key: { kid: string; publicJwk: JWK; privateJwk: JWK }) =>
-      sql`INSERT INTO signing_keys (kid, public_jwk, private_jwk) VALUES (${key.kid}, ${JSON.stringify(key.publicJwk)}::jsonb, ${box.seal(JSON.stringify(key.privateJwk))})`
-
     const load: Effect.Effect<KeySet> = Effect.gen(function*() {
-      let rows = yield* sql<KeyRow>`SELECT kid, public_jwk, private_jwk, created_at FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC`
+      let rows = yield* repo.live
       if (rows.length === 0) {
         // First start: one node's key wins or both land; either way the newest signs.
-        yield* insert(yield* generate)
-        rows = yield* sql<KeyRow>`SELECT kid, public_jwk, private_jwk, created_at FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC`
+        yield* repo.insert(yield* generate)
+        rows = yield* repo.live
       }
       const newest = rows[0]!
       const cutoff = Date.now() - Duration.toMillis(TOKEN_LIFETIME)
@@ -137,12 +126,12 @@ export class SigningKeys extends Effect.Service<SigningKeys>()("herald/SigningKe
     /** A new signing key; the previous ones keep verifying for a token lifetime. */
     const rotate = Effect.gen(function*() {
       const key = yield* generate
-      yield* insert(key).pipe(Effect.orDie)
+      yield* repo.insert(key)
       const set = yield* load
       return { kid: set.signer.kid }
     })
 
     return { sign, verify, jwks, rotate } as const
   }),
-  dependencies: [SecretBox.Default]
+  dependencies: [SigningKeysRepo.Default, SecretBox.Default]
 }) {}

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { InvalidRequest } from "../domain/errors.ts"
-import { cursorSigner } from "../security/cursorSigner.ts"
+import { cursorSigner } from "../crypto/cursorSigner.ts"
 import { type PagePosition, positionFrom, positionValues } from "./pageCursor.ts"
 
 /**
@@ -25,7 +25,7 @@ export interface CursorPage<R> {
 
 /**
  * The cursors of the accounts' lists (app API, public API, RCS API, GraphQL), signed as the partner
- * e-mail cursors are (security/cursorSigner.ts) under their own key derived from
+ * e-mail cursors are (crypto/cursorSigner.ts) under their own key derived from
  * HERALD_SECRETS_KEY: an edited cursor, or one of another list or account, is a 400
  * `invalid_request` naming `cursor` (GraphQL: VALIDATION_ERROR naming `page.cursor`), never read as
  * some other position. Every query filters by account as well; the signature keeps clients from

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
-import { isSealed, makeSecretBox, SEALED_PREFIX } from "../security/SecretBox.ts"
+import { isSealed, makeSecretBox, SEALED_PREFIX } from "../crypto/SecretBox.ts"
 
 /**
  * Every column holding a secret Herald must read back, sealed with SecretBox (docs/security.md,

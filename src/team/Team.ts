@@ -4,28 +4,8 @@ import { ApiKeyEndpointNotAllowed, Conflict, InvalidRequest, NotFound } from "..
 import { type Email, Password, type Role } from "../domain/identity.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { Passwords } from "../security/Passwords.ts"
-import { type InvitationRow, type MemberRow, TeamRepo } from "../storage/TeamRepo.ts"
+import { MembershipsRepo } from "../accounts/MembershipsRepo.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
-
-const present = (m: MemberRow) => ({
-  member_id: m.role === "owner" ? "" : m.memberId,
-  // An invited person's id is theirs to give: the account learns it when they accept.
-  user_id: m.status === "invited" ? "" : m.userId,
-  email: m.email,
-  role: m.role,
-  assigned_bots: m.assignedBots,
-  status: m.status,
-  created_at: new Date(m.createdAt).toISOString()
-})
-
-const presentInvitation = (i: InvitationRow) => ({
-  member_id: i.memberId,
-  account_id: i.accountId,
-  account_label: i.accountLabel,
-  role: i.role,
-  assigned_bots: i.assignedBots,
-  invited_at: new Date(i.createdAt).toISOString()
-})
 
 const requireOwner = (principal: Principal) => requireOwnerSession(principal, "manage the team")
 
@@ -43,7 +23,7 @@ const noInvitation = (memberId: string) => new NotFound({ message: `you have no 
  */
 export class Team extends Effect.Service<Team>()("herald/Team", {
   effect: Effect.gen(function*() {
-    const repo = yield* TeamRepo
+    const repo = yield* MembershipsRepo
     const feed = yield* ChangeFeed
     const passwords = yield* Passwords
 
@@ -60,7 +40,7 @@ export class Team extends Effect.Service<Team>()("herald/Team", {
       })
 
     const list = (principal: Principal) =>
-      Effect.map(repo.list(principal.accountId), (members) => ({ success: true as const, members: members.map(present) }))
+      repo.list(principal.accountId)
 
     const add = (principal: Principal, input: { email: Email; role: Exclude<Role, "owner">; assignedBots: ReadonlyArray<string>; password: Option.Option<Redacted.Redacted<string>> }) =>
       Effect.gen(function*() {
@@ -84,9 +64,8 @@ export class Team extends Effect.Service<Team>()("herald/Team", {
           case "AlreadyMember":
             return yield* new Conflict({ message: `${input.email} is already a member of this account or invited to it`, key: "email" })
           case "Added":
-            return result.member.status === "invited"
-              ? { success: true as const, member_id: result.member.memberId, status: "invited" as const }
-              : { success: true as const, member_id: result.member.memberId, status: "active" as const, member: present(result.member), user_created: true as const }
+            // Active: a new user was made for them; invited: they had one already.
+            return result.member
         }
       })
 
@@ -98,7 +77,7 @@ export class Team extends Effect.Service<Team>()("herald/Team", {
         if (member === undefined) return yield* new NotFound({ message: `no team member ${memberId}` })
         // This node's cached token subjects forget at once; the change feed tells the others.
         yield* feed.committed("memberships", principal.accountId)
-        return { success: true as const, member: present(member) }
+        return member
       })
 
     const remove = (principal: Principal, memberId: string) =>
@@ -106,7 +85,6 @@ export class Team extends Effect.Service<Team>()("herald/Team", {
         yield* requireOwner(principal)
         if (!(yield* repo.remove(principal.accountId, memberId))) return yield* new NotFound({ message: `no team member ${memberId}` })
         yield* feed.committed("memberships", principal.accountId)
-        return { success: true as const }
       })
 
     /** The signed-in person's pending invitations, whichever account their token is for. */
@@ -114,7 +92,7 @@ export class Team extends Effect.Service<Team>()("herald/Team", {
       Effect.gen(function*() {
         yield* requirePerson(principal)
         const rows = yield* repo.invitations(principal.personUserId)
-        return { success: true as const, invitations: rows.map(presentInvitation) }
+        return rows
       })
 
     const accept = (principal: Principal, memberId: string) =>
@@ -123,7 +101,7 @@ export class Team extends Effect.Service<Team>()("herald/Team", {
         const accepted = yield* repo.accept(principal.personUserId, memberId)
         if (accepted === undefined) return yield* noInvitation(memberId)
         yield* feed.committed("memberships", accepted.accountId)
-        return { success: true as const, status: "active" as const, ...presentInvitation(accepted) }
+        return accepted
       })
 
     const decline = (principal: Principal, memberId: string) =>
@@ -132,9 +110,9 @@ export class Team extends Effect.Service<Team>()("herald/Team", {
         const accountId = yield* repo.decline(principal.personUserId, memberId)
         if (accountId === undefined) return yield* noInvitation(memberId)
         yield* feed.committed("memberships", accountId)
-        return { success: true as const }
       })
 
     return { list, add, update, remove, invitations, accept, decline } as const
-  })
+  }),
+  dependencies: [MembershipsRepo.Default, ChangeFeed.Default, Passwords.Default]
 }) {}

@@ -1,10 +1,10 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { requireRole } from "../domain/access.ts"
 import type { Principal } from "../domain/signIn.ts"
-import { type PagePosition, positionOf } from "../storage/pageCursor.ts"
-import { PreparedStatements } from "../storage/PreparedStatements.ts"
 import { type CursorScope, ListCursors } from "../storage/ListCursors.ts"
+import { type LedgerRow, WalletRepo } from "./WalletRepo.ts"
+
+export type { LedgerRow } from "./WalletRepo.ts"
 
 export const LEDGER_LIMIT_DEFAULT = 100
 export const LEDGER_LIMIT_MAX = 1000
@@ -12,25 +12,15 @@ export const LEDGER_LIMIT_MAX = 1000
 /** The ledger's cursors (the wallet's REST read and GraphQL's walletTransactions alike). */
 export const ledgerScope = (accountId: string): CursorScope => ({ list: "wallet-transactions", accountId })
 
-export interface LedgerRow {
-  readonly txnId: string
-  readonly kind: "credit" | "charge" | "refund"
-  readonly amount: string
-  readonly balanceAfter: string | null
-  readonly reference: string | null
-  readonly createdAt: Date
-  readonly position: string
+/** A page of the ledger with the balance: what the owner reads. */
+export interface WalletPage {
+  readonly balance: number
+  readonly currency: string
+  /** Newest first. */
+  readonly transactions: ReadonlyArray<LedgerRow>
+  /** The next page's cursor; undefined on the last page. */
+  readonly nextCursor: string | undefined
 }
-
-/** A ledger row as the wallet's and billing's answers show it. */
-export const presentLedgerRow = (row: LedgerRow) => ({
-  txn_id: row.txnId,
-  kind: row.kind,
-  amount: Number(row.amount),
-  balance_after: row.balanceAfter === null ? null : Number(row.balanceAfter),
-  reference: row.reference,
-  created_at: new Date(row.createdAt).toISOString()
-})
 
 /**
  * The account's wallet as its owner reads it (billing is the owner's, DESIGN.md Team): the
@@ -43,21 +33,10 @@ const BALANCE_FRESH_MS = 1_000
 
 export class Wallet extends Effect.Service<Wallet>()("herald/wallet/Wallet", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* WalletRepo
     const cursors = yield* ListCursors
-    // Read by every send (the balance check): a prepared statement.
-    const walletRow = (yield* PreparedStatements).prepare<{ walletBalance: string; currency: string }>(
-      "SELECT wallet_balance, currency FROM accounts WHERE account_id = $1::uuid"
-    )
-
-    /** One page of the ledger, newest first, after `after` (`limit + 1` rows: the extra one says there is more). */
-    const ledger = (accountId: string, after: PagePosition | undefined, limit: number) =>
-      sql<LedgerRow>`
-        SELECT txn_id::text, kind, amount::text, balance_after::text, reference, created_at, ${sql.literal(positionOf("created_at"))} AS position
-        FROM wallet_transactions
-        WHERE account_id = ${accountId}::uuid
-          ${after === undefined ? sql`` : sql`AND (created_at, txn_id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`}
-        ORDER BY created_at DESC, txn_id DESC LIMIT ${limit + 1}`
+    /** One page of the ledger, newest first, after a position (`limit + 1` rows: the extra one says there is more). */
+    const ledger = repo.ledger
 
     const read = (principal: Principal, query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) =>
       Effect.gen(function*() {
@@ -68,20 +47,12 @@ export class Wallet extends Effect.Service<Wallet>()("herald/wallet/Wallet", {
         const wallet = yield* walletOf(principal.accountId)
         const rows = yield* ledger(principal.accountId, after, limit)
         const page = cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.txnId }))
-        return {
-          success: true as const,
-          ...wallet,
-          transactions: page.rows.map(presentLedgerRow),
-          next_cursor: page.nextCursor ?? ""
-        }
+        return { ...wallet, transactions: page.rows, nextCursor: page.nextCursor } satisfies WalletPage
       }).pipe(Effect.orDie)
 
     /** The account's balance and its currency. */
     const walletOf = (accountId: string) =>
-      walletRow([accountId]).pipe(
-        Effect.map(([row]) => ({ balance: Number(row?.walletBalance ?? 0), currency: row?.currency ?? "INR" })),
-        Effect.orDie
-      )
+      Effect.map(repo.balanceOf(accountId), (row) => ({ balance: Number(row?.walletBalance ?? 0), currency: row?.currency ?? "INR" }))
 
     // Balances read for checks, per account, kept BALANCE_FRESH_MS. Only a balance that covers the
     // price is taken from here: one that does not is read again, so a refusal (402) is always
@@ -116,5 +87,5 @@ export class Wallet extends Effect.Service<Wallet>()("herald/wallet/Wallet", {
 
     return { read, ledger, walletOf, balanceFor, spent } as const
   }),
-  dependencies: [PreparedStatements.Default, ListCursors.Default]
+  dependencies: [WalletRepo.Default, ListCursors.Default]
 }) {}

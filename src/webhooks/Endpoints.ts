@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { SecretBox } from "../security/SecretBox.ts"
+import { SecretBox } from "../crypto/SecretBox.ts"
 import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { makeReadCache } from "../storage/ReadCache.ts"
 import { WebhooksRepo } from "./WebhooksRepo.ts"

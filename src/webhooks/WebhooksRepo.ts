@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { SecretBox } from "../security/SecretBox.ts"
+import { SecretBox } from "../crypto/SecretBox.ts"
 
 export interface WebhookRow {
   readonly webhookId: string

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Redacted } from "effect"
 import { Webhook } from "standardwebhooks"
-import { makeSecretBox } from "../../src/security/SecretBox.ts"
+import { makeSecretBox } from "../../src/crypto/SecretBox.ts"
 import { generateTotp } from "../../src/security/Totp.ts"
 import { SEALED_COLUMNS } from "../../src/storage/sealAtRest.ts"
 import { startConsumer } from "../support/consumer.ts"

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer, Option, Redacted } from "effect"
 import { AppConfig, type AppSettings } from "../../src/config/AppConfig.ts"
-import { SecretBox } from "../../src/security/SecretBox.ts"
+import { SecretBox } from "../../src/crypto/SecretBox.ts"
 
 // SecretBox seals what Herald must read back (a CAPI access token): AES-256-GCM under a key
 // derived from HERALD_SECRETS_KEY. No database needed: only the key setting is read.

@@ -1,7 +1,7 @@
 import { Redacted } from "effect"
 import type { JWK } from "jose"
 import { DEV_SECRETS_KEY } from "../../src/config/AppConfig.ts"
-import { makeSecretBox } from "../../src/security/SecretBox.ts"
+import { makeSecretBox } from "../../src/crypto/SecretBox.ts"
 
 // Secrets Herald must read back are sealed at rest (SecretBox, under HERALD_SECRETS_KEY): a test
 // that needs one from the database (to forge a token, to compute a TOTP code) opens it as a node

@@ -9,6 +9,7 @@ import { envelope } from "../errors.ts"
 import { recordRequest } from "../HttpMetrics.ts"
 import { answersResult } from "../resultFlag.ts"
 import { NodeServer } from "../NodeServer.ts"
+import { RetryAfterHint } from "../../ratelimit/RetryAfterHint.ts"
 import { RequestState, type RequestStateShape } from "../RequestState.ts"
 import {
   BODY_DEADLINE_MS,
@@ -166,6 +167,7 @@ export const makeRequestListener = (
     context.set(HttpServerRequest.ParsedSearchParams.key, match.searchParams)
     context.set(HttpLayerRouter.RouteContext.key, { [HttpRouter.RouteContextTypeId]: HttpRouter.RouteContextTypeId, route: match.route, params: match.params })
     context.set(RequestState.key, state)
+    context.set(RetryAfterHint.key, state)
     const program = tracing ? serverSpan(req, match.route.path, programOf(match.route)) : programOf(match.route)
     const fiber = Runtime.runFork(Runtime.make({ context: Context.unsafeMake<never>(context as Map<string, unknown>), fiberRefs: runtime.fiberRefs, runtimeFlags: runtime.runtimeFlags }))(program)
     const settle = (exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>) => {

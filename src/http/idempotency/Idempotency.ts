@@ -1,9 +1,9 @@
 import { HttpServerResponse } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Exit, Fiber, FiberSet, Schedule, Stream } from "effect"
 import { createHash } from "node:crypto"
-import { SecretBox } from "../../security/SecretBox.ts"
+import { SecretBox } from "../../crypto/SecretBox.ts"
 import { envelope } from "../errors.ts"
+import { IdempotencyKeysRepo, type StoredRow } from "./IdempotencyKeysRepo.ts"
 
 /**
  * `Idempotency-Key` on the writes a client may need to retry (docs/idempotency.md), with Stripe's
@@ -68,16 +68,6 @@ const stillRunning = () =>
     "5"
   )
 
-interface StoredRow {
-  readonly fingerprint: string
-  readonly state: "running" | "done"
-  readonly status: number | null
-  readonly contentType: string | null
-  readonly body: Uint8Array | null
-  /** False only for answers stored before migration 0033 (or by a node not upgraded yet). */
-  readonly sealed: boolean
-}
-
 const unfinished = () =>
   HttpServerResponse.setHeader(
     envelope(409, "idempotency_key_in_use", "the first request with this Idempotency-Key did not finish; send this request again"),
@@ -104,50 +94,21 @@ const SWEEP_EVERY = Duration.minutes(10)
 
 export class Idempotency extends Effect.Service<Idempotency>()("herald/Idempotency", {
   scoped: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* IdempotencyKeysRepo
     const box = yield* SecretBox
-    const ttl = `${Duration.toMillis(KEY_TTL)} milliseconds`
     /** Answers still being stored while the database is away, for as long as the service lives. */
     const keeping = yield* FiberSet.make()
-    const lease = `${Duration.toMillis(LEASE)} milliseconds`
 
-    /**
-     * Claims the key: a new row, or one whose 24 hours are over, or a running one whose node
-     * stopped renewing its lease (for the same request only). True when this request now owns it.
-     */
-    const claim = (scope: string, key: string, fingerprint: string) =>
-      Effect.map(
-        sql<{ claimed: boolean }>`
-          INSERT INTO idempotency_keys (scope, key, fingerprint, state, lease_until, expires_at)
-          VALUES (${scope}, ${key}, ${fingerprint}, 'running', now() + ${lease}::interval, now() + ${ttl}::interval)
-          ON CONFLICT (scope, key) DO UPDATE SET
-            fingerprint = EXCLUDED.fingerprint, state = 'running', lease_until = EXCLUDED.lease_until,
-            status = NULL, content_type = NULL, body = NULL, sealed = false, created_at = now(), expires_at = EXCLUDED.expires_at
-          WHERE idempotency_keys.expires_at <= now()
-             OR (idempotency_keys.state = 'running' AND idempotency_keys.lease_until <= now()
-                 AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
-          RETURNING true AS claimed`,
-        (rows) => rows.length > 0
-      )
-
-    const read = (scope: string, key: string) =>
-      Effect.map(
-        sql<StoredRow>`
-          SELECT fingerprint, state, status, content_type, body, sealed FROM idempotency_keys
-          WHERE scope = ${scope} AND key = ${key} AND expires_at > now()`,
-        (rows) => rows[0]
-      )
-
-    const renew = (scope: string, key: string) =>
-      sql`UPDATE idempotency_keys SET lease_until = now() + ${lease}::interval
-          WHERE scope = ${scope} AND key = ${key} AND state = 'running'`
+    const claim = (scope: string, key: string, fingerprint: string) => repo.claim(scope, key, fingerprint, LEASE, KEY_TTL)
+    const read = repo.read
+    const renew = (scope: string, key: string) => repo.renew(scope, key, LEASE)
+    const release = repo.release
 
     const settle = (scope: string, key: string, response: HttpServerResponse.HttpServerResponse) => {
       const body = bodyOf(response)
       if (!kept(response.status) || body === undefined) return release(scope, key)
       const contentType = response.body._tag === "Uint8Array" ? response.body.contentType : null
-      return sql`UPDATE idempotency_keys SET state = 'done', status = ${response.status}, content_type = ${contentType}, body = ${seal(body)}, sealed = true
-                 WHERE scope = ${scope} AND key = ${key} AND state = 'running'`
+      return repo.settle(scope, key, { status: response.status, contentType, sealedBody: seal(body) })
     }
 
     // Every stored answer is sealed (AES-256-GCM under HERALD_SECRETS_KEY, SecretBox): those of key
@@ -168,9 +129,6 @@ export class Idempotency extends Effect.Service<Idempotency>()("herald/Idempoten
         headers: { [REPLAYED_HEADER]: "true" }
       })
     }
-
-    const release = (scope: string, key: string) =>
-      sql`DELETE FROM idempotency_keys WHERE scope = ${scope} AND key = ${key} AND state = 'running'`
 
     /**
      * Runs `program` as the owner of the key: its lease renewed meanwhile, its answer kept. A
@@ -199,7 +157,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("herald/Idempoten
                 ? settle(scope, key, response)
                 : fingerprint === undefined
                 ? release(scope, key)
-                : Effect.zipRight(sql`UPDATE idempotency_keys SET fingerprint = ${fingerprint} WHERE scope = ${scope} AND key = ${key} AND state = 'running'`, settle(scope, key, response)),
+                : Effect.zipRight(repo.setFingerprint(scope, key, fingerprint), settle(scope, key, response)),
             onFailure: () => release(scope, key)
           })
           const stored = yield* Effect.either(Effect.retry(store, storeBriefly))
@@ -220,9 +178,9 @@ export class Idempotency extends Effect.Service<Idempotency>()("herald/Idempoten
      */
     const run = <E, R>(scope: string, key: string, fingerprint: string, program: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) => {
       const deadline = Date.now() + Duration.toMillis(WAIT_AT_MOST)
-      const attempt: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> = Effect.flatMap(Effect.orDie(claim(scope, key, fingerprint)), (claimed) => {
+      const attempt: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> = Effect.flatMap(claim(scope, key, fingerprint), (claimed) => {
         if (claimed) return own(scope, key, program)
-        return Effect.flatMap(Effect.orDie(read(scope, key)), (row) => {
+        return Effect.flatMap(read(scope, key), (row) => {
           // Expired between the two statements: claim it anew.
           if (row === undefined) return attempt
           if (row.fingerprint !== fingerprint) return Effect.succeed(reused())
@@ -263,12 +221,12 @@ export class Idempotency extends Effect.Service<Idempotency>()("herald/Idempoten
         return { stream, digest: () => (complete ? hash.digest("base64url") : undefined) }
       }
       const awaitOwner = (fingerprint: string): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
-        Effect.flatMap(Effect.orDie(read(scope, key)), (row) => {
+        Effect.flatMap(read(scope, key), (row) => {
           if (row === undefined) return Effect.succeed(unfinished())
           if (row.state === "running") return Effect.zipRight(Effect.sleep(POLL_EVERY), awaitOwner(fingerprint))
           return Effect.succeed(row.fingerprint === fingerprint ? replay(row) : reused())
         })
-      return Effect.flatMap(Effect.orDie(claim(scope, key, pending)), (claimed) => {
+      return Effect.flatMap(claim(scope, key, pending), (claimed) => {
         if (claimed) {
           const { stream, digest } = hashed()
           return own(scope, key, run(stream), digest)
@@ -281,13 +239,9 @@ export class Idempotency extends Effect.Service<Idempotency>()("herald/Idempoten
       })
     }
 
-    /** Rows past their 24 hours, removed in bounded batches by every API node now and then. */
-    const sweep = sql`
-      DELETE FROM idempotency_keys WHERE ctid IN (
-        SELECT ctid FROM idempotency_keys WHERE expires_at <= now() LIMIT 5000)`
-
-    yield* Effect.forkScoped(Effect.repeat(Effect.ignore(sweep), Schedule.spaced(SWEEP_EVERY)))
+    // Rows past their 24 hours, removed in bounded batches by every API node now and then.
+    yield* Effect.forkScoped(Effect.repeat(Effect.ignore(repo.sweep), Schedule.spaced(SWEEP_EVERY)))
     return { run, runStreamed } as const
   }),
-  dependencies: [SecretBox.Default]
+  dependencies: [IdempotencyKeysRepo.Default, SecretBox.Default]
 }) {}

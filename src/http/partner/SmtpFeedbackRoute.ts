@@ -7,7 +7,7 @@ import { isUuid } from "../../domain/ids.ts"
 import { EmailMessagesRepo } from "../../email/EmailMessagesRepo.ts"
 import { MailerKind, MailFeedback } from "../../email/MailerKind.ts"
 import { SMTP_FEEDBACK_PATH, SMTP_FEEDBACK_SIGNATURE_HEADER, type SmtpFeedback } from "../../gateway/EmailRelay.ts"
-import { safeEqual } from "../../security/secrets.ts"
+import { safeEqual } from "../../crypto/secrets.ts"
 import { envelope } from "../errors.ts"
 
 const readFeedback = (body: Uint8Array): SmtpFeedback | undefined => {

@@ -14,4 +14,4 @@ export const BotApplicationsHttpLive = apiGroup(HeraldApi, "botApplications", (h
           companyGstin: payload.company_gstin,
           brandWebsite: payload.brand_website,
           useCase: payload.use_case
-        })))))
+        }).pipe(Effect.map((bot) => ({ success: true as const, bot_id: bot.botId, status: "pending" as const })))))))

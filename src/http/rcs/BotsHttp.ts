@@ -1,8 +1,8 @@
 import { Effect, Layer, Schema } from "effect"
 import { botInScope } from "../../domain/access.ts"
 import { BotNotInScope, NotFound } from "../../domain/errors.ts"
-import { BotsCache } from "../../storage/BotsCache.ts"
-import { type BotRow, canBroadcast } from "../../storage/BotsRepo.ts"
+import { BotsCache } from "../../bots/BotsCache.ts"
+import { type BotRow, canBroadcast } from "../../bots/BotsRepo.ts"
 import { readRoute, renderedOnce } from "../readRoute.ts"
 import { BotsListQuery } from "./BotsApi.ts"
 

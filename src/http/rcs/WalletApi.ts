@@ -5,7 +5,7 @@ import { InvalidRequestResponse } from "../errors.ts"
 import { describe, documented } from "../openApiAnnotations.ts"
 import { ForbiddenResponse } from "./ApiKeysApi.ts"
 
-/** A ledger row (src/wallet/Wallet.ts, presentLedgerRow). */
+/** A ledger row (presentWallet.ts, presentLedgerRow). */
 export const LedgerTransaction = Schema.Struct({
   txn_id: Schema.String.annotations({ description: "The ledger row's id." }),
   kind: Schema.Literal("credit", "charge", "refund").annotations({

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { type BotRow, BotsRepo } from "./BotsRepo.ts"
-import { makeReadCache } from "./ReadCache.ts"
+import { makeReadCache } from "../storage/ReadCache.ts"
 
 /**
  * The bots of an account as the API reads them on every bot-scoped request, kept in memory and

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { PreparedStatements } from "./PreparedStatements.ts"
+import { PreparedStatements } from "../storage/PreparedStatements.ts"
 
 export interface ApiKeyRow {
   readonly keyId: string

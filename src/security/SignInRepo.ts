@@ -2,8 +2,8 @@ import { SqlClient } from "@effect/sql"
 import { Duration, Effect } from "effect"
 import { LOCK_FOR, MAX_WRONG_CODES, MAX_WRONG_PASSWORDS, type Membership, type Principal } from "../domain/signIn.ts"
 import type { Email } from "../domain/identity.ts"
-import { SecretBox } from "../security/SecretBox.ts"
-import { PreparedStatements } from "./PreparedStatements.ts"
+import { SecretBox } from "../crypto/SecretBox.ts"
+import { PreparedStatements } from "../storage/PreparedStatements.ts"
 
 export interface SignInUser {
   readonly userId: string
@@ -19,7 +19,10 @@ export interface TokenSubject extends Omit<Principal, "credential"> {
   readonly tokensValidAfter: Date | null
 }
 
-/** Reads and writes of sign-in: users, memberships, failed-attempt counters, 2FA. */
+/**
+ * Sign-in's reads (users, their memberships, a token's subject) and the one writer of
+ * `sign_in_attempts`, the failed-attempt counters. Users themselves are written by accounts/UsersRepo.ts.
+ */
 export class SignInRepo extends Effect.Service<SignInRepo>()("herald/SignInRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -108,35 +111,6 @@ export class SignInRepo extends Effect.Service<SignInRepo>()("herald/SignInRepo"
     /** A successful sign-in clears the counters. */
     const clearFailures = (email: Email) => sql`DELETE FROM sign_in_attempts WHERE email = ${email}`.pipe(Effect.asVoid, Effect.orDie)
 
-    const setPassword = (userId: string, passwordHash: string) =>
-      sql`
-        UPDATE users SET password_hash = ${passwordHash}, tokens_valid_after = now(), updated_at = now()
-        WHERE user_id = ${userId}`.pipe(Effect.asVoid, Effect.orDie)
-
-    const setPendingTotp = (userId: string, secret: string) =>
-      sql`UPDATE users SET totp_secret = ${box.seal(secret)}, updated_at = now() WHERE user_id = ${userId} AND NOT totp_enabled`.pipe(Effect.asVoid, Effect.orDie)
-
-    /** Turns 2FA on with a fresh set of recovery codes (only their hashes are stored). */
-    const enableTotp = (userId: string, recoveryHashes: ReadonlyArray<string>) =>
-      Effect.gen(function*() {
-        yield* sql`UPDATE users SET totp_enabled = true, totp_enabled_at = now(), updated_at = now() WHERE user_id = ${userId}`
-        yield* sql`DELETE FROM user_recovery_codes WHERE user_id = ${userId}`
-        yield* sql`INSERT INTO user_recovery_codes (user_id, code_hash) SELECT ${userId}, unnest(${recoveryHashes}::text[])`
-      }).pipe(sql.withTransaction, Effect.orDie)
-
-    const disableTotp = (userId: string) =>
-      Effect.gen(function*() {
-        yield* sql`UPDATE users SET totp_enabled = false, totp_secret = NULL, totp_enabled_at = NULL, updated_at = now() WHERE user_id = ${userId}`
-        yield* sql`DELETE FROM user_recovery_codes WHERE user_id = ${userId}`
-      }).pipe(sql.withTransaction, Effect.orDie)
-
-    /** Uses a recovery code once: true when it existed and was unused. */
-    const consumeRecoveryCode = (userId: string, codeHash: string) =>
-      sql`
-        UPDATE user_recovery_codes SET used_at = now()
-        WHERE user_id = ${userId} AND code_hash = ${codeHash} AND used_at IS NULL
-        RETURNING code_hash`.pipe(Effect.map((rows) => rows.length === 1), Effect.orDie)
-
     return {
       findUser,
       findUserById,
@@ -144,12 +118,7 @@ export class SignInRepo extends Effect.Service<SignInRepo>()("herald/SignInRepo"
       tokenSubject,
       lockedFor,
       recordFailure,
-      clearFailures,
-      setPassword,
-      setPendingTotp,
-      enableTotp,
-      disableTotp,
-      consumeRecoveryCode
+      clearFailures
     } as const
   }),
   dependencies: [PreparedStatements.Default, SecretBox.Default]

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Email, Role } from "../domain/identity.ts"
-import { isUniqueViolation } from "./sqlState.ts"
+import { UsersRepo } from "./UsersRepo.ts"
 
 /** `active` counts; `invited` waits for the person to accept it (migration 0035) and grants nothing. */
 export type MemberStatus = "active" | "invited"
@@ -27,9 +27,14 @@ export interface InvitationRow {
   readonly createdAt: Date
 }
 
-export class TeamRepo extends Effect.Service<TeamRepo>()("herald/TeamRepo", {
+/**
+ * The one writer of `memberships`: who belongs to which account, in what role, with which bots
+ * (the team, and each account's owner). SQL failures are defects here (STYLE.md).
+ */
+export class MembershipsRepo extends Effect.Service<MembershipsRepo>()("herald/MembershipsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const users = yield* UsersRepo
 
     const list = (accountId: string) =>
       sql<MemberRow>`
@@ -57,14 +62,12 @@ export class TeamRepo extends Effect.Service<TeamRepo>()("herald/TeamRepo", {
      */
     const add = (input: { accountId: string; email: Email; role: Role; assignedBots: ReadonlyArray<string>; passwordHash: () => Effect.Effect<string | undefined> }) =>
       Effect.gen(function*() {
-        const existing = yield* sql<{ userId: string }>`SELECT user_id FROM users WHERE lower(email) = ${input.email}`
-        let userId = existing[0]?.userId
+        let userId = yield* users.idByEmail(input.email)
         const status: MemberStatus = userId === undefined ? "active" : "invited"
         if (userId === undefined) {
           const hash = yield* input.passwordHash()
           if (hash === undefined) return { _tag: "PasswordRequired" } as const
-          const [row] = yield* sql<{ userId: string }>`INSERT INTO users (email, password_hash) VALUES (${input.email}, ${hash}) RETURNING user_id`
-          userId = row!.userId
+          userId = yield* users.create(input.email, hash)
         }
         const rows = yield* sql<MemberRow>`
           INSERT INTO memberships (account_id, user_id, role, assigned_bots, status)
@@ -76,9 +79,16 @@ export class TeamRepo extends Effect.Service<TeamRepo>()("herald/TeamRepo", {
       }).pipe(
         sql.withTransaction,
         // Two owners adding the same new e-mail at once: one creates the user, the other retries.
-        Effect.retry({ times: 1, while: (e) => e._tag === "SqlError" && isUniqueViolation(e) }),
-        Effect.orDie
+        Effect.retry({ times: 1, while: (e) => e._tag === "EmailTaken" }),
+        Effect.catchTag("SqlError", Effect.die),
+        Effect.catchTag("EmailTaken", Effect.die)
       )
+
+    /** The owner's membership of a new account (accounts/AccountsRepo.ts creates both in one transaction). */
+    const insertOwner = (accountId: string, userId: string) =>
+      sql<{ memberId: string }>`
+        INSERT INTO memberships ${sql.insert({ accountId, userId, role: "owner" })}
+        RETURNING member_id`.pipe(Effect.map((rows) => rows[0]!.memberId), Effect.orDie)
 
     const update = (accountId: string, memberId: string, changes: { role?: Role; assignedBots?: ReadonlyArray<string> }) =>
       sql<MemberRow>`
@@ -119,6 +129,7 @@ export class TeamRepo extends Effect.Service<TeamRepo>()("herald/TeamRepo", {
         DELETE FROM memberships WHERE member_id::text = ${memberId} AND user_id = ${userId} AND status = 'invited'
         RETURNING account_id`.pipe(Effect.map((rows) => rows[0]?.accountId), Effect.orDie)
 
-    return { list, find, existingBots, add, update, remove, invitations, accept, decline } as const
-  })
+    return { list, find, existingBots, add, insertOwner, update, remove, invitations, accept, decline } as const
+  }),
+  dependencies: [UsersRepo.Default]
 }) {}
