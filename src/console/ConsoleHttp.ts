@@ -56,16 +56,16 @@ export const ConsoleSessionHttpLive = apiGroup(ConsoleApi, "consoleSession", (ha
       .handle("signIn", ({ payload }) =>
         Effect.gen(function*() {
           const answer = yield* signIn.login({ email: payload.email, password: payload.password, totpCode: Option.fromNullable(payload.totp_code) })
-          if ("token" in answer) return yield* signedIn(answer.token)
-          if ("requires_2fa" in answer) return { success: true as const, status: "requires_2fa" as const, message: answer.message ?? "two-factor code required" }
+          if (answer._tag === "SignedIn") return yield* signedIn(answer.token)
+          if (answer._tag === "SecondFactorRequired") return { success: true as const, status: "requires_2fa" as const, message: answer.message }
           // The pick token only opens select-account; it stays server-side, in the pick cookie.
           return cookies.set(
             HttpServerResponse.unsafeJson({
               success: true,
               status: "need_account_pick",
-              accounts: answer.accounts.map((a) => ({ account_id: a.account_id, label: a.label, role: a.role }))
+              accounts: answer.accounts.map((a) => ({ account_id: a.accountId, label: a.label, role: a.role }))
             }),
-            [{ cookie: "pick", value: answer.session_token, maxAgeSeconds: PICK_SECONDS }]
+            [{ cookie: "pick", value: answer.sessionToken, maxAgeSeconds: PICK_SECONDS }]
           )
         }))
       .handle("pickAccount", ({ payload, request }) =>

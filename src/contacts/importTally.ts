@@ -38,6 +38,18 @@ export const columnsOf = (contacts: Iterable<ValidContact>): Batch => {
 /** A phone as reported back: what the client wrote, cut short so that 100 of them stay small. */
 const PHONE_REPORTED_MAX = 64
 
+/** An import's outcome (src/http/importReport.ts presents it). */
+export interface ImportReport {
+  readonly added: number
+  readonly duplicates: number
+  readonly invalid: ReadonlyArray<{ readonly row: number; readonly phone: string; readonly reason: string }>
+  readonly invalidCount: number
+}
+
+export interface CustomerImportReport extends ImportReport {
+  readonly updated: number
+}
+
 /**
  * The running account of one import: every data row ends up added, a duplicate (its E.164 number
  * already in the list, from this import or an earlier one) or invalid, so
@@ -95,26 +107,14 @@ export class ImportTally {
     })
   }
 
-  report() {
-    return {
-      success: true as const,
-      added: this.added,
-      duplicates: this.duplicates,
-      invalid: this.invalid,
-      invalid_count: this.invalidCount
-    }
+  /** What the import did: rows added, duplicates, and the invalid rows (the first ones, and how many). */
+  report(): ImportReport {
+    return { added: this.added, duplicates: this.duplicates, invalid: this.invalid, invalidCount: this.invalidCount }
   }
 
   /** A customer import's report: also the rows that changed an existing customer. */
-  customerReport() {
-    return {
-      success: true as const,
-      added: this.added,
-      updated: this.updated,
-      duplicates: this.duplicates,
-      invalid: this.invalid,
-      invalid_count: this.invalidCount
-    }
+  customerReport(): CustomerImportReport {
+    return { ...this.report(), updated: this.updated }
   }
 
   private invalidRow(row: number, phone: string, reason: string) {

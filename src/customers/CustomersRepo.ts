@@ -213,7 +213,7 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("herald/custo
         ON CONFLICT (account_id, phone) DO UPDATE SET
           name = coalesce(excluded.name, customers.name),
           last_seen_at = greatest(customers.last_seen_at, excluded.last_seen_at)
-        RETURNING customer_id::text`.pipe(Effect.orDie)
+        RETURNING customer_id::text`
       return customer!.customerId
     })
 

@@ -188,5 +188,5 @@ export class GraphqlOperations extends Effect.Service<GraphqlOperations>()("hera
 
     return { schema, authenticate, admit, prepare, contextFor, execute: executeQuery } as const
   }),
-  dependencies: [ListCursors.Default, ApiRateLimits.Default]
+  dependencies: [ListCursors.Default, SecretKeys.Default, ApiRateLimits.Default]
 }) {}

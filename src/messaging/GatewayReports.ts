@@ -124,5 +124,5 @@ export class GatewayReports extends Effect.Service<GatewayReports>()("herald/mes
 
     return { applyStatus, recordInbound } as const
   }),
-  dependencies: [BotsRepo.Default, PreparedStatements.Default, MessagesRepo.Default]
+  dependencies: [BotsRepo.Default, PreparedStatements.Default, MessagesRepo.Default, Webhooks.Default]
 }) {}

@@ -19,27 +19,26 @@ import { randomCode, sha256 } from "../crypto/secrets.ts"
 import { SigningKeys, TOKEN_LIFETIME } from "./SigningKeys.ts"
 import { newTotpSecret, totpUri, verifyTotp } from "./Totp.ts"
 
-export interface TokenAnswer {
-  readonly success: true
+/** A person signed in to one account: the token and who it names (src/http/rcs/presentSignIn.ts presents it). */
+export interface SignedIn {
+  readonly _tag: "SignedIn"
   readonly token: string
   readonly role: Membership["role"]
-  readonly user: {
-    readonly user_id: string
-    readonly email: string
-    readonly account_label: string
-    readonly member_id: string
-    readonly assigned_bots: ReadonlyArray<string>
-  }
+  readonly userId: string
+  readonly email: string
+  readonly accountLabel: string
+  readonly memberId: string
+  readonly assignedBots: ReadonlyArray<string>
 }
 
-export type LoginAnswer =
-  | TokenAnswer
-  | { readonly success: true; readonly requires_2fa: true; readonly message: string }
+/** What a password (and code) sign-in comes to: a token, a second factor to give, or an account to pick. */
+export type LoginOutcome =
+  | SignedIn
+  | { readonly _tag: "SecondFactorRequired"; readonly message: string }
   | {
-    readonly success: true
-    readonly need_account_pick: true
-    readonly session_token: string
-    readonly accounts: ReadonlyArray<{ account_id: string; role: string; label: string; member_id?: string }>
+    readonly _tag: "AccountPick"
+    readonly sessionToken: string
+    readonly accounts: ReadonlyArray<{ readonly accountId: string; readonly role: Membership["role"]; readonly label: string; readonly memberId: string | undefined }>
   }
 
 const RECOVERY_CODES = 10
@@ -148,17 +147,15 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
         }).pipe(Effect.orDie)
         const token = yield* keys.sign(claims)
         return {
-          success: true,
+          _tag: "SignedIn",
           token,
           role: membership.role,
-          user: {
-            user_id: membership.ownerUserId,
-            email: user.email,
-            account_label: membership.accountLabel,
-            member_id: contractMemberId(membership),
-            assigned_bots: membership.assignedBots
-          }
-        } satisfies TokenAnswer
+          userId: membership.ownerUserId,
+          email: user.email,
+          accountLabel: membership.accountLabel,
+          memberId: contractMemberId(membership),
+          assignedBots: membership.assignedBots
+        } satisfies SignedIn
       })
 
     const login = (input: { email: Email; password: Redacted.Redacted<string>; totpCode: Option.Option<string> }) =>
@@ -169,7 +166,7 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
         if (user === undefined || !passwordOk) return yield* fail(input.email, "password")
         if (user.totpEnabled) {
           if (Option.isNone(input.totpCode)) {
-            return { success: true, requires_2fa: true, message: "two-factor code required" } as const
+            return { _tag: "SecondFactorRequired", message: "two-factor code required" } satisfies LoginOutcome
           }
           if (!(yield* secondFactorValid(user, input.totpCode.value))) return yield* fail(input.email, "code")
         }
@@ -182,16 +179,15 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
           yield* Schema.encode(AccountPickClaims)({ type: "rcs_account_pick", person_id: user.userId, iat, exp: iat + Duration.toSeconds(ACCOUNT_PICK_LIFETIME) }).pipe(Effect.orDie)
         )
         return {
-          success: true,
-          need_account_pick: true,
-          session_token: sessionToken,
+          _tag: "AccountPick",
+          sessionToken,
           accounts: memberships.map((m) => ({
-            account_id: m.accountId,
+            accountId: m.accountId,
             role: m.role,
             label: m.accountLabel,
-            ...(m.role === "owner" ? {} : { member_id: m.memberId })
+            memberId: m.role === "owner" ? undefined : m.memberId
           }))
-        } as const
+        } satisfies LoginOutcome
       }).pipe(Effect.withSpan("SignIn.login"))
 
     const selectAccount = (input: { sessionToken: string; accountId: string }) =>
@@ -244,7 +240,6 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
         // This node forgets the person's token subjects at once; the change feed tells the others.
         yield* feed.committed("users", principal.accountId)
         for (const membership of yield* repo.memberships(user.userId)) yield* feed.committed("users", membership.accountId)
-        return { success: true as const }
       }).pipe(Effect.withSpan("SignIn.changePassword"))
 
     const setupTwoFactor = (principal: Principal) =>
@@ -253,7 +248,7 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
         if (user.totpEnabled) return yield* InvalidRequest.single("", "two-factor authentication is already enabled")
         const secret = newTotpSecret()
         yield* users.setPendingTotp(user.userId, secret)
-        return { success: true as const, secret, otpauth_uri: totpUri(secret, user.email) }
+        return { secret, otpauthUri: totpUri(secret, user.email) }
       })
 
     const enableTwoFactor = (principal: Principal, code: string) =>
@@ -264,7 +259,7 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
         if (!verifyTotp(user.totpSecret, code.replace(/\s+/g, ""))) return yield* new InvalidCode({ message: "invalid two-factor code" })
         const codes = Array.from({ length: RECOVERY_CODES }, () => randomCode(10))
         yield* users.enableTotp(user.userId, codes.map((c) => sha256(c)))
-        return { success: true as const, recovery_codes: codes.map((c) => `${c.slice(0, 5)}-${c.slice(5)}`) }
+        return { recoveryCodes: codes.map((c) => `${c.slice(0, 5)}-${c.slice(5)}`) }
       })
 
     const disableTwoFactor = (principal: Principal, password: Redacted.Redacted<string>, code: string) =>
@@ -276,7 +271,6 @@ export class SignIn extends Effect.Service<SignIn>()("herald/SignIn", {
         if (!(yield* passwords.verify(user.passwordHash, password))) return yield* fail(email, "password")
         if (!(yield* secondFactorValid(user, code))) return yield* fail(email, "code")
         yield* users.disableTotp(user.userId)
-        return { success: true as const }
       })
 
     return { login, selectAccount, authenticate, changePassword, setupTwoFactor, enableTwoFactor, disableTwoFactor } as const

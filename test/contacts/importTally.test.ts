@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { ParsedRow } from "../../src/contacts/contactRow.ts"
 import { columnsOf, ImportTally, type ValidContact } from "../../src/contacts/importTally.ts"
+import { presentImportReport } from "../../src/http/importReport.ts"
 
 const row = (n: number, phone: string): ParsedRow => ({ _tag: "Contact", row: n, phone, name: `n${n}`, params: null })
 
@@ -19,7 +20,7 @@ describe("the import tally", () => {
       { phone: "+919876543210", name: "n1", params: null, userId: null, tags: null },
       { phone: "+919876543211", name: "n2", params: null, userId: null, tags: null }
     ])
-    const report = tally.report()
+    const report = presentImportReport(tally.report())
     expect(report.invalid_count).toBe(151)
     expect(report.invalid).toHaveLength(100)
     expect(report.invalid[0]).toEqual({ row: 3, phone: "", reason: "phone is missing" })
@@ -32,7 +33,7 @@ describe("the import tally", () => {
     const tally = new ImportTally()
     tally.written(5_000, 4_990)
     tally.written(10, 0)
-    expect(tally.report()).toEqual({ success: true, added: 4_990, duplicates: 20, invalid: [], invalid_count: 0 })
+    expect(presentImportReport(tally.report())).toEqual({ success: true, added: 4_990, duplicates: 20, invalid: [], invalid_count: 0 })
   })
 
   it("lays valid contacts out column by column for unnest", () => {

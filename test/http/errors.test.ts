@@ -11,7 +11,7 @@ import { metricsRoute } from "../../src/http/HttpMetrics.ts"
 import { apiGroup, serveApi } from "../../src/http/adapter/apiRoutes.ts"
 import { serveRoutes } from "../../src/http/adapter/NodeAdapter.ts"
 import { MAX_BODY_BYTES } from "../../src/http/requestBody.ts"
-import { listenerOn } from "../../src/http/server.ts"
+import { listenerOn } from "../../src/server.ts"
 
 // A small API served through Herald's real middleware, so each error path is exercised the way
 // production routes hit it.

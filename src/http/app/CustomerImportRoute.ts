@@ -10,6 +10,7 @@ import { secretKeyScope } from "../idempotency/idempotentRoutes.ts"
 import { answerImport, bodyOf, keyedImport } from "../rcs/ContactImportRoute.ts"
 // Registers the envelopes of the app's errors (feature_locked) for `errorEnvelope`.
 import { secretKeyOfHeader } from "./AppAuthentication.ts"
+import { presentCustomerImportReport } from "../importReport.ts"
 
 export const CUSTOMER_IMPORT_PATH = "/api/v1/app/contacts/import"
 
@@ -35,7 +36,7 @@ export const CustomerImportRoute = HttpLayerRouter.use((router) =>
         return yield* answerImport(source, Effect.gen(function*() {
           const account = yield* Effect.tap(secretKeyOfHeader(keys, request.headers.authorization), limits.plan)
           return yield* keyedImport(idempotency, request, secretKeyScope(account), bodyOf(source, importIdleMs), (body) =>
-            customers.importCustomers(account, { contentType: request.headers["content-type"], body }))
+            Effect.map(customers.importCustomers(account, { contentType: request.headers["content-type"], body }), presentCustomerImportReport))
         }))
       })
     )

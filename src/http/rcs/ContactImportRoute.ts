@@ -15,6 +15,7 @@ import { IDEMPOTENCY_HEADER, Idempotency, readKey } from "../idempotency/Idempot
 import { principalScope } from "../idempotency/idempotentRoutes.ts"
 // Registers the envelopes of the import's errors (status and code) for `errorEnvelope`.
 import "./ContactListsApi.ts"
+import { presentImportReport } from "../importReport.ts"
 
 export const CONTACT_IMPORT_PATH = "/api/v1/rcs/contact-lists/:list_id/contacts"
 
@@ -108,7 +109,7 @@ export const ContactImportRoute = HttpLayerRouter.use((router) =>
           // Before the key is looked at: a stored report is replayed only to whom may import now.
           yield* mayWrite.importContacts(principal)
           return yield* keyedImport(idempotency, request, principalScope(principal), bodyOf(source, importIdleMs), (body) =>
-            lists.importContacts(principal, route.params.list_id ?? "", { contentType: request.headers["content-type"], body }))
+            Effect.map(lists.importContacts(principal, route.params.list_id ?? "", { contentType: request.headers["content-type"], body }), presentImportReport))
         }))
       })
     )

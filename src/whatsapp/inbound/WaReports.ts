@@ -13,6 +13,7 @@ import { ConversationsRepo, type LastMessage } from "../../conversations/Convers
 import { WaMessagesRepo } from "../message/WaMessagesRepo.ts"
 import { InboundTurns } from "./InboundTurns.ts"
 import { WaInboundRepo } from "./WaInboundRepo.ts"
+import { CustomersRepo } from "../../customers/CustomersRepo.ts"
 
 const STATUSES: ReadonlySet<string> = new Set(["sent", "delivered", "read", "failed"])
 
@@ -34,6 +35,7 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
     const messages = yield* WaMessagesRepo
     const conversations = yield* ConversationsRepo
     const inbound = yield* WaInboundRepo
+    const customers = yield* CustomersRepo
 
     const applyStatus = (status: Record<string, unknown>) =>
       Effect.gen(function*() {
@@ -75,23 +77,16 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
     /** The customer and their conversation with the number, created on first contact. */
     const conversationOf = (number: WaNumber, phone: string, name: string | undefined, inboundAt: Date | undefined, lastMessage: LastMessage | undefined) =>
       Effect.gen(function*() {
-        const seen = (inboundAt ?? new Date()).toISOString()
-        const [customer] = yield* sql<{ customerId: string }>`
-          INSERT INTO customers (account_id, phone, name, last_seen_at)
-          VALUES (${number.accountId}::uuid, ${phone}, ${name ?? null}, ${seen}::timestamptz)
-          ON CONFLICT (account_id, phone) DO UPDATE SET
-            name = coalesce(excluded.name, customers.name),
-            last_seen_at = greatest(customers.last_seen_at, excluded.last_seen_at)
-          RETURNING customer_id::text`
+        const customerId = yield* customers.recordSeen({ accountId: number.accountId, phone, name, seenAt: inboundAt ?? new Date() })
         const conversationId = yield* conversations.onContact({
           accountId: number.accountId,
           phoneNumberId: number.phoneNumberId,
-          customerId: customer!.customerId,
+          customerId,
           phone,
           inboundAt,
           lastMessage
         })
-        return { customerId: customer!.customerId, conversationId }
+        return { customerId, conversationId }
       })
 
     const recordInbound = (number: WaNumber, message: Record<string, unknown>, contacts: ReadonlyArray<Record<string, unknown>>) =>
@@ -252,5 +247,5 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
 
     return { apply } as const
   }),
-  dependencies: [WaNumbers.Default, WaTemplatesRepo.Default, LiveEvents.Default, Webhooks.Default, WaMessagesRepo.Default, ConversationsRepo.Default, WaInboundRepo.Default]
+  dependencies: [WaNumbers.Default, WaTemplatesRepo.Default, LiveEvents.Default, Webhooks.Default, WaMessagesRepo.Default, ConversationsRepo.Default, WaInboundRepo.Default, CustomersRepo.Default]
 }) {}
