@@ -25,9 +25,6 @@ import { ChunkRunsLive } from "./broadcasts/ChunkRunner.ts"
 import { SendDispatcher } from "./messaging/SendDispatcher.ts"
 import { Subscriptions } from "./webhooks/Subscriptions.ts"
 import { Webhooks } from "./webhooks/Webhooks.ts"
-import { WebhooksRepo } from "./webhooks/WebhooksRepo.ts"
-import { BotsRepo } from "./bots/BotsRepo.ts"
-import { ChangeFeed } from "./storage/ChangeFeed.ts"
 import { Outbox } from "./actors/runtime/index.ts"
 import { WaSenderKind } from "./whatsapp/sender/WaSenderKind.ts"
 import { WaDispatcher } from "./whatsapp/sender/WaDispatcher.ts"
@@ -47,20 +44,12 @@ import { EmailRelay } from "./gateway/EmailRelay.ts"
 export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.SqlClient | ActorClient | AppConfig | RcsGateway | WaGateway | CapiGateway | EmailRelay | Outbox | Nats> = Layer.mergeAll(
   registerKind(RateLimitKind),
   registerKind(DeliveryKind).pipe(Layer.provide(Layer.mergeAll(Dispatcher.Default, Endpoints.Default))),
-  registerKind(SenderKind).pipe(
-    Layer.provide(ChunkRunsLive),
-    Layer.provide(Layer.mergeAll(SendDispatcher.Default, Webhooks.Default, Subscriptions.Default)),
-    Layer.provide(Layer.mergeAll(WebhooksRepo.Default, BotsRepo.Default, ChangeFeed.Default))
-  ),
+  registerKind(SenderKind).pipe(Layer.provide(Layer.mergeAll(ChunkRunsLive, SendDispatcher.Default, Webhooks.Default, Subscriptions.Default))),
   registerKind(WaSenderKind).pipe(
-    Layer.provide(Layer.mergeAll(WaDispatcher.Default, WaNumbers.Default, Webhooks.Default, Subscriptions.Default, WaMessagesRepo.Default, ConversationsRepo.Default)),
-    Layer.provide(Layer.mergeAll(WebhooksRepo.Default, BotsRepo.Default, ChangeFeed.Default))
+    Layer.provide(Layer.mergeAll(WaDispatcher.Default, WaNumbers.Default, Webhooks.Default, Subscriptions.Default, WaMessagesRepo.Default, ConversationsRepo.Default))
   ),
   registerKind(CapiKind).pipe(Layer.provide(Layer.mergeAll(CapiConfigs.Default, CapiForwarder.Default))),
-  registerKind(BroadcastKind).pipe(
-    Layer.provide(Layer.mergeAll(BroadcastsRepo.Default, BroadcastTargets.Default, Webhooks.Default)),
-    Layer.provide(WebhooksRepo.Default)
-  ),
+  registerKind(BroadcastKind).pipe(Layer.provide(Layer.mergeAll(BroadcastsRepo.Default, BroadcastTargets.Default, Webhooks.Default))),
   registerKind(MailerKind).pipe(Layer.provide(MailerServices))
 )
 

@@ -13,12 +13,8 @@ import { serveApi } from "./http/adapter/apiRoutes.ts"
 import { AccountSecurityHttpLive, SignInHttpLive } from "./http/rcs/SignInHttp.ts"
 import { AuthenticationLive, RcsCredentials } from "./http/Authentication.ts"
 import { SignIn } from "./security/SignIn.ts"
-import { SignInRepo } from "./security/SignInRepo.ts"
-import { Passwords } from "./security/Passwords.ts"
 import { SigningKeys } from "./security/SigningKeys.ts"
 import { ApiKeys } from "./security/ApiKeys.ts"
-import { ApiKeysRepo } from "./security/ApiKeysRepo.ts"
-import { BotsRepo } from "./bots/BotsRepo.ts"
 import { BotsCache } from "./bots/BotsCache.ts"
 import { ChangeFeed } from "./storage/ChangeFeed.ts"
 import { ApiKeysHttpLive } from "./http/rcs/ApiKeysHttp.ts"
@@ -61,7 +57,6 @@ import { Billing } from "./wallet/Billing.ts"
 import { ApiRateLimits } from "./ratelimit/ApiRateLimits.ts"
 import { SecretKeys } from "./security/SecretKeys.ts"
 import { Team } from "./team/Team.ts"
-import { MembershipsRepo } from "./accounts/MembershipsRepo.ts"
 import { PublicHttpLive } from "./http/public/PublicHttp.ts"
 import { PublicAuthenticationLive } from "./http/public/PublicAuthentication.ts"
 import { MetaWebhookRoute } from "./http/public/MetaWebhookRoute.ts"
@@ -90,6 +85,59 @@ import { SmtpFeedbackRoute } from "./http/partner/SmtpFeedbackRoute.ts"
 import { PartnerEmailServices } from "./email/services.ts"
 import { ConsoleLive } from "./console/ConsoleLive.ts"
 
+/**
+ * The services the routes use. Each declares what it depends on, so this is a flat list: a
+ * service's own dependencies come with it (built once, shared by reference).
+ */
+const Services = Layer.mergeAll(
+  Idempotency.Default,
+  SignIn.Default,
+  SigningKeys.Default,
+  ApiKeys.Default,
+  SecretKeys.Default,
+  Team.Default,
+  BotsCache.Default,
+  BotApplications.Default,
+  ApiRateLimits.Default,
+  Messages.Default,
+  MessageReports.Default,
+  GatewayReports.Default.pipe(Layer.provide(TargetReportsLive)),
+  MessagesRepo.Default,
+  Wallet.Default,
+  Billing.Default,
+  Overview.Default,
+  Templates.Default,
+  AutoReplies.Default,
+  ContactLists.Default,
+  Broadcasts.Default,
+  Webhooks.Default,
+  AppContacts.Default,
+  Segments.Default,
+  AiAgents.Default,
+  CustomerImport.Default,
+  Customers.Default,
+  CustomersRepo.Default,
+  PublicMessages.Default,
+  WaTemplates.Default,
+  WaReports.Default.pipe(Layer.provide(AgentInboundTurns)),
+  WaNumbers.Default,
+  Conversations.Default,
+  Conversions.Default,
+  CapiConfigs.Default,
+  IntegrationLogs.Default,
+  GraphqlReads.Default,
+  PartnerEmailServices
+)
+
+/** How each surface authenticates: the contract's credential per surface (docs/security.md). */
+const Middleware = Layer.mergeAll(
+  AuthenticationLive,
+  AppAuthenticationLive,
+  AppIdentityLive,
+  PublicAuthenticationLive,
+  PartnerAuthenticationLive
+).pipe(Layer.provideMerge(RcsCredentials.Default))
+
 /** Handlers of every HttpApi group. Each capability adds its group's layer here. */
 export const ApiHandlers = Layer.mergeAll(
   HealthHttpLive,
@@ -114,30 +162,7 @@ export const ApiHandlers = Layer.mergeAll(
   CapiConfigHttpLive,
   ConversionsHttpLive,
   Layer.merge(PartnerEmailHttpLive, PartnerEmailVerifyHttpLive)
-).pipe(
-  Layer.provideMerge(Layer.merge(Idempotency.Default, AuthenticationLive)),
-  Layer.provideMerge(RcsCredentials.Default),
-  Layer.provideMerge(Layer.mergeAll(AppAuthenticationLive, AppIdentityLive, PublicAuthenticationLive, PartnerAuthenticationLive).pipe(
-    Layer.provideMerge(PartnerEmailServices)
-  )),
-  Layer.provideMerge(SignIn.Default),
-  Layer.provideMerge(ApiKeys.Default),
-  Layer.provideMerge(Team.Default),
-  Layer.provideMerge(SecretKeys.Default),
-  Layer.provideMerge(BotsCache.Default),
-  Layer.provideMerge(ApiRateLimits.Default),
-  Layer.provideMerge(Layer.mergeAll(Messages.Default, MessageReports.Default, GatewayReports.Default.pipe(Layer.provide(TargetReportsLive)))),
-  Layer.provideMerge(Layer.mergeAll(MessagesRepo.Default, Wallet.Default, Overview.Default, Billing.Default, AppContacts.Default, Segments.Default, AiAgents.Default, CustomerImport.Default)),
-  Layer.provideMerge(Layer.mergeAll(PublicMessages.Default, WaTemplates.Default, WaReports.Default.pipe(Layer.provide(AgentInboundTurns)), Customers.Default, Conversations.Default, Conversions.Default, CapiConfigs.Default, IntegrationLogs.Default, GraphqlReads.Default, CustomersRepo.Default).pipe(Layer.provideMerge(WaNumbers.Default))),
-  Layer.provideMerge(Webhooks.Default),
-  Layer.provideMerge(BotApplications.Default),
-  Layer.provideMerge(Templates.Default),
-  Layer.provideMerge(AutoReplies.Default),
-  Layer.provideMerge(ContactLists.Default),
-  Layer.provideMerge(Broadcasts.Default),
-  Layer.provide(Layer.mergeAll(SignInRepo.Default, Passwords.Default, ApiKeysRepo.Default, BotsRepo.Default, MembershipsRepo.Default, ChangeFeed.Default)),
-  Layer.provideMerge(SigningKeys.Default)
-)
+).pipe(Layer.provideMerge(Middleware), Layer.provideMerge(Services))
 
 /** The key set that verifies user tokens (RFC 7517), for clients and other services. */
 const JwksRoute = HttpLayerRouter.use((router) =>

@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import { type BotRow, BotsRepo } from "./BotsRepo.ts"
+import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { makeReadCache } from "../storage/ReadCache.ts"
 
 /**
@@ -22,5 +23,5 @@ export class BotsCache extends Effect.Service<BotsCache>()("herald/BotsCache", {
 
     return { list, find } as const
   }),
-  dependencies: [BotsRepo.Default]
+  dependencies: [BotsRepo.Default, ChangeFeed.Default]
 }) {}

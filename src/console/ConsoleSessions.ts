@@ -5,6 +5,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { Unauthorized } from "../domain/errors.ts"
 import type { Principal } from "../domain/signIn.ts"
 import { SecretBox } from "../crypto/SecretBox.ts"
+import { ChangeFeed } from "../storage/ChangeFeed.ts"
 import { SignIn } from "../security/SignIn.ts"
 import { makeReadCache } from "../storage/ReadCache.ts"
 import { ConsoleSessionsRepo, type ConsoleSessionRow } from "./ConsoleSessionsRepo.ts"
@@ -97,5 +98,5 @@ export class ConsoleSessions extends Effect.Service<ConsoleSessions>()("herald/c
 
     return { open, find, resolve, close } as const
   }),
-  dependencies: [ConsoleSessionsRepo.Default, SecretBox.Default, SignIn.Default]
+  dependencies: [ConsoleSessionsRepo.Default, SecretBox.Default, SignIn.Default, ChangeFeed.Default]
 }) {}

@@ -44,6 +44,8 @@ describe("the shape of the code", () => {
       if (file.startsWith("actors/runtime/") || file.startsWith("bus/")) continue
       const declared = /dependencies:\s*\[([^\]]*)\]/.exec(body)?.[1] ?? ""
       const used = new Set([...body.matchAll(/yield\*\s+(\w+)\b/g)].map((m) => m[1]!).filter((used) => used !== name && services.has(used) && !PLATFORM.has(used)))
+      // A read cache listens to the change feed (storage/ReadCache.ts).
+      if (body.includes("makeReadCache")) used.add("ChangeFeed")
       for (const dependency of used) {
         if (!new RegExp(`\\b${dependency}\\.`).test(declared)) undeclared.push(`${name} (${file}) uses ${dependency}`)
       }
