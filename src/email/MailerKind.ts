@@ -1,6 +1,7 @@
 import { Array as Arr, Duration, Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { ActorClient, ActorKind } from "../actors/runtime/index.ts"
+import type { ActorContext } from "../actors/runtime/ActorKind.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { EmailRelay } from "../gateway/EmailRelay.ts"
 import type { OutgoingMail, RelayOutcome } from "../gateway/mail.ts"
@@ -58,6 +59,7 @@ export class MailFeedback extends Schema.TaggedClass<MailFeedback>()("MailFeedba
 }) {}
 
 export const MailerCommand = Schema.Union(MailAccept, MailFlush, MailRelayed, MailFeedback)
+type MailerCommand = typeof MailerCommand.Type
 
 const MailerState = Schema.Struct({
   /** When the flush timer is due; null when none is set. */
@@ -100,6 +102,17 @@ const counted = (window: MailerState["window"], now: number, count: number): Mai
   return last !== undefined && last[0] === minute ? [...kept.slice(0, -1), [minute, last[1] + count]] : [...kept, [minute, count]]
 }
 
+/** Schedules the flush at `at`: a flush is brought forward, never put off. */
+const flushAt = (ctx: ActorContext<MailerCommand>, current: MailerState, at: number): MailerState => {
+  if (current.flushAt !== null && current.flushAt <= at) return current
+  ctx.schedule(new MailFlush(), { at: new Date(at) }, "flush")
+  return { ...current, flushAt: at }
+}
+
+/** Records the partner's events in the command's commit (and their deliveries, with a configuration set). */
+const record = (ctx: ActorContext<MailerCommand>, rows: ReadonlyArray<NewEvent>, configSetId: string | null) =>
+  Effect.flatMap(MailLedger, (ledger) => ledger.record(ctx, ctx.key, rows, configSetId))
+
 /**
  * `mailer`: one actor per partner (key = partner_id). It alone counts the partner's sends against
  * the 24-hour quota, so two API nodes cannot both let a send cross it; it relays queued recipients
@@ -115,117 +128,117 @@ export const MailerKind = ActorKind.make("mailer", {
   state: MailerState,
   initial: (): MailerState => ({ flushAt: null, nextSlotAt: 0, window: [], dirty: false }),
   passivateAfter: Duration.minutes(5),
-  behaviour: (state, command, ctx) =>
-    Effect.gen(function*() {
-      const messages = yield* EmailMessagesRepo
-      const config = yield* AppConfig
-      const ledger = yield* MailLedger
-      const partnerId = ctx.key
-      const now = Date.now()
-
-      // A flush is brought forward, never put off.
-      const flushAt = (current: MailerState, at: number): MailerState => {
-        if (current.flushAt !== null && current.flushAt <= at) return current
-        ctx.schedule(new MailFlush(), { at: new Date(at) }, "flush")
-        return { ...current, flushAt: at }
-      }
-      const record = (rows: ReadonlyArray<NewEvent>, configSetId: string | null) => ledger.record(ctx, partnerId, rows, configSetId)
-
-      switch (command._tag) {
-        case "MailAccept": {
-          const { max } = yield* limitsOf(partnerId)
-          const used = windowTotal(state.window, now)
-          if (used + command.recipients.length > max) {
-            ctx.fail(command, new QuotaExceeded({
-              message: `this send's ${command.recipients.length} recipient(s) would cross the 24-hour quota (${used} of ${max} used)`
-            }))
-            return state
-          }
-          const suppressed = yield* (yield* SuppressionRepo).listedAmong(partnerId, command.recipients)
-          const live = command.recipients.filter((r) => !suppressed.has(r))
-          const status = live.length === 0 ? "SUPPRESSED" : "QUEUED"
-          insertMessage(ctx, { ...command, partnerId, recipientCount: command.recipients.length, status })
-          for (const recipient of command.recipients) {
-            insertRecipient(ctx, command.messageId, recipient, partnerId, suppressed.has(recipient) ? "suppressed" : "queued")
-          }
-          const suppressedEvents: Array<NewEvent> = [...suppressed].map((recipient) => ({
-            messageId: command.messageId, type: "SUPPRESSED", recipient, detail: "the address is on the partner's suppression list"
+  handlers: {
+    MailAccept: (state, command, ctx) =>
+      Effect.gen(function*() {
+        const partnerId = ctx.key
+        const now = Date.now()
+        const { max } = yield* limitsOf(partnerId)
+        const used = windowTotal(state.window, now)
+        if (used + command.recipients.length > max) {
+          ctx.fail(command, new QuotaExceeded({
+            message: `this send's ${command.recipients.length} recipient(s) would cross the 24-hour quota (${used} of ${max} used)`
           }))
-          yield* record(
-            live.length === 0
-              ? [...suppressedEvents, { messageId: command.messageId, type: "REJECT", recipient: null, detail: "no recipient left after suppression" }]
-              : [{ messageId: command.messageId, type: "SEND", recipient: null, detail: `${live.length} recipient(s)` }, ...suppressedEvents],
-            command.configSetId
-          )
-          ctx.reply(command, { status })
-          const next = { ...state, window: counted(state.window, now, command.recipients.length) }
-          return live.length === 0 ? next : flushAt({ ...next, dirty: true }, Math.max(now, state.nextSlotAt))
-        }
-        case "MailFlush": {
-          const idle: MailerState = { ...state, flushAt: null, dirty: false }
-          if (now < state.nextSlotAt) return flushAt(idle, state.nextSlotAt)
-          const { rate } = yield* limitsOf(partnerId)
-          // Tries still out bound what may start: a slow relay is not handed ever more at once.
-          const out = yield* messages.outstandingBy(partnerId, PROCESS)
-          const budget = Math.min(FLUSH_MAX, rate, MAX_OUT - out)
-          // A relayed batch's outcome starts the next flush (or, should it be lost, this look in a second).
-          if (budget <= 0) return flushAt(idle, now + 1_000)
-          const due = yield* messages.due(partnerId, PROCESS, budget)
-          if (due.length === 0) {
-            if (state.dirty) return flushAt(idle, now + RECHECK_MS)
-            const pending = yield* messages.pending(partnerId)
-            if (pending === undefined || pending.outstanding === 0) return idle
-            // While anything is out or waiting, look at least once a second: an outcome lost with
-            // its process, or a retry settled in a batch this flush could not see, is not left behind.
-            const at = pending.at === null ? Infinity : new Date(pending.at).getTime()
-            return flushAt(idle, Math.max(now + RECHECK_MS, Math.min(at, now + 1_000)))
-          }
-          const lostAfter = new Date(now + SENDING_DEADLINE_MS).toISOString()
-          // Written after the batch's other changes, and only over rows still waiting: a command
-          // before this one in the batch may have settled a row this flush read as still out.
-          ctx.persist(messages.markSending(due, PROCESS, lostAfter))
-          const keys = yield* (yield* Identities).dkimKeys(partnerId, [...new Set(due.map((row) => domainOf(row.fromAddress)))])
-          const relay = yield* EmailRelay
-          const client = yield* ActorClient
-          // Relayed once the batch is recorded as sending; the outcomes come back through the
-          // stream. If this process dies first, the next flush finds the rows sending by another.
-          // Each e-mail leaves only while this node holds the partner's partition: one that gave it up
-          // (paused or cut off past its lease) relays none, and the rows it marked sending are the
-          // next owner's at once (sending_by is another process).
-          ctx.afterCommit(
-            Effect.forEach(
-              due,
-              (row) =>
-                ctx.lease.current.pipe(
-                  Effect.matchEffect({
-                    onSuccess: () => Effect.map(relay.send(mailOf(row, keys.get(domainOf(row.fromAddress)))), (outcome) => Option.some(outcomeOf(row, outcome))),
-                    onFailure: () => Effect.succeed(Option.none())
-                  })
-                ),
-              { concurrency: RELAY_CONCURRENCY }
-            ).pipe(
-              // What was relayed is reported whoever owns the partition now: not sent again.
-              Effect.map(Arr.getSomes),
-              Effect.flatMap((outcomes) => outcomes.length === 0 ? Effect.void : client.send(MailerKind, partnerId, new MailRelayed({ outcomes }, true))),
-              Effect.catchAll((error) => Effect.logWarning("mailer outcomes not recorded: the recipients are tried again", { partner_id: partnerId, error: String(error) })),
-              Effect.forkDaemon,
-              Effect.asVoid
-            )
-          )
-          const next = Math.max(now, state.nextSlotAt) + Math.ceil((due.length * 1000) / rate)
-          return flushAt({ ...idle, nextSlotAt: next }, next)
-        }
-        case "MailRelayed": {
-          yield* ledger.settle(ctx, partnerId, command.outcomes, config.emailRetryBaseMs)
-          // Outcomes change what is due (a retry's time, a slot under the bound): look again.
-          return flushAt({ ...state, dirty: true }, Math.max(now, state.nextSlotAt))
-        }
-        case "MailFeedback": {
-          yield* ledger.feedback(ctx, partnerId, command)
           return state
         }
-      }
-    })
+        const suppressed = yield* (yield* SuppressionRepo).listedAmong(partnerId, command.recipients)
+        const live = command.recipients.filter((r) => !suppressed.has(r))
+        const status = live.length === 0 ? "SUPPRESSED" : "QUEUED"
+        insertMessage(ctx, { ...command, partnerId, recipientCount: command.recipients.length, status })
+        for (const recipient of command.recipients) {
+          insertRecipient(ctx, command.messageId, recipient, partnerId, suppressed.has(recipient) ? "suppressed" : "queued")
+        }
+        const suppressedEvents: Array<NewEvent> = [...suppressed].map((recipient) => ({
+          messageId: command.messageId, type: "SUPPRESSED", recipient, detail: "the address is on the partner's suppression list"
+        }))
+        yield* record(
+          ctx,
+          live.length === 0
+            ? [...suppressedEvents, { messageId: command.messageId, type: "REJECT", recipient: null, detail: "no recipient left after suppression" }]
+            : [{ messageId: command.messageId, type: "SEND", recipient: null, detail: `${live.length} recipient(s)` }, ...suppressedEvents],
+          command.configSetId
+        )
+        ctx.reply(command, { status })
+        const next = { ...state, window: counted(state.window, now, command.recipients.length) }
+        return live.length === 0 ? next : flushAt(ctx, { ...next, dirty: true }, Math.max(now, state.nextSlotAt))
+      }),
+
+    MailFlush: (state, _command, ctx) =>
+      Effect.gen(function*() {
+        const messages = yield* EmailMessagesRepo
+        const partnerId = ctx.key
+        const now = Date.now()
+        const idle: MailerState = { ...state, flushAt: null, dirty: false }
+        if (now < state.nextSlotAt) return flushAt(ctx, idle, state.nextSlotAt)
+        const { rate } = yield* limitsOf(partnerId)
+        // Tries still out bound what may start: a slow relay is not handed ever more at once.
+        const out = yield* messages.outstandingBy(partnerId, PROCESS)
+        const budget = Math.min(FLUSH_MAX, rate, MAX_OUT - out)
+        // A relayed batch's outcome starts the next flush (or, should it be lost, this look in a second).
+        if (budget <= 0) return flushAt(ctx, idle, now + 1_000)
+        const due = yield* messages.due(partnerId, PROCESS, budget)
+        if (due.length === 0) {
+          if (state.dirty) return flushAt(ctx, idle, now + RECHECK_MS)
+          const pending = yield* messages.pending(partnerId)
+          if (pending === undefined || pending.outstanding === 0) return idle
+          // While anything is out or waiting, look at least once a second: an outcome lost with
+          // its process, or a retry settled in a batch this flush could not see, is not left behind.
+          const at = pending.at === null ? Infinity : new Date(pending.at).getTime()
+          return flushAt(ctx, idle, Math.max(now + RECHECK_MS, Math.min(at, now + 1_000)))
+        }
+        const lostAfter = new Date(now + SENDING_DEADLINE_MS).toISOString()
+        // Written after the batch's other changes, and only over rows still waiting: a command
+        // before this one in the batch may have settled a row this flush read as still out.
+        ctx.persist(messages.markSending(due, PROCESS, lostAfter))
+        const keys = yield* (yield* Identities).dkimKeys(partnerId, [...new Set(due.map((row) => domainOf(row.fromAddress)))])
+        const relay = yield* EmailRelay
+        const client = yield* ActorClient
+        // Relayed once the batch is recorded as sending; the outcomes come back through the
+        // stream. If this process dies first, the next flush finds the rows sending by another.
+        // Each e-mail leaves only while this node holds the partner's partition: one that gave it up
+        // (paused or cut off past its lease) relays none, and the rows it marked sending are the
+        // next owner's at once (sending_by is another process).
+        ctx.afterCommit(
+          Effect.forEach(
+            due,
+            (row) =>
+              ctx.lease.current.pipe(
+                Effect.matchEffect({
+                  onSuccess: () => Effect.map(relay.send(mailOf(row, keys.get(domainOf(row.fromAddress)))), (outcome) => Option.some(outcomeOf(row, outcome))),
+                  onFailure: () => Effect.succeed(Option.none())
+                })
+              ),
+            { concurrency: RELAY_CONCURRENCY }
+          ).pipe(
+            // What was relayed is reported whoever owns the partition now: not sent again.
+            Effect.map(Arr.getSomes),
+            Effect.flatMap((outcomes) => outcomes.length === 0 ? Effect.void : client.send(MailerKind, partnerId, new MailRelayed({ outcomes }, true))),
+            Effect.catchAll((error) => Effect.logWarning("mailer outcomes not recorded: the recipients are tried again", { partner_id: partnerId, error: String(error) })),
+            Effect.forkDaemon,
+            Effect.asVoid
+          )
+        )
+        const next = Math.max(now, state.nextSlotAt) + Math.ceil((due.length * 1000) / rate)
+        return flushAt(ctx, { ...idle, nextSlotAt: next }, next)
+      }),
+
+    MailRelayed: (state, command, ctx) =>
+      Effect.gen(function*() {
+        const config = yield* AppConfig
+        const ledger = yield* MailLedger
+        const now = Date.now()
+        yield* ledger.settle(ctx, ctx.key, command.outcomes, config.emailRetryBaseMs)
+        // Outcomes change what is due (a retry's time, a slot under the bound): look again.
+        return flushAt(ctx, { ...state, dirty: true }, Math.max(now, state.nextSlotAt))
+      }),
+
+    MailFeedback: (state, command, ctx) =>
+      Effect.gen(function*() {
+        const ledger = yield* MailLedger
+        yield* ledger.feedback(ctx, ctx.key, command)
+        return state
+      })
+  }
 })
 
 /**
