@@ -80,6 +80,29 @@ layer(Env, { timeout: 60_000 })("NATS", (it) => {
       expect(Either.isLeft(lost) && lost.left._tag).toBe("LeaseLost")
       void other
     }))
+
+  it.effect("a lease released after a renewal whose answer it has not seen is still given back (the next owner need not wait for its lifetime)", () =>
+    Effect.gen(function*() {
+      const nats = yield* Nats
+      const kv = yield* nats.kv("lease-release", { history: 1, ttl: 10_000 })
+      const leases = makeLeases(kv, "node-a")
+      const lease = (yield* leases.acquire("mailer", 5))!
+      const acquired = lease.revision
+      // A renewal in flight when the hand-off releases (or one whose answer was lost): the entry is
+      // at a later revision than the one the node knows.
+      yield* leases.renew(lease)
+      lease.revision = acquired
+      yield* leases.release(lease)
+      expect(yield* Effect.promise(() => kv.get("mailer.5")).pipe(Effect.map((e) => e === null || e.operation !== "PUT"))).toBe(true)
+      // Another node can take it at once.
+      expect(yield* makeLeases(kv, "node-b").acquire("mailer", 5)).toBeDefined()
+      // A lease someone else holds now is never released by its former holder.
+      lease.revision = acquired
+      yield* leases.release(lease)
+      const held = yield* Effect.promise(() => kv.get("mailer.5"))
+      expect(held?.operation).toBe("PUT")
+      expect(JSON.parse(new TextDecoder().decode(held!.value)).node).toBe("node-b")
+    }))
 })
 
 // Real time: a publish's budget is wall-clock time (the TestClock would never let it pass).

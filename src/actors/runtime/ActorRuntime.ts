@@ -187,7 +187,7 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
             h.keeper.drop()
             held.delete(id)
             yield* Scope.close(h.scope, Exit.void)
-            if (how === "handoff") yield* leases.release(h.lease)
+            if (how === "handoff") yield* Effect.zipRight(h.keeper.settled, leases.release(h.lease))
             yield* leaseEvent(h.partition.kind, how === "handoff" ? "released" : "lost")
             yield* setOwnedGauge
             yield* Effect.logInfo(how === "handoff" ? "partition handed off" : "partition dropped", {

@@ -81,6 +81,10 @@ export const makeLeaseKeeper = (options: {
       Effect.tap(() => Effect.sync(() => (renewedAt = Math.max(renewedAt, sentAt)))),
       Effect.exit,
       Effect.flatMap((exit) => Effect.zipRight(Effect.sync(() => (renewing = undefined)), Deferred.complete(deferred, exit))),
+      // Its scope closing (the node stopping) ends it: whoever waits for it is answered all the same.
+      Effect.onInterrupt(() =>
+        Effect.zipRight(Effect.sync(() => (renewing = undefined)), Deferred.fail(deferred, new NatsUnavailable({ message: "lease renewal stopped with the node" })))
+      ),
       Effect.forkIn(options.scope),
       Effect.zipRight(Deferred.await(deferred))
     )
@@ -108,7 +112,13 @@ export const makeLeaseKeeper = (options: {
     /** Every check fails from now on. */
     drop: () => {
       dropped = true
-    }
+    },
+    /** Waits for a renewal in flight to be answered (or give up): a release sent before it lands would find the entry moved on. */
+    // Interruptible and bounded: a hand-off runs in a finalizer (uninterruptible), and a renewal
+    // forked into a scope already closing never runs to answer.
+    settled: Effect.suspend(() =>
+      renewing === undefined ? Effect.void : Deferred.await(renewing).pipe(Effect.interruptible, Effect.timeout(times.renewTimeout), Effect.ignore)
+    )
   }
 }
 

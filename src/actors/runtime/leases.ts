@@ -90,9 +90,23 @@ export const makeLeases = (kv: KV, nodeId: string) => {
       )
     })
 
-  /** Gives the lease up, only if it is still ours (at our last revision). */
+  const deleteAt = (key: string, revision: number) => Effect.tryPromise({ try: () => kv.delete(key, { previousSeq: revision }), catch: (cause) => cause })
+
+  /**
+   * Gives the lease up, only if it is still ours. The entry may be at a later revision than the one
+   * this node knows: a renewal was in flight when the hand-off released, or its answer was lost.
+   * When the entry's last write is one of this lease's own, it is deleted at that revision; left
+   * alone, the next owner would wait out the lease's whole lifetime (seen as a partition unowned
+   * for ten seconds in a rolling restart).
+   */
   const release = (lease: Lease) =>
-    bounded("release", Effect.tryPromise({ try: () => kv.delete(lease.key, { previousSeq: lease.revision }), catch: unavailable("release") })).pipe(Effect.ignore)
+    bounded("release", deleteAt(lease.key, lease.revision).pipe(
+      Effect.catchAll((cause) =>
+        !isConflict(cause)
+          ? Effect.fail(unavailable("release")(cause))
+          : Effect.flatMap(ownWrite(lease.key, lease.recentWrites ?? []), (revision) => revision === undefined ? Effect.void : deleteAt(lease.key, revision))
+      )
+    )).pipe(Effect.ignore)
 
   /** Every lease held right now: key → holder and revision. */
   const list = bounded("list", Effect.tryPromise({
