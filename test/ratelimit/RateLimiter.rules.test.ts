@@ -156,6 +156,31 @@ describe("RateLimiter rules", () => {
       expect(allowed(fromA) + allowed(fromB)).toBe(50)
     }))
 
+  // Three nodes offered three times the rate between them, evenly, for a second: together they
+  // admit the rate and the burst (110), within 5%, whatever the round trip to the owner.
+  for (const rtt of [1, 40, 150]) {
+    it.effect(`three nodes hold 100/s together with a ${rtt} ms round trip to the owner`, () =>
+      Effect.gen(function*() {
+        const owner = makeOwner(() => ({ delayMs: rtt }))
+        const nodes = [yield* owner.node(), yield* owner.node(), yield* owner.node()]
+        const limit = { rate: 100, capacity: 10 }
+        const fibers: Array<Fiber.RuntimeFiber<Verdict>> = []
+        for (let step = 0; step < 50; step++) {
+          for (let i = 0; i < 6; i++) fibers.push(yield* Effect.fork(nodes[fibers.length % 3]!.check("k", limit)))
+          yield* TestClock.adjust(Duration.millis(20))
+        }
+        // What was decided by the end of the second and one round trip.
+        yield* advance(rtt + 50)
+        const decided = fibers.flatMap((f) => {
+          const exit = f.unsafePoll()
+          return exit !== null && exit._tag === "Success" ? [exit.value] : []
+        })
+        expect(allowed(decided)).toBeGreaterThanOrEqual(100 * 0.95)
+        expect(allowed(decided)).toBeLessThanOrEqual(110 * 1.05)
+        yield* Effect.forEach(fibers, Fiber.interrupt, { discard: true })
+      }))
+  }
+
   it.effect("tokens a node took ahead and did not spend go back to the owner, where another node gets them", () =>
     Effect.gen(function*() {
       const owner = makeOwner(() => ({ delayMs: 20 }))

@@ -6,6 +6,8 @@ import { RateLimiter } from "../../src/ratelimit/RateLimiter.ts"
 
 // The node side of the ratelimit actors against an in-process owner (the kind's own ephemeral
 // handler) reached with a chosen round-trip time, so the leasing logic is tested without a bus.
+// How many three nodes admit together is a rule on the TestClock (RateLimiter.rules.test.ts):
+// measured in real time it failed when a loaded machine could not offer the load on schedule.
 
 const limit = { rate: 300, capacity: 30 }
 
@@ -24,36 +26,7 @@ const ownerWith = (rttMs: number, stats = { asks: 0 }) => {
 
 const limiterWith = (client: Layer.Layer<ActorClient>) => Effect.runSync(Effect.provide(RateLimiter, RateLimiter.Default.pipe(Layer.provide(client))))
 
-/** Three nodes sharing one owner, offered `rate`/s for `seconds`, evenly; how many were allowed. */
-const drive = (rttMs: number, rate: number, seconds: number) =>
-  new Promise<number>((resolve) => {
-    const owner = ownerWith(rttMs)
-    const nodes = [limiterWith(owner), limiterWith(owner), limiterWith(owner)]
-    let allowed = 0
-    let sent = 0
-    const started = Date.now()
-    const timer = setInterval(() => {
-      const target = Math.min(rate * seconds, Math.round(((Date.now() - started) / 1000) * rate))
-      for (; sent < target; sent++) {
-        void Effect.runPromise(nodes[sent % 3]!.check("k", limit)).then((v) => v.allowed && allowed++)
-      }
-    }, 5)
-    setTimeout(() => {
-      clearInterval(timer)
-      setTimeout(() => resolve(allowed), rttMs + 50)
-    }, seconds * 1000)
-  })
-
 describe("RateLimiter", () => {
-  for (const rtt of [1, 40, 150]) {
-    it(`three nodes hold 300/s together with a ${rtt} ms round trip to the owner`, async () => {
-      const allowed = await drive(rtt, 1000, 2)
-      // 2 s at 300/s plus the burst of 30.
-      expect(allowed).toBeGreaterThanOrEqual(600 * 0.95)
-      expect(allowed).toBeLessThanOrEqual(630 * 1.05)
-    }, 10_000)
-  }
-
   it("takes that arrive while an ask is out share it instead of asking again", async () => {
     const stats = { asks: 0 }
     const limiter = limiterWith(ownerWith(30, stats))
