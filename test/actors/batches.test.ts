@@ -175,7 +175,9 @@ describe("batches of commands in one message", () => {
   it("a batch held open when its node stops comes again to the next owner, which applies only what was not committed", async () => {
     const [a, h, b] = keysIn("handoff", 1, 3)
     // The hold never resumes on the first try (its batch stays unacknowledged), at once on the second.
-    const hold = { _tag: "HoldFor", amount: 9, deadlineMs: 60_000, resumeAfterMs: [null, 10], continuationFails: 0 } satisfies typeof HoldFor.Encoded
+    // Its deadline is what the node's stop waits for (below): long enough that it cannot pass
+    // before the stop, however slow the machine, and no longer.
+    const hold = { _tag: "HoldFor", amount: 9, deadlineMs: 20_000, resumeAfterMs: [null, 10], continuationFails: 0 } satisfies typeof HoldFor.Encoded
     await publishBatch([{ key: a!, command: add("s", 1, 1) }, { key: h!, command: hold }, { key: b!, command: add("s", 1, 2) }], `handoff-${iso.id}`)
     await eventually(async () => {
       if ((await stateOf(b!))?.state.count !== 1 || holdTries.get(h!) !== 1) throw new Error("not yet")

@@ -9,7 +9,7 @@ import { freePort } from "../support/TcpProxy.ts"
 
 // Broadcasts end to end through the in-process gateway simulator: the checks made before anything
 // is written, every recipient rule inside a broadcast, exact counters and one broadcast.completed,
-// targets, scheduling (across a restart), cancellation, and 100,000 recipients checked against the
+// targets, scheduling (across a restart), cancellation, and 10,000 recipients checked against the
 // simulator's own log.
 
 const iso = useIsolation()
@@ -82,10 +82,10 @@ beforeAll(async () => {
   env = envFor(iso, {
     GATEWAY_SIM_PORT: String(simPort),
     // Short, so that the no-answer rule (0002) settles quickly, but with room for a slow day: at
-    // 1.5 s, a few ordinary sends of the 100,000 timed out on a machine three times slower than usual.
+    // 1.5 s, a few ordinary sends of the 10,000 timed out on a machine three times slower than usual.
     GATEWAY_TIMEOUT_MS: "5000",
     // Unconfirmed targets (0002, 0004) wait this long for a delivery report before they are failed:
-    // while 100,000 sends run, the simulator's callbacks lag by seconds.
+    // while 10,000 sends run, the simulator's callbacks lag by seconds.
     HERALD_BROADCAST_REPORT_WINDOW_MS: "10000",
     GATEWAY_SIM_DELIVERED_MS: "100",
     GATEWAY_SIM_READ_MS: "300"
@@ -312,9 +312,12 @@ describe("a scheduled broadcast", () => {
   }, 90_000)
 })
 
-describe("100,000 recipients", () => {
+// Ten thousand recipients: ten chunks of the bot's slices, ten of each rule, every target
+// checked against the simulator's log. Scale (a million) is `npm run bench -- broadcast`; at
+// 100,000 this test alone was 4.5 of the suite's minutes.
+describe("10,000 recipients", () => {
   it("sends each once, with counters matching the simulator's log", async () => {
-    const N = 100_000
+    const N = 10_000
     // One in a thousand of each rule 0001-0005; the rest normal.
     const suffixOf = (i: number) => (i % 1000 < 5 ? `000${(i % 1000) + 1}` : "1234")
     const phones = Array.from({ length: N }, (_, i) => `+917${String(i).padStart(5, "0")}${suffixOf(i)}`)
@@ -324,8 +327,8 @@ describe("100,000 recipients", () => {
     const started = Date.now()
     const r = await create({ name: "Big", bot_id: bots.promo, template_id: templates.promo, contact_list_id: list })
     const id = r.body.broadcast.id
-    // Some 90 s on a quiet machine; CI runs other test files beside it.
-    const done = await until(id, "completed", 420_000)
+    // Some 10 s on a quiet machine; CI runs other test files beside it.
+    const done = await until(id, "completed", 240_000)
     const seconds = (Date.now() - started) / 1000
     console.log(JSON.stringify({ recipients: N, seconds, per_s: Math.round(N / seconds) }))
     const perRule = N / 1000
@@ -370,7 +373,7 @@ describe("100,000 recipients", () => {
     }, { timeoutMs: 60_000, intervalMs: 500 })
     expect(completedEvents(id).length).toBeLessThanOrEqual(1)
     await eventually(async () => expect(completedEvents(id)).toHaveLength(1))
-  }, 480_000)
+  }, 300_000)
 })
 
 it("every event its consumer received is what the API reference's webhooks document (strictly)", () => {
