@@ -363,7 +363,18 @@ describe("free-form messages", () => {
         expect(events("message.delivered", id), type).toHaveLength(1)
         expect(events("message.read", id), type).toHaveLength(1)
       }
-    }, { timeoutMs: 45_000 })
+    }, { timeoutMs: 45_000 }).catch(async (error) => {
+      // Where each missing event stands: emitted, delivered, attempted, dead-lettered.
+      const missing = Object.values(ids).flatMap((id) => ["message.sent", "message.delivered", "message.read"].filter((t) => events(t, id).length !== 1).map((t) => [t, id] as const))
+      const rows = await Promise.all(missing.map(async ([type, id]) => ({
+        type,
+        id,
+        received: events(type, id).length,
+        events: await db("SELECT e.event_id, e.occurred_at, d.delivery_id, d.created_at, (SELECT json_agg(json_build_object('attempt', a.attempt, 'status', a.status_code, 'took', a.took_ms, 'at', a.sent_at, 'snippet', a.response_snippet)) FROM webhook_attempts a WHERE a.delivery_id = d.delivery_id) AS attempts, EXISTS (SELECT 1 FROM webhook_dead_letters l WHERE l.delivery_id = d.delivery_id) AS dead FROM webhook_events e LEFT JOIN webhook_deliveries d ON d.event_id = e.event_id WHERE e.type = $1 AND e.data->>'id' = $2", [type, id])
+      })))
+      console.log(JSON.stringify({ missing: rows, at: new Date().toISOString() }, null, 1))
+      throw error
+    })
     expect(events("message.read", ids.InteractiveList!)[0].data).toEqual({
       id: ids.InteractiveList,
       callbackData: "cb-InteractiveList",
