@@ -51,15 +51,7 @@ export class IntegrationLogsRepo extends Effect.Service<IntegrationLogsRepo>()("
   static readonly insert = (
     ctx: Pick<ActorContext<never>, "insert">,
     accountId: string,
-    log: {
-      readonly integration: string
-      readonly statusCode: number | null
-      readonly outcome: IntegrationOutcome
-      readonly attempt: number
-      readonly tookMs: number
-      readonly events: number
-      readonly responseSnippet: string | null
-    }
+    log: Omit<IntegrationLogRow, "logId" | "createdAt" | "position">
   ) =>
     ctx.insert("integration_logs", {
       log_id: randomUUID(),

@@ -54,16 +54,11 @@ interface CommitWrites {
 }
 
 /** A new send, recorded queued (attempt 1) in the sender actor's commit. */
-export const stageQueued = (context: CommitWrites, message: {
-  readonly messageId: string
-  readonly accountId: string
-  readonly botId: string
-  readonly recipient: string
-  readonly content: MessageContent
-  readonly templateId: string | null
-  readonly source: string
-  readonly price: number
-}) =>
+export const stageQueued = (
+  context: CommitWrites,
+  // The row's own fields; the price as the number the bot's tariff gives (the row reads it back as numeric text).
+  message: Pick<MessageRow, "messageId" | "accountId" | "botId" | "recipient" | "content" | "templateId" | "source"> & { readonly price: number }
+) =>
   context.insert("messages", {
     message_id: message.messageId,
     account_id: message.accountId,
