@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config"
+import { SpreadHeavySequencer } from "./test/support/sequencer.ts"
 
 export default defineConfig({
   test: {
@@ -23,6 +24,6 @@ export default defineConfig({
     // serves (status declared, body valid against its schema); inert in the other files.
     setupFiles: ["test/support/openApiResponses.ts"],
     reporters: ["default"],
-    sequence: { hooks: "stack" }
+    sequence: { hooks: "stack", sequencer: SpreadHeavySequencer }
   }
 })
