@@ -5,6 +5,7 @@ import { type PagePosition, positionOf } from "../storage/pageCursor.ts"
 import { customerCondition } from "./filterSql.ts"
 import type { CustomerQuery } from "./traitFilters.ts"
 import type { Traits } from "./traits.ts"
+import { OPTED_OUT_AT_TRAIT, OPTED_OUT_TRAIT } from "./optOut.ts"
 
 export interface CustomerRow {
   readonly customerId: string
@@ -217,6 +218,25 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("herald/custo
       return customer!.customerId
     })
 
+    /**
+     * Marks the customer opted out of marketing (or back in) by their own message, in the caller's
+     * transaction (the inbound message's). True when the state changed: a second STOP changes
+     * nothing and emits nothing.
+     */
+    const setOptedOut = Effect.fn("CustomersRepo.setOptedOut")(function*(input: {
+      readonly accountId: string
+      readonly customerId: string
+      readonly optedOut: boolean
+      readonly at: Date
+    }) {
+      const changed = yield* sql`
+        UPDATE customers SET traits = traits || jsonb_build_object(${OPTED_OUT_TRAIT}::text, ${input.optedOut}::boolean, ${OPTED_OUT_AT_TRAIT}::text, ${input.at.toISOString()}::text)
+        WHERE account_id = ${input.accountId}::uuid AND customer_id = ${input.customerId}::uuid
+          AND coalesce(traits -> ${OPTED_OUT_TRAIT} = 'true'::jsonb, false) <> ${input.optedOut}::boolean
+        RETURNING 1`
+      return changed.length > 0
+    })
+
     /** The phones of the account's customers among `ids`, by id (an id of no customer of the account is absent). */
     const phonesOf = (accountId: string, ids: ReadonlyArray<string>) => {
       const known = ids.filter(isUuid)
@@ -232,6 +252,6 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("herald/custo
     /** Runs `effect` in one transaction (a customer import: a body cut short leaves nothing written). */
     const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
 
-    return { find, findByPhone, findMany, upsert, upsertBatch, update, remove, count, search, removeTags, recordSeen, phonesOf, transaction } as const
+    return { find, findByPhone, findMany, upsert, upsertBatch, update, remove, count, search, removeTags, recordSeen, setOptedOut, phonesOf, transaction } as const
   })
 }) {}

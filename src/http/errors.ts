@@ -50,6 +50,7 @@ export const ERROR_DESCRIPTIONS: Readonly<Record<string, string>> = {
   feature_locked: "The account's plan does not include this (Starter has no API access; AI agents need Advanced or Enterprise).",
   no_wa_number: "The account has no WhatsApp number: nothing to send from, and no WhatsApp Business Account to submit templates to.",
   outside_service_window: "A free-form message needs the customer to have written in the last 24 hours: send an approved template instead.",
+  recipient_opted_out: "The customer opted out of marketing (an opt-out keyword such as STOP): MARKETING templates wait until they send START.",
   capi_not_configured: "The account has no Conversions API dataset yet (PUT /api/v1/app/meta-ads/capi/config).",
   template_not_usable: "No APPROVED template of that name and language.",
   agent_not_found: "No team member with that e-mail, and no AI agent with that id (ai:<id>).",

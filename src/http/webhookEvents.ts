@@ -147,6 +147,17 @@ export const HandoffData = Schema.Struct({
   text: text("The customer's text that caused the handoff.")
 }).annotations({ description: "An AI agent handed a conversation to a person." })
 
+/** customer.opted_out and customer.opted_in (src/whatsapp/inbound/WaReports.ts, src/customers/optOut.ts). */
+export const OptChangeData = Schema.Struct({
+  customer_id: text("The customer whose consent to marketing changed."),
+  channel: Schema.Literal("whatsapp").annotations({ description: "Where the keyword came from." }),
+  fullPhoneNumber: text("The customer's number, digits only, as the public API's events give it."),
+  phone_number_id: text("The account's WhatsApp number the customer wrote to."),
+  keyword: text("The keyword the message was, upper case without spaces or punctuation (STOP, UNSUBSCRIBE, START, …)."),
+  message_id: text("Meta's id of the customer's message (the id of its message.received)."),
+  occurred_at: text("When the customer sent it (ISO 8601, UTC).")
+}).annotations({ description: "A customer opted out of marketing, or back in, by keyword." })
+
 /** webhook.test (POST /api/v1/rcs/webhooks/{webhook_id}/test). */
 export const TestData = Schema.Struct({
   webhook_id: text("The endpoint tested."),
@@ -387,6 +398,24 @@ export const WEBHOOK_EVENTS: ReadonlyArray<WebhookEvent> = [
       text: "I want to talk to a person"
     })
   },
+  ...(["opted_out", "opted_in"] as const).map((change) => ({
+    type: `customer.${change}`,
+    receiver: "whatsapp" as const,
+    summary: change === "opted_out" ? "A customer opted out of marketing" : "A customer opted back in to marketing",
+    description: change === "opted_out"
+      ? "Sent to the developer webhook when a customer's WhatsApp message is an opt-out keyword (STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, OPTOUT, REVOKE; case, spaces and punctuation ignored) and they were not opted out already. From then on the customer's `opted_out` trait is true, campaigns skip them and a MARKETING template to them is 422 `recipient_opted_out`. Follows the message's message.received."
+      : "Sent to the developer webhook when an opted-out customer's WhatsApp message is START or UNSTOP: their `opted_out` trait is false again and marketing templates reach them. Follows the message's message.received.",
+    body: AccountEnvelope(`customer.${change}`, OptChangeData),
+    example: envelope(`customer.${change}`, {
+      customer_id: "3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a",
+      channel: "whatsapp",
+      fullPhoneNumber: "919876543210",
+      phone_number_id: "106540352242922",
+      keyword: change === "opted_out" ? "STOP" : "START",
+      message_id: "wamid.HBgMOTE5ODc2NTQzMjEwFQIAEhggQTVCMjY5RDQ4QjU3",
+      occurred_at: "2026-03-02T10:15:29Z"
+    })
+  })),
   {
     type: "webhook.test",
     receiver: "any",

@@ -18,7 +18,16 @@ import { type EndpointStatsRow, type WebhookChannel, type WebhookRow, WebhooksRe
 /** Event types a subscription may ask for (contract, Events). `webhook.test` goes to one endpoint on request. */
 export const EVENT_TYPES = ["message.sent", "message.delivered", "message.read", "message.failed", "message.received", "broadcast.completed"] as const
 /** What the developer webhook (channel whatsapp) receives: the public API's messages, inbound ones, and AI agents' handoffs to a person. */
-export const WA_EVENT_TYPES = ["message.sent", "message.delivered", "message.read", "message.failed", "message.received", "conversation.handoff"] as const
+export const WA_EVENT_TYPES = [
+  "message.sent",
+  "message.delivered",
+  "message.read",
+  "message.failed",
+  "message.received",
+  "conversation.handoff",
+  "customer.opted_out",
+  "customer.opted_in"
+] as const
 export type EventType = (typeof EVENT_TYPES)[number] | (typeof WA_EVENT_TYPES)[number] | "webhook.test"
 /** A partner e-mail event as its destinations receive it (`email.delivery`, …). */
 export type EmailWebhookType = `email.${string}`

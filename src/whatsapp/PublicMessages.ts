@@ -8,7 +8,7 @@ import { InsufficientBalance } from "../messaging/errors.ts"
 import { toE164 } from "../messaging/phone.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
 import { Wallet } from "../wallet/Wallet.ts"
-import { NoWaNumber, OutsideServiceWindow, TemplateNotUsable } from "./errors.ts"
+import { NoWaNumber, OutsideServiceWindow, RecipientOptedOut, TemplateNotUsable } from "./errors.ts"
 import { checkMessageData, type CloudContent, isFreeFormType, type PublicMessageType } from "./message/publicMessage.ts"
 import { WaNumbers } from "./numbers/WaNumbers.ts"
 import { type WaMessage, type WaMessageStatusEntry, WaMessagesRepo } from "./message/WaMessagesRepo.ts"
@@ -16,6 +16,8 @@ import { ConversationsRepo } from "../conversations/ConversationsRepo.ts"
 import { WaSend, WaSenderKind } from "./sender/WaSenderKind.ts"
 import { buildTemplateSend } from "./templates/templateValues.ts"
 import { WaTemplatesRepo } from "./templates/WaTemplatesRepo.ts"
+import { CustomersRepo } from "../customers/CustomersRepo.ts"
+import { isOptedOut } from "../customers/optOut.ts"
 
 /** The customer service window (contract, Limits): free-form messages only this long after the customer wrote. */
 export const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000
@@ -65,6 +67,7 @@ export class PublicMessages extends Effect.Service<PublicMessages>()("herald/wha
     const config = yield* AppConfig
     const messages = yield* WaMessagesRepo
     const conversations = yield* ConversationsRepo
+    const customers = yield* CustomersRepo
     const allowHttpMedia = config.mediaAllowHttp
 
     const template = (accountId: string, data: unknown, issues: Array<FieldIssue>) =>
@@ -142,6 +145,11 @@ export class PublicMessages extends Effect.Service<PublicMessages>()("herald/wha
             })
           }
         }
+        if (prepared.category === "MARKETING" && isOptedOut((yield* customers.findByPhone(account.accountId, to.e164))?.traits)) {
+          return yield* new RecipientOptedOut({
+            message: `${to.e164} opted out of marketing (they sent an opt-out keyword such as STOP): a MARKETING template cannot be sent to them until they send START; UTILITY and AUTHENTICATION templates still can`
+          })
+        }
         if (prepared.price > 0) {
           const balance = yield* wallet.balanceFor(account.accountId, prepared.price)
           if (balance < prepared.price) {
@@ -189,5 +197,5 @@ export class PublicMessages extends Effect.Service<PublicMessages>()("herald/wha
 
     return { send, read } as const
   }),
-  dependencies: [WaNumbers.Default, WaTemplatesRepo.Default, Wallet.Default, WaMessagesRepo.Default, ConversationsRepo.Default]
+  dependencies: [WaNumbers.Default, WaTemplatesRepo.Default, Wallet.Default, WaMessagesRepo.Default, ConversationsRepo.Default, CustomersRepo.Default]
 }) {}

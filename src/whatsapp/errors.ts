@@ -7,6 +7,9 @@ export class NoWaNumber extends Schema.TaggedError<NoWaNumber>()("NoWaNumber", {
 /** 422 outside_service_window: a free-form message to a customer who has not written in the last 24 hours. */
 export class OutsideServiceWindow extends Schema.TaggedError<OutsideServiceWindow>()("OutsideServiceWindow", { message: Schema.String }) {}
 
+/** 422 recipient_opted_out: a MARKETING template to a customer who opted out of marketing (customers/optOut.ts). */
+export class RecipientOptedOut extends Schema.TaggedError<RecipientOptedOut>()("RecipientOptedOut", { message: Schema.String }) {}
+
 /** 400 template_not_usable: no APPROVED template of that name and language. */
 export class TemplateNotUsable extends Schema.TaggedError<TemplateNotUsable>()("TemplateNotUsable", { message: Schema.String }) {}
 

@@ -67,8 +67,8 @@ const AppMessagesHttpLive = apiGroup(HeraldApi, "appMessages", (handlers) =>
     handlers.handle("sendText", ({ payload }) =>
       Effect.flatMap(CurrentAccount, (account) =>
         messages.send(account, { fullPhoneNumber: payload.to, type: "Text", data: { message: payload.text } }).pipe(
-          // A text is free and uses no template: neither refusal can happen.
-          Effect.catchTags({ InsufficientBalance: Effect.die, TemplateNotUsable: Effect.die }),
+          // A text is free and uses no template: none of these refusals can happen.
+          Effect.catchTags({ InsufficientBalance: Effect.die, TemplateNotUsable: Effect.die, RecipientOptedOut: Effect.die }),
           (sent) => renameFields(sent, SEND_TEXT_FIELDS),
           Effect.map((queued) => ({
           success: true as const,

@@ -21,7 +21,7 @@ const OWNER = "The owner, with a user token (an API key is 403 `api_key_endpoint
 const WEBHOOK = {
   webhook_id: "0a1b2c3d-4e5f-4607-8899-aabbccddeeff",
   url: "https://backend.example.com/herald",
-  events: ["message.sent", "message.delivered", "message.read", "message.failed", "message.received", "conversation.handoff"],
+  events: ["message.sent", "message.delivered", "message.read", "message.failed", "message.received", "conversation.handoff", "customer.opted_out", "customer.opted_in"],
   created_at: "2026-03-01T09:30:00.000Z"
 }
 

@@ -21,7 +21,7 @@ import {
   SECTIONS_MAX,
   TEXT_MAX
 } from "../../whatsapp/message/publicMessage.ts"
-import { NoWaNumber, OutsideServiceWindow, TemplateNotUsable, WaTemplateInvalid } from "../../whatsapp/errors.ts"
+import { NoWaNumber, OutsideServiceWindow, RecipientOptedOut, TemplateNotUsable, WaTemplateInvalid } from "../../whatsapp/errors.ts"
 import { NAME_MAX, TEMPLATE_CATEGORIES } from "../../whatsapp/templates/templateRules.ts"
 import { AgentNotFound, ConversationNotFound } from "../../conversations/errors.ts"
 import { CUSTOMERS_LIMIT_DEFAULT, CUSTOMERS_LIMIT_MAX } from "../../customers/Customers.ts"
@@ -37,6 +37,7 @@ import { PublicAuthentication } from "./PublicAuthentication.ts"
 
 export const NoWaNumberResponse = errorResponse(NoWaNumber, 409, "no_wa_number")
 export const OutsideServiceWindowResponse = errorResponse(OutsideServiceWindow, 422, "outside_service_window")
+export const RecipientOptedOutResponse = errorResponse(RecipientOptedOut, 422, "recipient_opted_out")
 export const TemplateNotUsableResponse = errorResponse(TemplateNotUsable, 400, "template_not_usable")
 export const WaTemplateInvalidResponse = errorResponse(WaTemplateInvalid, 400, "template_invalid")
 export const AgentNotFoundResponse = errorResponse(AgentNotFound, 404, "agent_not_found")
@@ -302,6 +303,7 @@ export class PublicApi extends HttpApiGroup.make("public")
       .addError(InsufficientBalanceResponse)
       .addError(NoWaNumberResponse)
       .addError(OutsideServiceWindowResponse)
+      .addError(RecipientOptedOutResponse)
       .annotateContext(documented({
         summary: "Send a WhatsApp message",
         description: "Queues a message to one customer from the account's default WhatsApp number, or from `fromPhoneNumberId` (a number " +
@@ -310,7 +312,8 @@ export class PublicApi extends HttpApiGroup.make("public")
           "Free-form types (all but Template) need the customer to have written to that number in the last 24 hours (422 " +
           "`outside_service_window`: send an approved template instead). A Template send needs an APPROVED template of that name and " +
           "language (400 `template_not_usable`) and a wallet balance that covers its category's price (402 `insufficient_balance`), charged " +
-          "when Meta reports it delivered or read. Free-form messages are free. An account without a WhatsApp number is 409 `no_wa_number`.\n\n" +
+          "when Meta reports it delivered or read. A MARKETING template to a customer who opted out (they sent STOP or another opt-out keyword; " +
+          "their `opted_out` trait is true) is 422 `recipient_opted_out`. Free-form messages are free. An account without a WhatsApp number is 409 `no_wa_number`.\n\n" +
           "The 202 means the message is queued for its number. What happens next comes to the developer webhook as message.sent, " +
           "message.delivered, message.read or message.failed, each with the message's `id` and `callbackData`. " + CALLER,
         request: { fullPhoneNumber: PHONE, callbackData: "order-1234", type: "Text", data: { message: "Your order A-1234 has shipped." } },

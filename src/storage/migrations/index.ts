@@ -36,6 +36,7 @@ import memberInvitations from "./0035_member_invitations.ts"
 import sealedSigningKeys from "./0037_sealed_signing_keys.ts"
 import historyLateSent from "./0038_history_late_sent.ts"
 import waMessageHistory from "./0042_wa_message_history.ts"
+import customerOptOut from "./0048_customer_opt_out.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
@@ -77,5 +78,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0035_member_invitations": memberInvitations,
   "0037_sealed_signing_keys": sealedSigningKeys,
   "0038_history_late_sent": historyLateSent,
-  "0042_wa_message_history": waMessageHistory
+  "0042_wa_message_history": waMessageHistory,
+  "0048_customer_opt_out": customerOptOut
 }

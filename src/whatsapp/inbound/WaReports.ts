@@ -14,6 +14,7 @@ import { WaMessagesRepo } from "../message/WaMessagesRepo.ts"
 import { InboundTurns } from "./InboundTurns.ts"
 import { WaInboundRepo } from "./WaInboundRepo.ts"
 import { CustomersRepo } from "../../customers/CustomersRepo.ts"
+import { optChangeOf } from "../../customers/optOut.ts"
 
 const STATUSES: ReadonlySet<string> = new Set(["sent", "delivered", "read", "failed"])
 
@@ -141,6 +142,26 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
               received_at: receivedAt.toISOString()
             }
           })
+          // A message that is only an opt-out (or opt-in) keyword changes the customer's consent to
+          // marketing, in this transaction, with its event after the message's.
+          const optChange = type === "Text" ? optChangeOf(text) : undefined
+          if (optChange !== undefined && (yield* customers.setOptedOut({ accountId: number.accountId, customerId, optedOut: optChange.optedOut, at: receivedAt }))) {
+            yield* webhooks.emit({
+              accountId: number.accountId,
+              type: optChange.optedOut ? "customer.opted_out" : "customer.opted_in",
+              botId: null,
+              channel: "whatsapp",
+              data: {
+                customer_id: customerId,
+                channel: "whatsapp",
+                fullPhoneNumber: digitsOf(phone),
+                phone_number_id: number.phoneNumberId,
+                keyword: optChange.keyword,
+                message_id: wamid,
+                occurred_at: receivedAt.toISOString()
+              }
+            })
+          }
           // After message.received, so that a consumer reads the message before its handoff.
           const reply = yield* agents.take({ ...turn, conversationId, text: text ?? null })
           return { conversationId, reply }
