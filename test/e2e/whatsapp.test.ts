@@ -291,8 +291,10 @@ describe("credentials and the plan bucket", () => {
   })
 
   it("Growth: /api/v1/public/message and /api/v1/app/me share one bucket (300/min, burst 50) → 429 with Retry-After", async () => {
-    const answers: Array<{ path: string; status: number; retryAfter: string | null; body: any }> = []
-    for (let i = 0; i < 70; i++) {
+    // 70 at once, 35 of each: separate buckets of 50 would refuse none. The bucket refills 5 a
+    // second while they are answered (seconds on a loaded machine): that much more may pass.
+    const started = Date.now()
+    const burst = (n: number) => Promise.all(Array.from({ length: n }, async (_, i) => {
       const isPublic = i % 2 === 0
       const r = isPublic
         ? await fetch(`${node.url}/api/v1/public/message`, {
@@ -301,15 +303,18 @@ describe("credentials and the plan bucket", () => {
           body: JSON.stringify({ fullPhoneNumber: "919876510016", type: "Text", data: { message: "hi" } })
         })
         : await fetch(`${node.url}/api/v1/app/me`, { headers: { authorization: `Bearer ${keys.nonum}` } })
-      answers.push({ path: isPublic ? "public" : "me", status: r.status, retryAfter: r.headers.get("retry-after"), body: await r.json() })
-    }
+      return { path: isPublic ? "public" : "me", status: r.status, retryAfter: r.headers.get("retry-after"), body: (await r.json()) as any }
+    }))
+    const answers = await burst(70)
+    const refilled = Math.ceil(((Date.now() - started) / 1000) * 5)
     const passed = answers.filter((a) => a.status !== 429)
     expect(passed.every((a) => a.status === (a.path === "public" ? 409 : 200))).toBe(true)
-    // 35 of each: separate buckets of 50 would refuse none.
     expect(passed.length).toBeGreaterThanOrEqual(44)
-    expect(passed.length).toBeLessThanOrEqual(58)
-    const limitedPublic = answers.find((a) => a.status === 429 && a.path === "public")!
-    const limitedMe = answers.find((a) => a.status === 429 && a.path === "me")!
+    expect(passed.length).toBeLessThanOrEqual(50 + refilled)
+    // The bucket is empty now: ten more of each right away find it so on both paths.
+    const after = await burst(20)
+    const limitedPublic = after.find((a) => a.status === 429 && a.path === "public")!
+    const limitedMe = after.find((a) => a.status === 429 && a.path === "me")!
     expect(limitedPublic).toBeDefined()
     expect(limitedMe).toBeDefined()
     expect(limitedPublic.body).toMatchObject({ result: false, success: false, code: "rate_limited" })
@@ -357,24 +362,20 @@ describe("free-form messages", () => {
     }
     // Webhook deliveries trail the statuses; with other test files running beside this one,
     // CI saw them more than 15 s behind.
+    // An event for each status report that moved a message on. Meta's status webhooks may come out
+    // of order, and so may the simulator's when a callback is retried on a loaded machine: a
+    // `read` before `delivered` (or `sent`) moves the message to read, and the late report is no
+    // step (no event; "'read' without 'delivered'" below). So: read once each; delivered once
+    // when the message went through it (its status history says so), else never; sent at most once.
+    const wentThroughDelivered = async (id: string) =>
+      (await db("SELECT 1 FROM wa_message_status_history WHERE message_id = $1 AND status = 'delivered'", [id])).length > 0
     await eventually(async () => {
       for (const [type, id] of Object.entries(ids)) {
-        expect(events("message.sent", id), type).toHaveLength(1)
-        expect(events("message.delivered", id), type).toHaveLength(1)
         expect(events("message.read", id), type).toHaveLength(1)
+        expect(events("message.delivered", id), type).toHaveLength((await wentThroughDelivered(id)) ? 1 : 0)
+        expect(events("message.sent", id).length, type).toBeLessThanOrEqual(1)
       }
-    }, { timeoutMs: 45_000 }).catch(async (error) => {
-      // Where each missing event stands: emitted, delivered, attempted, dead-lettered.
-      const missing = Object.values(ids).flatMap((id) => ["message.sent", "message.delivered", "message.read"].filter((t) => events(t, id).length !== 1).map((t) => [t, id] as const))
-      const rows = await Promise.all(missing.map(async ([type, id]) => ({
-        type,
-        id,
-        received: events(type, id).length,
-        events: await db("SELECT e.event_id, e.occurred_at, d.delivery_id, d.created_at, (SELECT json_agg(json_build_object('attempt', a.attempt, 'status', a.status_code, 'took', a.took_ms, 'at', a.sent_at, 'snippet', a.response_snippet)) FROM webhook_attempts a WHERE a.delivery_id = d.delivery_id) AS attempts, EXISTS (SELECT 1 FROM webhook_dead_letters l WHERE l.delivery_id = d.delivery_id) AS dead FROM webhook_events e LEFT JOIN webhook_deliveries d ON d.event_id = e.event_id WHERE e.type = $1 AND e.data->>'id' = $2", [type, id])
-      })))
-      console.log(JSON.stringify({ missing: rows, at: new Date().toISOString() }, null, 1))
-      throw error
-    })
+    }, { timeoutMs: 45_000 })
     expect(events("message.read", ids.InteractiveList!)[0].data).toEqual({
       id: ids.InteractiveList,
       callbackData: "cb-InteractiveList",
@@ -755,6 +756,65 @@ describe("templates", () => {
     await sleep(300)
     expect(await rowsOf(accounts.b!)).toBe(1)
     expect(await rowsTo("+919876550203")).toBe(0)
+  })
+})
+
+describe("opting out of marketing by keyword", () => {
+  const from = "919876530077"
+  const phone = `+${from}`
+  const inbound = async (text: string) => {
+    const r = await simPost("/simulate/wa/inbound", { phone_number_id: numbers.a1, from, text })
+    expect(r.status).toBe(202)
+    const wamid = r.body.id as string
+    await eventually(async () => expect(events("message.received", wamid)).toHaveLength(1))
+    return wamid
+  }
+  const optEvents = (type: string) =>
+    consumer.received.filter((r) => r.path === "/dev").map((r) => JSON.parse(r.body)).filter((e) => e.type === type && e.data?.fullPhoneNumber === from)
+  const optedOutTrait = async () =>
+    (await db<{ opted_out: unknown }>("SELECT traits -> 'opted_out' AS opted_out FROM customers WHERE account_id = $1 AND phone = $2", [accounts.a, phone]))[0]?.opted_out
+  const searchOptedOut = async () =>
+    (await pub("POST", "/customers/search", { filters: [{ trait: "opted_out", op: "eq", value: true }] })).body.customers.map((c: Json) => c.fullPhoneNumber)
+  const marketing = () => send({ fullPhoneNumber: from, type: "Template", data: SEND_DATA.media })
+
+  it("STOP, however written, opts the customer out once: customer.opted_out, the opted_out trait a search finds, a MARKETING template refused with nothing written, a UTILITY one still sent", async () => {
+    await openWindow(from)
+    expect(await optedOutTrait()).toBeNull()
+    const stop = await inbound("  Stop! ")
+    await eventually(async () => expect(optEvents("customer.opted_out")).toHaveLength(1))
+    expect(optEvents("customer.opted_out")[0].data).toEqual({
+      customer_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      channel: "whatsapp",
+      fullPhoneNumber: from,
+      phone_number_id: numbers.a1,
+      keyword: "STOP",
+      message_id: stop,
+      occurred_at: expect.any(String)
+    })
+    expect(await optedOutTrait()).toBe(true)
+    expect(await searchOptedOut()).toEqual([from])
+    // Already out: another keyword changes nothing and emits nothing.
+    await inbound("UNSUBSCRIBE")
+    await sleep(300)
+    expect(optEvents("customer.opted_out")).toHaveLength(1)
+    const before = await rowsTo(phone)
+    const refused = await marketing()
+    expect(refused.status, JSON.stringify(refused.body)).toBe(422)
+    expect(refused.body).toMatchObject({ success: false, code: "recipient_opted_out", message: expect.stringContaining("START") })
+    expect(await rowsTo(phone)).toBe(before)
+    const utility = await send({ fullPhoneNumber: from, type: "Template", data: SEND_DATA.text })
+    expect(utility.status, JSON.stringify(utility.body)).toBe(202)
+  })
+
+  it("START opts them back in: customer.opted_in once, the trait false, and the MARKETING template goes out", async () => {
+    await inbound("start")
+    await eventually(async () => expect(optEvents("customer.opted_in")).toHaveLength(1))
+    expect(optEvents("customer.opted_in")[0].data).toMatchObject({ keyword: "START", fullPhoneNumber: from })
+    expect(await optedOutTrait()).toBe(false)
+    expect(await searchOptedOut()).toEqual([])
+    const sent = await marketing()
+    expect(sent.status, JSON.stringify(sent.body)).toBe(202)
+    await eventually(async () => expect(await statusOf(sent.body.id)).toBe("read"))
   })
 })
 
