@@ -156,6 +156,15 @@ describe("RateLimiter rules", () => {
       expect(allowed(fromA) + allowed(fromB)).toBe(50)
     }))
 
+  it.effect("takes that arrive while an ask is out share it instead of asking again", () =>
+    Effect.gen(function*() {
+      const owner = makeOwner(() => ({ delayMs: 30 }))
+      const node = yield* owner.node()
+      const verdicts = yield* burst(node, "k", { rate: 300, capacity: 30 }, 20, 100)
+      expect(allowed(verdicts)).toBe(20)
+      expect(owner.asks.length).toBeLessThanOrEqual(2)
+    }))
+
   // Three nodes offered three times the rate between them, evenly, for a second: together they
   // admit the rate and the burst (110), within 5%, whatever the round trip to the owner.
   for (const rtt of [1, 40, 150]) {

@@ -27,14 +27,6 @@ const ownerWith = (rttMs: number, stats = { asks: 0 }) => {
 const limiterWith = (client: Layer.Layer<ActorClient>) => Effect.runSync(Effect.provide(RateLimiter, RateLimiter.Default.pipe(Layer.provide(client))))
 
 describe("RateLimiter", () => {
-  it("takes that arrive while an ask is out share it instead of asking again", async () => {
-    const stats = { asks: 0 }
-    const limiter = limiterWith(ownerWith(30, stats))
-    const verdicts = await Promise.all(Array.from({ length: 20 }, () => Effect.runPromise(limiter.check("k", limit))))
-    expect(verdicts.filter((v) => v.allowed)).toHaveLength(20)
-    expect(stats.asks).toBeLessThanOrEqual(2)
-  })
-
   it("without an owner each node limits on its own with a local bucket of the same size", async () => {
     const unreachable = Layer.succeed(ActorClient, {
       askEphemeral: () => Effect.fail(new EphemeralUnavailable({ kind: "ratelimit", message: "no responders" }))

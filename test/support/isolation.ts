@@ -68,7 +68,9 @@ export const settingsFor = (iso: Isolation, overrides: Partial<AppSettings> = {}
   natsAuth: { _tag: "none" },
   natsTls: Option.none(),
   natsPublishBudgetMs: 10_000,
-  dbPool: 16,
+  // Small: every node of every test file running at once shares the machine's Postgres and its
+  // max_connections of 100 (a node holds its pool and one LISTEN connection).
+  dbPool: 6,
   dbPreparedStatements: true,
   dbListenUrl: Option.none(),
   dbIdleInTransactionMs: 10_000,
@@ -141,6 +143,11 @@ export const envFor = (iso: Isolation, overrides: Record<string, string> = {}): 
   NATS_URL,
   HERALD_NATS_PREFIX: iso.natsPrefix,
   HERALD_PARTITIONS: "8",
+  // Small: every node of every test file running at once shares the machine's Postgres and its
+  // max_connections of 100 (a node holds its pool and one LISTEN connection). Three files of four
+  // nodes at the default 16 ran out of connections ("Failed to acquire connection", 503s, reports
+  // late past the broadcast's window).
+  HERALD_DB_POOL: "6",
   WEBHOOK_ALLOW_PRIVATE: "true",
   // The in-process gateway simulator on any free port: test processes run side by side.
   GATEWAY_SIM_PORT: "0",
