@@ -70,7 +70,7 @@ export const settingsFor = (iso: Isolation, overrides: Partial<AppSettings> = {}
   natsPublishBudgetMs: 10_000,
   // Small: every node of every test file running at once shares the machine's Postgres and its
   // max_connections of 100 (a node holds its pool and one LISTEN connection).
-  dbPool: 6,
+  dbPool: 10,
   dbPreparedStatements: true,
   dbListenUrl: Option.none(),
   dbIdleInTransactionMs: 10_000,
@@ -146,8 +146,9 @@ export const envFor = (iso: Isolation, overrides: Record<string, string> = {}): 
   // Small: every node of every test file running at once shares the machine's Postgres and its
   // max_connections of 100 (a node holds its pool and one LISTEN connection). Three files of four
   // nodes at the default 16 ran out of connections ("Failed to acquire connection", 503s, reports
-  // late past the broadcast's window).
-  HERALD_DB_POOL: "6",
+  // late past the broadcast's window); at 6 a single node sending a broadcast while its reports
+  // came in waited past the pool's 5 s for a connection (503 database unavailable).
+  HERALD_DB_POOL: "10",
   WEBHOOK_ALLOW_PRIVATE: "true",
   // The in-process gateway simulator on any free port: test processes run side by side.
   GATEWAY_SIM_PORT: "0",
