@@ -353,7 +353,9 @@ describe("10,000 recipients", () => {
       ...(late > 0 ? { "0004 send not confirmed": late } : {}),
       ...(slow > 0 ? { "1234 send not confirmed": slow } : {})
     })
-    expect(done.failed_count).toBe(3 * perRule + late + slow)
+    // At completion, or more: a target failed as unconfirmed may have been moved to delivered by
+    // its late report between completion and the count above (never the other way).
+    expect(done.failed_count).toBeGreaterThanOrEqual(3 * perRule + late + slow)
     const after = await simTotals()
     expect(after.messages - before.messages).toBe(N)
     // Each target reached the gateway once, but 0003's four retries.
