@@ -703,7 +703,14 @@ export class Workload {
       return i % 50 === 7 ? `+917${this.run}${b}${j}0001` : i % 50 === 21 ? `+917${this.run}${b}${j}0005` : `+917${this.run}${b}${String(i).padStart(5, "0")}77`
     })
     const name = `run ${this.run} broadcast ${b}`
-    const list = await this.request("create list", "POST", "/api/v1/rcs/contact-lists", { name })
+    // A 503 (the API node's pool had no free connection within 5 s, nothing written) is answered
+    // as a client would: again after Retry-After. A list created twice would only leave one unused.
+    const deadline = Date.now() + RETRY_CEILING_MS
+    let list = await this.request("create list", "POST", "/api/v1/rcs/contact-lists", { name })
+    while (list.status === 503 && Date.now() < deadline) {
+      await sleep(Math.min(5, Math.max(1, Number(list.retryAfter) || 1)) * 1_000)
+      list = await this.request("create list", "POST", "/api/v1/rcs/contact-lists", { name })
+    }
     expect(list.status, JSON.stringify(list.body)).toBe(200)
     const listId = list.body.list.list_id as string
     const imported = await this.idempotent("import", `/api/v1/rcs/contact-lists/${listId}/contacts`, { contacts: phones.map((phone) => ({ phone })) }, `cluster-${this.run}-import-${b}`)
