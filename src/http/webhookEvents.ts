@@ -403,7 +403,7 @@ export const WEBHOOK_EVENTS: ReadonlyArray<WebhookEvent> = [
     receiver: "whatsapp" as const,
     summary: change === "opted_out" ? "A customer opted out of marketing" : "A customer opted back in to marketing",
     description: change === "opted_out"
-      ? "Sent to the developer webhook when a customer's WhatsApp message is an opt-out keyword (STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, OPTOUT, REVOKE; case, spaces and punctuation ignored) and they were not opted out already. From then on the customer's `opted_out` trait is true, campaigns skip them and a MARKETING template to them is 422 `recipient_opted_out`. Follows the message's message.received."
+      ? "Sent to the developer webhook when a customer's WhatsApp message is an opt-out keyword (STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, OPTOUT, REVOKE; case, spaces and punctuation ignored) and they were not opted out already. From then on the customer's `opted_out` trait is true and a MARKETING template to them is 422 `recipient_opted_out`. Follows the message's message.received."
       : "Sent to the developer webhook when an opted-out customer's WhatsApp message is START or UNSTOP: their `opted_out` trait is false again and marketing templates reach them. Follows the message's message.received.",
     body: AccountEnvelope(`customer.${change}`, OptChangeData),
     example: envelope(`customer.${change}`, {
