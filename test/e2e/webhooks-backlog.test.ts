@@ -141,8 +141,10 @@ describe("an endpoint lane holding HERALD_WEBHOOK_LANE_BACKLOG attempts", () => 
       expect(t.attempt).toBe(1)
       expect(t.deferrals).toBeGreaterThanOrEqual(1)
       const base = Math.min(30_000, 1_000 * 2 ** (t.deferrals! - 1))
-      // fire_at is computed before the commit whose transaction stamps created_at: allow for it.
-      expect(t.delayMs, `${t.key} after ${t.deferrals} deferrals`).toBeGreaterThanOrEqual(base * 0.75 - 150)
+      // fire_at is computed in the behaviour, before the commit whose transaction stamps
+      // created_at: the row shows the delay less that wait, which a loaded machine makes
+      // hundreds of milliseconds. Only the ceiling is read here; the delay's range (1 s doubling,
+      // ±25%) is deliveryRules.test.ts's, where the timer is seen as the behaviour asks for it.
       expect(t.delayMs, `${t.key} after ${t.deferrals} deferrals`).toBeLessThanOrEqual(base * 1.25 + 50)
     }
 

@@ -291,8 +291,11 @@ describe("credentials and the plan bucket", () => {
   })
 
   it("Growth: /api/v1/public/message and /api/v1/app/me share one bucket (300/min, burst 50) → 429 with Retry-After", async () => {
-    // 70 at once, 35 of each: separate buckets of 50 would refuse none. The bucket refills 5 a
-    // second while they are answered (seconds on a loaded machine): that much more may pass.
+    // 120 at once, 60 of each: separate buckets of 50 would let 100 through. One shared bucket
+    // lets through what README's "Rate limiting" bounds: its burst (50), its refill (5 a second)
+    // while they are answered, half a burst while tokens granted ahead are lent against, and,
+    // when the owner did not answer in time (a loaded machine; the node logs it), one local
+    // bucket more. The exact rules are RateLimiter.rules.test.ts's, on the TestClock.
     const started = Date.now()
     const burst = (n: number) => Promise.all(Array.from({ length: n }, async (_, i) => {
       const isPublic = i % 2 === 0
@@ -305,12 +308,13 @@ describe("credentials and the plan bucket", () => {
         : await fetch(`${node.url}/api/v1/app/me`, { headers: { authorization: `Bearer ${keys.nonum}` } })
       return { path: isPublic ? "public" : "me", status: r.status, retryAfter: r.headers.get("retry-after"), body: (await r.json()) as any }
     }))
-    const answers = await burst(70)
+    const answers = await burst(120)
     const refilled = Math.ceil(((Date.now() - started) / 1000) * 5)
     const passed = answers.filter((a) => a.status !== 429)
     expect(passed.every((a) => a.status === (a.path === "public" ? 409 : 200))).toBe(true)
     expect(passed.length).toBeGreaterThanOrEqual(44)
-    expect(passed.length).toBeLessThanOrEqual(50 + refilled)
+    const alone = node.output().includes("limiting per node")
+    expect(passed.length).toBeLessThanOrEqual(50 + refilled + 25 + (alone ? 50 : 0))
     // The bucket is empty now: ten more of each right away find it so on both paths.
     const after = await burst(20)
     const limitedPublic = after.find((a) => a.status === 429 && a.path === "public")!

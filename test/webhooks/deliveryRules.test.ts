@@ -131,6 +131,23 @@ describe("webhook delivery rules", () => {
       expect(after).toBeLessThanOrEqual(1_250)
     }))
 
+  it.effect("a lane still full: each put-off doubles from 1 s, ±25%, up to 30 s, and the attempt keeps its number", () =>
+    Effect.gen(function*() {
+      const w = world({ room: false })
+      let state = (yield* Effect.provide(applyBehaviour(DeliveryKind, initial, start, { key: "dl_1" }), w.layer)).state
+      for (let deferrals = 1; deferrals <= 7; deferrals++) {
+        const { state: next, recorded } = yield* Effect.provide(applyBehaviour(DeliveryKind, state, new Attempt({ attempt: 1 }), { key: "dl_1" }), w.layer)
+        expect(next).toMatchObject({ phase: "waiting", attempt: 0, deferrals: deferrals + 1 })
+        expect(recorded.timers.map((t) => t.command)).toEqual([new Attempt({ attempt: 1 })])
+        const base = Math.min(30_000, 1_000 * 2 ** deferrals)
+        const after = Duration.toMillis((recorded.timers[0]!.when as { after: Duration.DurationInput }).after)
+        expect(after, `after ${deferrals} deferrals`).toBeGreaterThanOrEqual(base * 0.75)
+        expect(after, `after ${deferrals} deferrals`).toBeLessThanOrEqual(base * 1.25)
+        state = next
+      }
+      expect(w.submitted).toEqual([])
+    }))
+
   it.effect("Watchdog: the attempt in flight is sent again; another attempt's, or one after the outcome, changes nothing", () =>
     Effect.gen(function*() {
       const w = world()
