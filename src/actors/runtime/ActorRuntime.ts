@@ -298,14 +298,24 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
           )
         )
 
-        yield* membership.heartbeat.pipe(
+        // Heartbeats and assignment rounds stop for good when the node starts leaving, and the
+        // one under way is waited for: a heartbeat after the leave put the node back in the
+        // membership while it drained, so the others handed it partitions it would never take
+        // (unowned until its entry aged out), and a round took back partitions it had just
+        // handed off.
+        let leaving = false
+        const heartbeats = yield* Effect.makeSemaphore(1)
+        const rounds = yield* Effect.makeSemaphore(1)
+        const unlessLeaving = <E>(effect: Effect.Effect<void, E>) => Effect.suspend(() => (leaving ? Effect.void : effect))
+
+        yield* heartbeats.withPermits(1)(unlessLeaving(membership.heartbeat)).pipe(
           Effect.catchAll((e) => Effect.logWarning("membership heartbeat failed", e.message)),
           Effect.repeat(Schedule.spaced(HEARTBEAT_EVERY)),
           Effect.forkScoped
         )
         yield* renewAll.pipe(Effect.repeat(Schedule.spaced(RENEW_EVERY)), Effect.forkScoped)
         yield* Effect.sleep(SETTLE)
-        yield* assign.pipe(
+        yield* rounds.withPermits(1)(unlessLeaving(assign)).pipe(
           Effect.catchAllCause((cause) => Effect.logWarning("partition assignment failed", cause)),
           Effect.repeat(Schedule.spaced(ASSIGN_EVERY)),
           Effect.forkScoped
@@ -315,6 +325,9 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
         // off drained, so the next owners do not wait for redeliveries.
         yield* Effect.addFinalizer(() =>
           Effect.gen(function*() {
+            leaving = true
+            yield* heartbeats.withPermits(1)(Effect.void)
+            yield* rounds.withPermits(1)(Effect.void)
             yield* membership.leave
             yield* Effect.forEach([...held.keys()], (id) => drop(id, "handoff", "node stopping"), { concurrency: "unbounded", discard: true })
           }).pipe(Effect.timeout(Duration.seconds(8)), Effect.ignore)
