@@ -81,6 +81,9 @@ const cancelledInDoubt = (messageId: string): GatewayErrorRecord => ({
   message_id: messageId
 })
 
+/** How long a stopping node waits for its slices on their way (see ChunkRunner's finalizer). */
+const STOP_SLICES_WITHIN_MS = 3_000
+
 /**
  * What a slice's send came to is written however long the database takes to take it (a pool with
  * no free connection for seconds, a lost connection): given up on, the chunk would start again
@@ -116,6 +119,27 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
     const batches = yield* MessageBatches
     const fibers = yield* FiberSet.make()
     const running = new Set<string>()
+    // A stopping node (SIGTERM) lets the slices on their way finish and write their outcomes, and
+    // gives each run's claim back at its slice's end, before its runs are interrupted: a run cut
+    // off mid-slice left its sent targets claimed with no outcome, in doubt, and the next owner
+    // sent them again once the report window passed. Registered after the FiberSet, so it runs
+    // before the set interrupts what is left (runs waiting on a report window or a backoff).
+    let stopping = false
+    let busy = 0
+    const busyWhile = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.acquireUseRelease(Effect.sync(() => busy++), () => effect, () => Effect.sync(() => busy--))
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        stopping = true
+        return Effect.suspend(() => (busy === 0 ? Effect.void : Effect.fail("busy" as const))).pipe(
+          Effect.retry(Schedule.spaced(Duration.millis(20))),
+          // A slice is half a second of a paced bot's throughput; at most 3 s of the node's 10 s
+          // to exit, so the partitions' hand-off (up to 5 s of draining) still fits after it.
+          Effect.timeout(Duration.millis(Math.min(config.gatewayTimeoutMs + 1_000, STOP_SLICES_WITHIN_MS))),
+          Effect.ignore
+        )
+      })
+    )
     const perBot = new Map<string, Effect.Semaphore>()
     // A claim this old belongs to no node still sending it: a slice's claim is renewed before each
     // attempt, and an attempt lasts at most one gateway timeout after its longest backoff (a
@@ -208,6 +232,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
           }
           remaining = again
           if (again.length > 0) {
+            if (stopping) return yield* stopRun(run, slice[slice.length - 1]!.targetNo)
             yield* Effect.sleep(retryDelay(attempt))
             yield* Effect.catchAll(run.lease.current, () => stopRun(run, slice[slice.length - 1]!.targetNo))
             yield* repo.claim(order.broadcastId, order.chunkNo, again[again.length - 1]!.targetNo, run.id).pipe(Effect.retry(untilWritten))
@@ -235,9 +260,12 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
           const status = yield* broadcasts.status(order.broadcastId)
           if (status === undefined) return
           if (status === "cancelled") return yield* cancelRest(order, header, slice[0]!.targetNo, resent ? targets.slice(start) : [])
+          if (stopping) return yield* busyWhile(stopRun(run, slice[0]!.targetNo - 1))
           yield* Effect.catchAll(run.lease.current, () => stopRun(run, slice[0]!.targetNo - 1))
-          yield* repo.claim(order.broadcastId, order.chunkNo, slice[slice.length - 1]!.targetNo, run.id)
-          yield* sendSlice(run, header, slice, resent)
+          yield* busyWhile(Effect.zipRight(
+            repo.claim(order.broadcastId, order.chunkNo, slice[slice.length - 1]!.targetNo, run.id),
+            sendSlice(run, header, slice, resent)
+          ))
         }
       })
 
@@ -314,7 +342,8 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
     const start = (order: ChunkOrder, botId: string, lease: LeaseGuard, finished: Effect.Effect<void>, moved: Effect.Effect<void>) =>
       Effect.gen(function*() {
         const key = chunkKey(order)
-        if (running.has(key)) return
+        // Stopping: the chunk stays in its sender's state, whose sweep runs it on the next owner.
+        if (running.has(key) || stopping) return
         running.add(key)
         const permits = yield* permitsOf(botId, yield* rateOf(order.accountId, botId))
         const run: Run = { order, botId, lease, id: randomUUID() }
@@ -334,11 +363,18 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
             }),
             Effect.matchEffect({
               onSuccess: () => finished,
+              // Stopped by this node's stop, the partition is still this node's until it is handed
+              // off: told now, the move would come back here. The sender's sweep runs it on the next owner.
               onFailure: () =>
-                Effect.logInfo("broadcast chunk stopped: the bot's partition left this node; its next owner runs the rest", {
-                  broadcast_id: order.broadcastId,
-                  chunk: order.chunkNo
-                }).pipe(Effect.zipRight(moved))
+                stopping
+                  ? Effect.logInfo("broadcast chunk stopped: this node is stopping; its sender's next owner runs the rest", {
+                    broadcast_id: order.broadcastId,
+                    chunk: order.chunkNo
+                  })
+                  : Effect.logInfo("broadcast chunk stopped: the bot's partition left this node; its next owner runs the rest", {
+                    broadcast_id: order.broadcastId,
+                    chunk: order.chunkNo
+                  }).pipe(Effect.zipRight(moved))
             }),
             Effect.ensuring(Effect.sync(() => running.delete(key)))
           )
