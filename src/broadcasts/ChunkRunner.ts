@@ -82,7 +82,7 @@ const cancelledInDoubt = (messageId: string): GatewayErrorRecord => ({
 })
 
 /** How long a stopping node waits for its slices on their way (see ChunkRunner's finalizer). */
-const STOP_SLICES_WITHIN_MS = 3_000
+const STOP_SLICES_WITHIN_MS = 2_000
 
 /**
  * What a slice's send came to is written however long the database takes to take it (a pool with
@@ -131,12 +131,15 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
     yield* Effect.addFinalizer(() =>
       Effect.suspend(() => {
         stopping = true
+        if (busy === 0) return Effect.void
+        const started = Date.now()
         return Effect.suspend(() => (busy === 0 ? Effect.void : Effect.fail("busy" as const))).pipe(
           Effect.retry(Schedule.spaced(Duration.millis(20))),
-          // A slice is half a second of a paced bot's throughput; at most 3 s of the node's 10 s
+          // A slice is half a second of a paced bot's throughput; at most 2 s of the node's 10 s
           // to exit, so the partitions' hand-off (up to 5 s of draining) still fits after it.
           Effect.timeout(Duration.millis(Math.min(config.gatewayTimeoutMs + 1_000, STOP_SLICES_WITHIN_MS))),
-          Effect.ignore
+          Effect.zipRight(Effect.suspend(() => Effect.logInfo("broadcast slices on their way finished", { ms: Date.now() - started }))),
+          Effect.catchAll(() => Effect.logWarning("broadcast slices still on their way at the stop; their targets are left in doubt", { slices: busy }))
         )
       })
     )

@@ -434,10 +434,14 @@ const readReport = (url: string): Promise<Report> =>
  * no answer within 2 s) is taken to own what it last reported: such samples are counted, and
  * never count as a double.
  */
-export const sampleOwnership = (dep: Deployment, everyMs = 250) => {
+export const sampleOwnership = (dep: Deployment, options: { readonly everyMs?: number; readonly origin?: number } = {}) => {
+  const everyMs = options.everyMs ?? 250
+  const origin = options.origin ?? Date.now()
   const lastOwned = new Map<string, number>(dep.keys.map((k) => [k, Date.now()]))
   const lastReport = new Map<string, Owned>()
   const longest = new Map<string, number>()
+  /** Where each partition's longest gap lay: from the last sample that saw it owned to the next. */
+  const longestAt = new Map<string, { from: number; to: number }>()
   const doubles: Array<string> = []
   let samples = 0
   let unknown = 0
@@ -463,7 +467,10 @@ export const sampleOwnership = (dep: Deployment, everyMs = 250) => {
         const fresh = nodes.filter((n) => n.fresh)
         if (fresh.length > 1) doubles.push(`${new Date(at).toISOString()} ${key}: ${fresh.map((n) => n.node).join(", ")}`)
         const gap = at - lastOwned.get(key)!
-        if (gap > (longest.get(key) ?? 0)) longest.set(key, gap)
+        if (gap > (longest.get(key) ?? 0)) {
+          longest.set(key, gap)
+          longestAt.set(key, { from: lastOwned.get(key)! - origin, to: at - origin })
+        }
         if (nodes.length > 0) lastOwned.set(key, at)
       }
       await sleep(Math.max(0, everyMs - (Date.now() - at)))
@@ -488,7 +495,13 @@ export const sampleOwnership = (dep: Deployment, everyMs = 250) => {
         unknown,
         doubles,
         longestGapMs: gaps[0]?.[1] ?? 0,
-        gapsOver: (ms: number) => gaps.filter(([, gap]) => gap > ms).map(([key, gap]) => `${key}: ${gap} ms`)
+        gapsOver: (ms: number) => gaps.filter(([, gap]) => gap > ms).map(([key, gap]) => `${key}: ${gap} ms`),
+        /** The longest gaps with where they lay on the `origin` clock (a workload's marks use it). */
+        longestGaps: (n: number) =>
+          gaps.slice(0, n).map(([key, gap]) => {
+            const w = longestAt.get(key)
+            return `${key}: ${gap} ms${w === undefined ? "" : ` (${(w.from / 1000).toFixed(1)} s to ${(w.to / 1000).toFixed(1)} s)`}`
+          })
       }
     }
   }

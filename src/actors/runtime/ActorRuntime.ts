@@ -148,6 +148,8 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
         const nodeKv = yield* nats.kv("nodes", LEASE_BUCKET).pipe(Effect.retry(startupSchedule))
         const leases = makeLeases(leaseKv, nodeId)
         const membership = makeMembership(nodeKv, bus.jsm, nats.names.bucket("nodes"), nodeInfo(nodeId, config.role))
+        /** Set by the shutdown: the node takes nothing more and keeps out of the membership. */
+        let leaving = false
 
         // One group committer per kind for all its partitions on this node, for the node's life.
         // Their scope is made before the shutdown hand-off is registered, so it closes after it:
@@ -202,6 +204,8 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
             const clock = yield* Effect.clock
             const lease = yield* leases.acquire(registered.kind.name, partition)
             if (lease === undefined) return
+            // The node began leaving while the lease was on its way: given back at once.
+            if (leaving) return yield* leases.release(lease)
             const id = `${registered.kind.name}/${partition}`
             // Counted from now, after the create was answered: later than it left, so a little
             // conservative, never optimistic.
@@ -298,24 +302,24 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
           )
         )
 
-        // Heartbeats and assignment rounds stop for good when the node starts leaving, and the
-        // one under way is waited for: a heartbeat after the leave put the node back in the
-        // membership while it drained, so the others handed it partitions it would never take
-        // (unowned until its entry aged out), and a round took back partitions it had just
-        // handed off.
-        let leaving = false
-        const heartbeats = yield* Effect.makeSemaphore(1)
-        const rounds = yield* Effect.makeSemaphore(1)
+        // A heartbeat whose put lands after the leave takes the entry out again: it put the node
+        // back in the membership while it drained, so the others handed it partitions it would
+        // never take, unowned until its entry aged out. No round starts once the node is
+        // leaving, and one under way gives back what it acquires (see `acquire`). Neither is
+        // waited for: the node has 10 s to exit, and the hand-off needs them.
+        const heartbeat = Effect.suspend(() =>
+          leaving ? Effect.void : Effect.zipRight(membership.heartbeat, Effect.suspend(() => (leaving ? membership.leave : Effect.void)))
+        )
         const unlessLeaving = <E>(effect: Effect.Effect<void, E>) => Effect.suspend(() => (leaving ? Effect.void : effect))
 
-        yield* heartbeats.withPermits(1)(unlessLeaving(membership.heartbeat)).pipe(
+        yield* heartbeat.pipe(
           Effect.catchAll((e) => Effect.logWarning("membership heartbeat failed", e.message)),
           Effect.repeat(Schedule.spaced(HEARTBEAT_EVERY)),
           Effect.forkScoped
         )
         yield* renewAll.pipe(Effect.repeat(Schedule.spaced(RENEW_EVERY)), Effect.forkScoped)
         yield* Effect.sleep(SETTLE)
-        yield* rounds.withPermits(1)(unlessLeaving(assign)).pipe(
+        yield* unlessLeaving(assign).pipe(
           Effect.catchAllCause((cause) => Effect.logWarning("partition assignment failed", cause)),
           Effect.repeat(Schedule.spaced(ASSIGN_EVERY)),
           Effect.forkScoped
@@ -325,12 +329,19 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
         // off drained, so the next owners do not wait for redeliveries.
         yield* Effect.addFinalizer(() =>
           Effect.gen(function*() {
+            const started = Date.now()
             leaving = true
-            yield* heartbeats.withPermits(1)(Effect.void)
-            yield* rounds.withPermits(1)(Effect.void)
             yield* membership.leave
-            yield* Effect.forEach([...held.keys()], (id) => drop(id, "handoff", "node stopping"), { concurrency: "unbounded", discard: true })
-          }).pipe(Effect.timeout(Duration.seconds(8)), Effect.ignore)
+            yield* Effect.logInfo("left the membership; handing partitions off", { partitions: held.size, ms: Date.now() - started })
+            // Twice: a round under way may have started a partition after the first look.
+            for (let pass = 0; pass < 2; pass++) {
+              yield* Effect.forEach([...held.keys()], (id) => drop(id, "handoff", "node stopping"), { concurrency: "unbounded", discard: true })
+            }
+            yield* Effect.logInfo("partitions handed off", { ms: Date.now() - started })
+          }).pipe(
+            Effect.timeout(Duration.seconds(8)),
+            Effect.catchAll(() => Effect.logWarning("hand-off not finished in 8 s; the partitions left are taken over when their leases lapse", { partitions: held.size }))
+          )
         )
       }).pipe(
         Effect.catchAllCause((cause) => Effect.logError("actor runtime stopped", cause)),
