@@ -47,6 +47,7 @@ import { MessagesRepo } from "./messaging/MessagesRepo.ts"
 import { DeveloperHttpLive } from "./http/app/DeveloperHttp.ts"
 import { AccountHttpLive, BillingHttpLive } from "./http/app/AccountHttp.ts"
 import { AppAuthenticationLive, AppIdentityLive } from "./http/app/AppAuthentication.ts"
+import { OptKeywords } from "./customers/OptKeywords.ts"
 import { AppHttpLive } from "./http/app/AppHttp.ts"
 import { CustomerImportRoute } from "./http/app/CustomerImportRoute.ts"
 import { AiAgents } from "./aiAgents/AiAgents.ts"
@@ -124,6 +125,7 @@ const Services = Layer.mergeAll(
   Conversations.Default,
   Conversions.Default,
   CapiConfigs.Default,
+  OptKeywords.Default,
   IntegrationLogs.Default,
   GraphqlReads.Default,
   PartnerEmailServices

@@ -26,13 +26,54 @@ export interface OptChange {
   readonly keyword: string
 }
 
-/** What a customer's message says about their consent to marketing, if anything. */
-export const optChangeOf = (text: string | null | undefined): OptChange | undefined => {
+/** An account's keywords, as keywords (`keywordOf`): its own list, or the defaults above. */
+export interface OptKeywords {
+  readonly optOut: ReadonlyArray<string>
+  readonly optIn: ReadonlyArray<string>
+}
+
+export const DEFAULT_OPT_KEYWORDS: OptKeywords = { optOut: OPT_OUT_KEYWORDS, optIn: OPT_IN_KEYWORDS }
+
+/** Most keywords an account may set in each list, and a keyword's longest form. */
+export const MAX_OPT_KEYWORDS = 50
+export const MAX_OPT_KEYWORD_LENGTH = 32
+
+/** What a customer's message says about their consent to marketing, if anything, by the account's keywords. */
+export const optChangeOf = (text: string | null | undefined, keywords: OptKeywords = DEFAULT_OPT_KEYWORDS): OptChange | undefined => {
   if (text === null || text === undefined || text.length > 64) return undefined
   const keyword = keywordOf(text)
-  if ((OPT_OUT_KEYWORDS as ReadonlyArray<string>).includes(keyword)) return { optedOut: true, keyword }
-  if ((OPT_IN_KEYWORDS as ReadonlyArray<string>).includes(keyword)) return { optedOut: false, keyword }
+  if (keyword.length === 0) return undefined
+  if (keywords.optOut.includes(keyword)) return { optedOut: true, keyword }
+  if (keywords.optIn.includes(keyword)) return { optedOut: false, keyword }
   return undefined
+}
+
+/** A list as given, each entry as a keyword; a problem per entry that is not one, and duplicates dropped. */
+export const keywordListOf = (given: ReadonlyArray<string>, path: string) => {
+  const problems: Array<{ readonly path: string; readonly message: string }> = []
+  const keywords: Array<string> = []
+  given.forEach((entry, i) => {
+    const keyword = keywordOf(entry)
+    if (keyword.length === 0) problems.push({ path: `${path}[${i}]`, message: "must hold a letter or a digit (case, spaces and punctuation are ignored)" })
+    else if (keyword.length > MAX_OPT_KEYWORD_LENGTH) problems.push({ path: `${path}[${i}]`, message: `must be at most ${MAX_OPT_KEYWORD_LENGTH} letters and digits` })
+    else if (!keywords.includes(keyword)) keywords.push(keyword)
+  })
+  if (given.length > MAX_OPT_KEYWORDS) problems.push({ path, message: `must hold at most ${MAX_OPT_KEYWORDS} keywords` })
+  return { keywords, problems }
+}
+
+/**
+ * An account's lists checked: opt-out must hold at least one keyword (a customer must always have
+ * a word that stops marketing), and no keyword may be in both.
+ */
+export const checkOptKeywords = (input: { readonly opt_out: ReadonlyArray<string>; readonly opt_in: ReadonlyArray<string> }) => {
+  const optOut = keywordListOf(input.opt_out, "opt_out")
+  const optIn = keywordListOf(input.opt_in, "opt_in")
+  const problems = [...optOut.problems, ...optIn.problems]
+  if (input.opt_out.length === 0) problems.push({ path: "opt_out", message: "must hold at least one keyword: a customer must always be able to opt out" })
+  const both = optOut.keywords.filter((k) => optIn.keywords.includes(k))
+  if (both.length > 0) problems.push({ path: "opt_in", message: `must not repeat an opt-out keyword (${both.join(", ")})` })
+  return { keywords: { optOut: optOut.keywords, optIn: optIn.keywords } satisfies OptKeywords, problems }
 }
 
 /** Whether a customer's traits say they opted out of marketing. */

@@ -21,6 +21,7 @@ import { AccountApi, BillingApi } from "./app/AccountApi.ts"
 import { AiAgentsApi } from "./app/AiAgentsApi.ts"
 import { AppMessagesApi } from "./app/AppMessagesApi.ts"
 import { ContactsApi, CustomerImportApi, SegmentsApi } from "./app/ContactsApi.ts"
+import { OptKeywordsApi } from "./app/OptKeywordsApi.ts"
 import { PublicApi } from "./public/PublicApi.ts"
 import { PartnerEmailApi, PartnerEmailVerifyApi } from "./partner/PartnerEmailApi.ts"
 
@@ -72,6 +73,7 @@ export const ServedApi = withStrictPayloads(withEnvelopeErrors(
     .add(BillingApi)
     .add(ContactsApi)
     .add(SegmentsApi)
+    .add(OptKeywordsApi)
     .add(AiAgentsApi)
     .add(AppMessagesApi)
     .add(CapiConfigApi)

@@ -177,6 +177,9 @@ const SECRET_KEY_ROUTES: ReadonlyArray<{
   { method: "PATCH", route: "/api/v1/app/segments/:id", body: { name: "matrix 2" } },
   { method: "DELETE", route: "/api/v1/app/segments/:id" },
   { method: "GET", route: "/api/v1/app/segments/:id/contacts" },
+  { method: "GET", route: "/api/v1/app/opt-out-keywords" },
+  { method: "PUT", route: "/api/v1/app/opt-out-keywords", body: { opt_out: ["STOP"], opt_in: ["START"] } },
+  { method: "DELETE", route: "/api/v1/app/opt-out-keywords" },
   { method: "POST", route: "/api/v1/app/messages/send-text", body: { to: "+919876541234", text: "hi" } },
   ...([["GET", "/api/v1/app/ai-agents"], ["POST", "/api/v1/app/ai-agents"], ["GET", "/api/v1/app/ai-agents/:id"], ["PATCH", "/api/v1/app/ai-agents/:id"], ["DELETE", "/api/v1/app/ai-agents/:id"]] as const)
     .map(([method, route]) => ({ method, route, body: method === "POST" || method === "PATCH" ? { name: "matrix" } : undefined, expect: { "secret key": "feature_locked" } })),

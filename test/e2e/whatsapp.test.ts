@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { OPT_IN_KEYWORDS, OPT_OUT_KEYWORDS } from "../../src/customers/optOut.ts"
 import { createHmac } from "node:crypto"
 import { Webhook } from "standardwebhooks"
 import { startConsumer } from "../support/consumer.ts"
@@ -819,6 +820,41 @@ describe("opting out of marketing by keyword", () => {
     const sent = await marketing()
     expect(sent.status, JSON.stringify(sent.body)).toBe(202)
     await eventually(async () => expect(await statusOf(sent.body.id)).toBe("read"))
+  })
+
+  it("an account's own keywords: PUT replaces the lists (BAJA opts out, STOP no longer does), bad lists are 400 naming each entry, DELETE brings the defaults back", async () => {
+    const app = (method: string, body?: unknown) => callJson(node.url, method, "/api/v1/app/opt-out-keywords", `Bearer ${keys.a}`, body)
+    expect((await app("GET")).body).toMatchObject({ success: true, opt_out: [...OPT_OUT_KEYWORDS], opt_in: [...OPT_IN_KEYWORDS], custom: false, updated_at: null })
+    const bad = await app("PUT", { opt_out: [], opt_in: ["!!", "Alta"] })
+    expect(bad.status).toBe(400)
+    expect(bad.body).toMatchObject({ success: false, code: "invalid_request" })
+    expect(bad.body.errors.map((e: Json) => e.path).sort()).toEqual(["opt_in[0]", "opt_out"])
+    expect((await app("GET")).body.custom).toBe(false)
+
+    const set = await app("PUT", { opt_out: ["Baja", "parar!"], opt_in: ["Alta"] })
+    expect(set.status, JSON.stringify(set.body)).toBe(200)
+    expect(set.body).toMatchObject({ success: true, opt_out: ["BAJA", "PARAR"], opt_in: ["ALTA"], custom: true, updated_at: expect.any(String) })
+    expect((await app("GET")).body).toMatchObject({ opt_out: ["BAJA", "PARAR"], opt_in: ["ALTA"], custom: true })
+
+    // The customer is opted in (the test before): STOP is no keyword of this account now.
+    await inbound("STOP")
+    await sleep(300)
+    expect(await optedOutTrait()).toBe(false)
+    await inbound("baja.")
+    await eventually(async () => expect(optEvents("customer.opted_out")).toHaveLength(2))
+    expect(optEvents("customer.opted_out")[1].data).toMatchObject({ keyword: "BAJA", fullPhoneNumber: from })
+    expect(await optedOutTrait()).toBe(true)
+    await inbound("Alta")
+    await eventually(async () => expect(optEvents("customer.opted_in")).toHaveLength(2))
+    expect(await optedOutTrait()).toBe(false)
+
+    const reset = await app("DELETE")
+    expect(reset.body).toMatchObject({ success: true, opt_out: [...OPT_OUT_KEYWORDS], custom: false, updated_at: null })
+    await inbound("stop")
+    await eventually(async () => expect(optEvents("customer.opted_out")).toHaveLength(3))
+    expect(await optedOutTrait()).toBe(true)
+    await inbound("start")
+    await eventually(async () => expect(optEvents("customer.opted_in")).toHaveLength(3))
   })
 })
 

@@ -4,6 +4,7 @@ import type { AiAgent } from "../../aiAgents/AiAgentsRepo.ts"
 import { presentPage } from "../page.ts"
 import { presentAiAgent } from "./presentAiAgent.ts"
 import { AppContacts } from "../../customers/AppContacts.ts"
+import { OptKeywords, type OptKeywordsView } from "../../customers/OptKeywords.ts"
 import { Segments } from "../../segments/Segments.ts"
 import { PublicMessages } from "../../whatsapp/PublicMessages.ts"
 import { renameFields } from "../../domain/errors.ts"
@@ -46,6 +47,21 @@ const SegmentsHttpLive = apiGroup(HeraldApi, "appSegments", (handlers) =>
       .handle("segmentContacts", ({ path, urlParams }) =>
         Effect.flatMap(CurrentAccount, (account) => Effect.map(segments.members(account, path.id, urlParams), (page) => presentPage("contacts", page, presentCustomer))))))
 
+const presentOptKeywords = (view: OptKeywordsView) => ({
+  success: true as const,
+  opt_out: [...view.optOut],
+  opt_in: [...view.optIn],
+  custom: view.custom,
+  updated_at: view.updatedAt === null ? null : view.updatedAt.toISOString()
+})
+
+const OptKeywordsHttpLive = apiGroup(HeraldApi, "appOptKeywords", (handlers) =>
+  Effect.map(OptKeywords, (keywords) =>
+    handlers
+      .handle("getOptKeywords", () => Effect.flatMap(CurrentAccount, (account) => Effect.map(keywords.read(account.accountId), presentOptKeywords)))
+      .handle("setOptKeywords", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => Effect.map(keywords.put(account.accountId, payload), presentOptKeywords)))
+      .handle("resetOptKeywords", () => Effect.flatMap(CurrentAccount, (account) => Effect.map(keywords.reset(account.accountId), presentOptKeywords)))))
+
 /** An AI agent as /api/v1/app/ai-agents answers it. */
 const aiAgentAnswer = <E, R>(agent: Effect.Effect<AiAgent, E, R>) => Effect.map(agent, (row) => ({ success: true as const, ai_agent: presentAiAgent(row) }))
 
@@ -77,5 +93,5 @@ const AppMessagesHttpLive = apiGroup(HeraldApi, "appMessages", (handlers) =>
           }))
         )))))
 
-/** The /api/v1/app groups of the app API's capability (contacts, segments, AI agents, send-text). */
-export const AppHttpLive = Layer.mergeAll(ContactsHttpLive, SegmentsHttpLive, AiAgentsHttpLive, AppMessagesHttpLive)
+/** The /api/v1/app groups of the app API's capability (contacts, segments, opt-out keywords, AI agents, send-text). */
+export const AppHttpLive = Layer.mergeAll(ContactsHttpLive, SegmentsHttpLive, OptKeywordsHttpLive, AiAgentsHttpLive, AppMessagesHttpLive)

@@ -37,6 +37,7 @@ import sealedSigningKeys from "./0037_sealed_signing_keys.ts"
 import historyLateSent from "./0038_history_late_sent.ts"
 import waMessageHistory from "./0042_wa_message_history.ts"
 import customerOptOut from "./0048_customer_opt_out.ts"
+import optKeywords from "./0049_opt_keywords.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
@@ -79,5 +80,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0037_sealed_signing_keys": sealedSigningKeys,
   "0038_history_late_sent": historyLateSent,
   "0042_wa_message_history": waMessageHistory,
-  "0048_customer_opt_out": customerOptOut
+  "0048_customer_opt_out": customerOptOut,
+  "0049_opt_keywords": optKeywords
 }

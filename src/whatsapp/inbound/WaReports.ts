@@ -14,6 +14,7 @@ import { WaMessagesRepo } from "../message/WaMessagesRepo.ts"
 import { InboundTurns } from "./InboundTurns.ts"
 import { WaInboundRepo } from "./WaInboundRepo.ts"
 import { CustomersRepo } from "../../customers/CustomersRepo.ts"
+import { OptKeywords } from "../../customers/OptKeywords.ts"
 import { optChangeOf } from "../../customers/optOut.ts"
 
 const STATUSES: ReadonlySet<string> = new Set(["sent", "delivered", "read", "failed"])
@@ -37,6 +38,7 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
     const conversations = yield* ConversationsRepo
     const inbound = yield* WaInboundRepo
     const customers = yield* CustomersRepo
+    const optKeywords = yield* OptKeywords
 
     const applyStatus = (status: Record<string, unknown>) =>
       Effect.gen(function*() {
@@ -105,6 +107,9 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
         const receivedAt = timeOf(message.timestamp)
         const type = publicTypeOf(message)
         const text = textOf(message)
+        // Read before the transaction (a cached read, but a miss is a query): the account's own
+        // keywords or the defaults.
+        const optChange = type === "Text" ? optChangeOf(text, yield* optKeywords.of(number.accountId)) : undefined
         const result = yield* webhooks.committed(Effect.gen(function*() {
           const { conversationId, customerId } = yield* conversationOf(number, phone, name, receivedAt, {
             direction: "inbound",
@@ -144,7 +149,6 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
           })
           // A message that is only an opt-out (or opt-in) keyword changes the customer's consent to
           // marketing, in this transaction, with its event after the message's.
-          const optChange = type === "Text" ? optChangeOf(text) : undefined
           if (optChange !== undefined && (yield* customers.setOptedOut({ accountId: number.accountId, customerId, optedOut: optChange.optedOut, at: receivedAt }))) {
             yield* webhooks.emit({
               accountId: number.accountId,
@@ -268,5 +272,5 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
 
     return { apply } as const
   }),
-  dependencies: [WaNumbers.Default, WaTemplatesRepo.Default, LiveEvents.Default, Webhooks.Default, WaMessagesRepo.Default, ConversationsRepo.Default, WaInboundRepo.Default, CustomersRepo.Default]
+  dependencies: [WaNumbers.Default, WaTemplatesRepo.Default, LiveEvents.Default, Webhooks.Default, WaMessagesRepo.Default, ConversationsRepo.Default, WaInboundRepo.Default, CustomersRepo.Default, OptKeywords.Default]
 }) {}
