@@ -8,12 +8,13 @@ export default defineConfig({
     // 2.9.10 itself (test/cluster/nats-replace.test.ts, docs/operations.md): run by
     // `npm run test:cluster`, not by the suite every change must pass.
     exclude: ["**/node_modules/**", ...(process.env.HERALD_NATS_SERVER_FAULTS === "1" ? [] : ["test/cluster/nats-replace.test.ts", "test/cluster/nats-kill.test.ts"])],
-    // Each file has its own database and NATS prefix, so files run in parallel processes. Most of
-    // an end-to-end file's time is spent waiting on its server (timers, callbacks, retries), so
-    // three at once on two cores keep the whole suite under half an hour; vitest's default here
-    // (cores - 1) would run them one at a time.
+    // Each file has its own database and NATS prefix, so files run in parallel processes, two at
+    // a time on two cores. Three at once (each file runs one to six processes of its own) kept
+    // the load average near 8: a file's timing windows (report windows, gateway timeouts, a
+    // pool's 5 s for a connection) then passed 7 times slower than alone, and a different few
+    // tests failed on each run. vitest's default here (cores - 1) would run one at a time.
     pool: "forks",
-    maxWorkers: 3,
+    maxWorkers: 2,
     minWorkers: 1,
     testTimeout: 60_000,
     // Set-ups start nodes and run CLI processes: minutes when the heaviest files run beside them

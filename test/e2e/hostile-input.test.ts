@@ -62,13 +62,13 @@ import { freePort } from "../support/TcpProxy.ts"
 // secret key not rotated) and requests Node's HTTP parser refuses (a 4xx with the envelope).
 //
 // Settings (environment):
-//   FUZZ_RUNS  generated requests per operation (default 50: ~6,500 requests over the 129
-//              operations, a minute or two of fuzzing on a 2-core machine; each run draws a new
-//              seed, so the suite's runs together cover far more);
+//   FUZZ_RUNS  generated requests per operation (default 20: ~2,600 requests over the 132
+//              operations, a minute or two of fuzzing on a 2-core machine beside the suite's other
+//              files; each run draws a new seed, so the suite's runs together cover far more);
 //   FUZZ_SEED  the base seed (printed with every failure; each operation's seed derives from it);
 //   FUZZ_ONLY  run only operations whose "METHOD /path" contains this text.
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 50)
+const RUNS = Number(process.env.FUZZ_RUNS ?? 20)
 const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : randomBytes(4).readInt32LE(0)
 const ONLY = process.env.FUZZ_ONLY
 const REQUEST_TIMEOUT_MS = 30_000

@@ -172,7 +172,10 @@ export class Deployment {
       GATEWAY_TIMEOUT_MS: "3000",
       // Reports come 100 ms after a send: a target waits this long for one only when its report
       // was lost (its node stopped before the outcome, or the callback could not get through).
-      HERALD_BROADCAST_REPORT_WINDOW_MS: "10000",
+      // 20 s: on a loaded machine the callbacks of a killed node's last sends (answered 503 while
+      // the API node's pool was busy, retried with backoff) took more than 10 s, and their targets
+      // were sent again with their message_id (dropped by RBM, counted twice by the simulator).
+      HERALD_BROADCAST_REPORT_WINDOW_MS: "20000",
       GATEWAY_SIM_DELIVERED_MS: "100",
       // Never read within a test: "delivered" is every reached recipient's final status.
       GATEWAY_SIM_READ_MS: "600000",
