@@ -368,16 +368,12 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
               onSuccess: () => finished,
               // Stopped by this node's stop, the partition is still this node's until it is handed
               // off: told now, the move would come back here. The sender's sweep runs it on the next owner.
-              onFailure: () =>
-                stopping
-                  ? Effect.logInfo("broadcast chunk stopped: this node is stopping; its sender's next owner runs the rest", {
-                    broadcast_id: order.broadcastId,
-                    chunk: order.chunkNo
-                  })
-                  : Effect.logInfo("broadcast chunk stopped: the bot's partition left this node; its next owner runs the rest", {
-                    broadcast_id: order.broadcastId,
-                    chunk: order.chunkNo
-                  }).pipe(Effect.zipRight(moved))
+              onFailure: () => {
+                const stopped = (why: string) => Effect.logInfo(`broadcast chunk stopped: ${why}`, { broadcast_id: order.broadcastId, chunk: order.chunkNo })
+                return stopping
+                  ? stopped("this node is stopping; its sender's next owner runs the rest")
+                  : Effect.zipRight(stopped("the bot's partition left this node; its next owner runs the rest"), moved)
+              }
             }),
             Effect.ensuring(Effect.sync(() => running.delete(key)))
           )

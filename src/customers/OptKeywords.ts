@@ -45,10 +45,8 @@ export class OptKeywords extends Effect.Service<OptKeywords>()("herald/customers
     /** Back to the defaults. */
     const reset = (accountId: string) => Effect.as(repo.remove(accountId), defaults)
 
-    /** Read fresh, for the API (a write just made on another node shows at once). */
-    const read = load
-
-    return { of, put, reset, read } as const
+    // `read`: fresh, for the API (a write just made on another node shows at once).
+    return { of, put, reset, read: load } as const
   }),
   dependencies: [OptKeywordsRepo.Default, ChangeFeed.Default]
 }) {}

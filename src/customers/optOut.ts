@@ -38,9 +38,12 @@ export const DEFAULT_OPT_KEYWORDS: OptKeywords = { optOut: OPT_OUT_KEYWORDS, opt
 export const MAX_OPT_KEYWORDS = 50
 export const MAX_OPT_KEYWORD_LENGTH = 32
 
+/** Whether a message's text is short enough to be a keyword at all (no list need be read otherwise). */
+export const mayBeKeyword = (text: string | null | undefined): text is string => text !== null && text !== undefined && text.length <= 64
+
 /** What a customer's message says about their consent to marketing, if anything, by the account's keywords. */
 export const optChangeOf = (text: string | null | undefined, keywords: OptKeywords = DEFAULT_OPT_KEYWORDS): OptChange | undefined => {
-  if (text === null || text === undefined || text.length > 64) return undefined
+  if (!mayBeKeyword(text)) return undefined
   const keyword = keywordOf(text)
   if (keyword.length === 0) return undefined
   if (keywords.optOut.includes(keyword)) return { optedOut: true, keyword }

@@ -442,9 +442,8 @@ export const sampleOwnership = (dep: Deployment, options: { readonly everyMs?: n
   const origin = options.origin ?? Date.now()
   const lastOwned = new Map<string, number>(dep.keys.map((k) => [k, Date.now()]))
   const lastReport = new Map<string, Owned>()
-  const longest = new Map<string, number>()
-  /** Where each partition's longest gap lay: from the last sample that saw it owned to the next. */
-  const longestAt = new Map<string, { from: number; to: number }>()
+  /** Each partition's longest gap: from the last sample that saw it owned to the next (Date.now()). */
+  const longest = new Map<string, { from: number; to: number }>()
   const doubles: Array<string> = []
   let samples = 0
   let unknown = 0
@@ -469,11 +468,9 @@ export const sampleOwnership = (dep: Deployment, options: { readonly everyMs?: n
         const nodes = owners.get(key) ?? []
         const fresh = nodes.filter((n) => n.fresh)
         if (fresh.length > 1) doubles.push(`${new Date(at).toISOString()} ${key}: ${fresh.map((n) => n.node).join(", ")}`)
-        const gap = at - lastOwned.get(key)!
-        if (gap > (longest.get(key) ?? 0)) {
-          longest.set(key, gap)
-          longestAt.set(key, { from: lastOwned.get(key)! - origin, to: at - origin })
-        }
+        const from = lastOwned.get(key)!
+        const was = longest.get(key)
+        if (was === undefined || at - from > was.to - was.from) longest.set(key, { from, to: at })
         if (nodes.length > 0) lastOwned.set(key, at)
       }
       await sleep(Math.max(0, everyMs - (Date.now() - at)))
@@ -492,7 +489,7 @@ export const sampleOwnership = (dep: Deployment, options: { readonly everyMs?: n
       dep.loads.delete(handle)
       running = false
       await loop
-      const gaps = [...longest].sort((a, b) => b[1] - a[1])
+      const gaps = [...longest].map(([key, w]) => [key, w.to - w.from, w] as const).sort((a, b) => b[1] - a[1])
       return {
         samples,
         unknown,
@@ -501,10 +498,7 @@ export const sampleOwnership = (dep: Deployment, options: { readonly everyMs?: n
         gapsOver: (ms: number) => gaps.filter(([, gap]) => gap > ms).map(([key, gap]) => `${key}: ${gap} ms`),
         /** The longest gaps with where they lay on the `origin` clock (a workload's marks use it). */
         longestGaps: (n: number) =>
-          gaps.slice(0, n).map(([key, gap]) => {
-            const w = longestAt.get(key)
-            return `${key}: ${gap} ms${w === undefined ? "" : ` (${(w.from / 1000).toFixed(1)} s to ${(w.to / 1000).toFixed(1)} s)`}`
-          })
+          gaps.slice(0, n).map(([key, gap, w]) => `${key}: ${gap} ms (${((w.from - origin) / 1000).toFixed(1)} s to ${((w.to - origin) / 1000).toFixed(1)} s)`)
       }
     }
   }

@@ -240,6 +240,13 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
               yield* leases.release(lease)
               return yield* Effect.fail(fenced.left)
             }
+            // Began leaving while it started: the shutdown's hand-off has already listed what it
+            // holds, so this one is stopped and given back here.
+            if (leaving) {
+              keeper.drop()
+              yield* Scope.close(fenced.right.scope, Exit.void)
+              return yield* leases.release(lease)
+            }
             held.set(id, { lease, keeper, partition: fenced.right.partitionHandle, scope: fenced.right.scope, releasing: false })
             yield* leaseEvent(registered.kind.name, "acquired")
             yield* setOwnedGauge
@@ -305,7 +312,7 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
         // A heartbeat whose put lands after the leave takes the entry out again: it put the node
         // back in the membership while it drained, so the others handed it partitions it would
         // never take, unowned until its entry aged out. No round starts once the node is
-        // leaving, and one under way gives back what it acquires (see `acquire`). Neither is
+        // leaving, and one under way gives back what it acquires or starts (see `acquire`). Neither is
         // waited for: the node has 10 s to exit, and the hand-off needs them.
         const heartbeat = Effect.suspend(() =>
           leaving ? Effect.void : Effect.zipRight(membership.heartbeat, Effect.suspend(() => (leaving ? membership.leave : Effect.void)))
@@ -333,10 +340,7 @@ export class ActorRuntime extends Effect.Service<ActorRuntime>()("herald/ActorRu
             leaving = true
             yield* membership.leave
             yield* Effect.logInfo("left the membership; handing partitions off", { partitions: held.size, ms: Date.now() - started })
-            // Twice: a round under way may have started a partition after the first look.
-            for (let pass = 0; pass < 2; pass++) {
-              yield* Effect.forEach([...held.keys()], (id) => drop(id, "handoff", "node stopping"), { concurrency: "unbounded", discard: true })
-            }
+            yield* Effect.forEach([...held.keys()], (id) => drop(id, "handoff", "node stopping"), { concurrency: "unbounded", discard: true })
             yield* Effect.logInfo("partitions handed off", { ms: Date.now() - started })
           }).pipe(
             Effect.timeout(Duration.seconds(8)),

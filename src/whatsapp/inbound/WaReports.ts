@@ -15,7 +15,7 @@ import { InboundTurns } from "./InboundTurns.ts"
 import { WaInboundRepo } from "./WaInboundRepo.ts"
 import { CustomersRepo } from "../../customers/CustomersRepo.ts"
 import { OptKeywords } from "../../customers/OptKeywords.ts"
-import { optChangeOf } from "../../customers/optOut.ts"
+import { mayBeKeyword, optChangeOf } from "../../customers/optOut.ts"
 
 const STATUSES: ReadonlySet<string> = new Set(["sent", "delivered", "read", "failed"])
 
@@ -107,9 +107,9 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
         const receivedAt = timeOf(message.timestamp)
         const type = publicTypeOf(message)
         const text = textOf(message)
-        // Read before the transaction (a cached read, but a miss is a query): the account's own
-        // keywords or the defaults.
-        const optChange = type === "Text" ? optChangeOf(text, yield* optKeywords.of(number.accountId)) : undefined
+        // Read before the transaction (a cached read, but a miss is a query), and only for a text
+        // that could be a keyword: the account's own keywords or the defaults.
+        const optChange = type === "Text" && mayBeKeyword(text) ? optChangeOf(text, yield* optKeywords.of(number.accountId)) : undefined
         const result = yield* webhooks.committed(Effect.gen(function*() {
           const { conversationId, customerId } = yield* conversationOf(number, phone, name, receivedAt, {
             direction: "inbound",
