@@ -90,20 +90,4 @@ describe("a previous owner's consumer name", () => {
     // What nats.js asks before it pulls again: the consumer by the name the loop knows.
     await expect(stale.jetstream().consumers.get(stream, previous!.name)).rejects.toThrow(/consumer not found/)
   }, 90_000)
-
-  it("ends its owner's consume loop when it is deleted: the partition is dropped and taken again", async () => {
-    node ??= await owner()
-    stale ??= await connect({ servers: [...settingsFor(iso).natsServers] })
-    const [current] = await consumersOfPartition(stale)
-    // As a next owner does on takeover, or the stuck-consumer watch; left to nats.js, the loop
-    // would wait for that name to come back, and nothing would pull the partition's commands.
-    await (await stale.jetstreamManager()).consumers.delete(stream, current!.name)
-    const KEY2 = "after-deletion"
-    await node.runPromise(Effect.flatMap(ActorClient, (c) => c.send(Counter, KEY2, new Add({ sender: "s", n: 1, amount: 5 }))))
-    await eventually(async () => {
-      const [row] = await node!.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ state: any }>`SELECT state FROM actor_counter WHERE actor_key = ${KEY2}`))
-      expect(row?.state.total).toBe(5)
-    }, { timeoutMs: 30_000, intervalMs: 250 })
-    expect((await consumersOfPartition(stale)).map((c) => c.name)).not.toContain(current!.name)
-  }, 60_000)
 })

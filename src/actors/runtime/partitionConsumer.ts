@@ -44,16 +44,16 @@ export const consumeCommands = (p: PartitionState, consumer: Consumer) =>
         consumer.consume({
           max_messages: Math.min(512, p.env.maxAckPending),
           expires: 5_000,
-          // Without it nats.js waits for a deleted consumer to come back and pulls again once it
-          // does. Deleted, the consumer was replaced (a new owner's takeover, the stuck watch): the
-          // loop ends, and the partition is dropped (below).
-          abort_on_missing_resource: true,
+          // Not abort_on_missing_resource: nats.js would then end the loop on a 503 (no
+          // responders) too, which a NATS cluster answers while a consumer's leader moves, and
+          // drop the partition for nothing. A loop whose consumer a next owner deleted pulls
+          // nothing: the name is its own epoch's, which nobody makes again.
           callback: (message) => route(p, message)
         })
       ),
       (iterator) => Effect.promise(() => iterator.close().catch(() => undefined))
     )
-    // The consume loop ends only if the consumer (or its stream) vanished or the connection closed for good.
+    // The consume loop ends only if the connection closed for good.
     yield* Effect.promise(() => messages.closed()).pipe(
       Effect.zipRight(Deferred.succeed(p.lost, "consumer closed")),
       Effect.forkScoped
@@ -127,8 +127,8 @@ export const watchStuckConsumer = (p: PartitionState) =>
         commands: stuck
       })
       yield* Effect.tryPromise(() => bus.jsm.consumers.delete(stream, durable)).pipe(Effect.ignore)
-      // The consume loop ends too once it hears of the deletion; dropped here at once, with the
-      // reason, the partition is taken again with a new consumer.
+      // A consume loop outlives its consumer's deletion (nats.js waits for it to come back): the
+      // partition is dropped here, and taken again with a new consumer.
       yield* Deferred.succeed(p.lost, "its consumer lost its place and was deleted")
       return
     }
