@@ -39,6 +39,7 @@ const partitionWith = (world: World, lost = Deferred.unsafeMake<string>(FiberId.
     env: { bus: { jsm }, names },
     kind: { name: "sender" },
     partition: 3,
+    epoch: 7,
     lost,
     get inflight() {
       return world.inflight
@@ -58,7 +59,7 @@ describe("the stuck-consumer watch", () => {
       expect(w.deleted).toEqual([])
       expect(yield* Deferred.isDone(lost)).toBe(false)
       yield* TestClock.adjust(Duration.seconds(20))
-      expect(w.deleted).toEqual(["sender_3"])
+      expect(w.deleted).toEqual(["sender_3_e7"])
       // A consume loop outlives its consumer (nats.js waits for it to come back): the partition is
       // dropped, to be taken again with a new consumer.
       expect(yield* Deferred.await(lost)).toContain("lost its place")
@@ -90,7 +91,7 @@ describe("the stuck-consumer watch", () => {
       yield* TestClock.adjust(Duration.seconds(20))
       expect(w.deleted).toEqual([])
       yield* TestClock.adjust(Duration.seconds(20))
-      expect(w.deleted).toEqual(["sender_3"])
+      expect(w.deleted).toEqual(["sender_3_e7"])
       yield* Fiber.interrupt(watching)
     }))
 })

@@ -1,11 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import type { ConsumerInfo } from "nats"
 import { Nats } from "../../bus/Nats.ts"
 import { AppConfig } from "../../config/AppConfig.ts"
 import { LEASE_BUCKET } from "./ActorRuntime.ts"
 import { makeLeases } from "./leases.ts"
 import { makeMembership, nodeInfo } from "./membership.ts"
-import { consumerName } from "./transport.ts"
 
 export interface PartitionOwner {
   readonly partition: number
@@ -61,19 +61,20 @@ export class ClusterView extends Effect.Service<ClusterView>()("herald/actors/Cl
       return { partitionsPerKind: config.partitions, nodes: nodes.sort((a, b) => a.node_id.localeCompare(b.node_id)), byKind }
     })
 
-    /** A kind's backlog, summed over its partitions' consumers (one that does not exist yet counts nothing). */
+    /** A kind's backlog, summed over its partitions' consumers (a partition not owned yet has none). */
     const backlog = (kind: string) =>
       Effect.gen(function*() {
         const { jsm } = yield* nats.connected
         const stream = nats.names.stream(kind)
-        const infos = yield* Effect.forEach(
-          Array.from({ length: config.partitions }, (_, p) => consumerName(kind, p)),
-          (name) => Effect.promise(() => jsm.consumers.info(stream, name).then((info) => info, () => undefined)),
-          { concurrency: 8 }
-        )
+        // Found by their subjects: a consumer's name carries its owner's epoch (transport.ts).
+        const partitions = new Set(Array.from({ length: config.partitions }, (_, p) => nats.names.subject(kind, p, ">")))
+        const infos = yield* Effect.tryPromise(async () => {
+          const found: Array<ConsumerInfo> = []
+          for await (const info of jsm.consumers.list(stream)) if (partitions.has(info.config.filter_subject ?? "")) found.push(info)
+          return found
+        }).pipe(Effect.orElseSucceed((): Array<ConsumerInfo> => []))
         const total: { pending: number; ackPending: number; redelivered: number } = { pending: 0, ackPending: 0, redelivered: 0 }
         for (const info of infos) {
-          if (info === undefined) continue
           total.pending += info.num_pending
           total.ackPending += info.num_ack_pending
           total.redelivered += info.num_redelivered

@@ -7,27 +7,30 @@ import type { PartitionState } from "./partitionState.ts"
 import { commandsOf } from "./streamCommand.ts"
 import { consumerName, consumerSpec } from "./transport.ts"
 
-/** The partition's durable consumer on its kind's stream. */
+/**
+ * The partition's durable consumer for this owner epoch (consumerName: one applier per consumer),
+ * made anew. Every consumer of the partition is deleted first, whatever its name: those of previous
+ * epochs (and the un-suffixed one all owners shared before), so that no consume loop of a previous
+ * owner can pull from this one; a work-queue stream refuses a second consumer on the same subjects
+ * anyway. What a previous owner was delivered and did not acknowledge (it died, or was paused with
+ * commands in flight) is thereby delivered again at once and in stream order, instead of after its
+ * ack wait; the last_seq check skips those already applied. A consumer that lost its place (see
+ * watchStuckConsumer) is replaced the same way.
+ */
 export const durableConsumer = (p: PartitionState) =>
   Effect.gen(function*() {
     const { bus, names } = p.env
     const stream = names.stream(p.kind.name)
-    const durable = consumerName(p.kind.name, p.partition)
+    const filter = names.subject(p.kind.name, p.partition, ">")
     yield* Effect.tryPromise(async () => {
-      const existing = await bus.jsm.consumers.info(stream, durable).catch(() => undefined)
-      // Commands delivered to a previous owner that died are pending until their ack wait
-      // runs out; re-creating the consumer redelivers them now (the stream keeps every
-      // unacknowledged command), and the last_seq check skips those already applied. So is one
-      // that lost its place (see watchStuckConsumer): it reports nothing while the stream holds
-      // commands of the partition.
-      const renew = existing !== undefined &&
-        (existing.num_ack_pending > 0 || (existing.num_pending === 0 && (await heldFor(bus, stream, names.subject(p.kind.name, p.partition, ">"))) > 0))
-      if (renew) await bus.jsm.consumers.delete(stream, durable)
-      if (existing === undefined || renew) {
-        await bus.jsm.consumers.add(stream, consumerSpec(names, p.kind.name, p.partition, p.env.maxAckPending))
-      }
+      const previous: Array<string> = []
+      for await (const info of bus.jsm.consumers.list(stream)) if (info.config.filter_subject === filter) previous.push(info.name)
+      // One already gone is fine; one that could not be deleted makes the add fail (overlapping
+      // filters), and the partition is tried again on the next assignment round.
+      for (const name of previous) await bus.jsm.consumers.delete(stream, name).catch(() => false)
+      await bus.jsm.consumers.add(stream, consumerSpec(names, p.kind.name, p.partition, p.epoch, p.env.maxAckPending))
     })
-    return yield* Effect.tryPromise(() => bus.js.consumers.get(stream, durable))
+    return yield* Effect.tryPromise(() => bus.js.consumers.get(stream, consumerName(p.kind.name, p.partition, p.epoch)))
   })
 
 /**
@@ -37,10 +40,20 @@ export const durableConsumer = (p: PartitionState) =>
 export const consumeCommands = (p: PartitionState, consumer: Consumer) =>
   Effect.gen(function*() {
     const messages = yield* Effect.acquireRelease(
-      Effect.tryPromise(() => consumer.consume({ max_messages: Math.min(512, p.env.maxAckPending), expires: 5_000, callback: (message) => route(p, message) })),
+      Effect.tryPromise(() =>
+        consumer.consume({
+          max_messages: Math.min(512, p.env.maxAckPending),
+          expires: 5_000,
+          // Not abort_on_missing_resource: nats.js would then end the loop on a 503 (no
+          // responders) too, which a NATS cluster answers while a consumer's leader moves, and
+          // drop the partition for nothing. A loop whose consumer a next owner deleted pulls
+          // nothing: the name is its own epoch's, which nobody makes again.
+          callback: (message) => route(p, message)
+        })
+      ),
       (iterator) => Effect.promise(() => iterator.close().catch(() => undefined))
     )
-    // The consume loop ends only if the consumer vanished or the connection closed for good.
+    // The consume loop ends only if the connection closed for good.
     yield* Effect.promise(() => messages.closed()).pipe(
       Effect.zipRight(Deferred.succeed(p.lost, "consumer closed")),
       Effect.forkScoped
@@ -93,7 +106,7 @@ export const watchStuckConsumer = (p: PartitionState) =>
   Effect.gen(function*() {
     const { bus, names } = p.env
     const stream = names.stream(p.kind.name)
-    const durable = consumerName(p.kind.name, p.partition)
+    const durable = consumerName(p.kind.name, p.partition, p.epoch)
     const filter = names.subject(p.kind.name, p.partition, ">")
     let strikes = 0
     for (;;) {

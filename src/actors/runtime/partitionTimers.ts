@@ -28,7 +28,7 @@ export type PartitionTimers = Effect.Effect.Success<ReturnType<typeof makePartit
  * The durable timers of one owned partition due within the horizon: one heap and one fiber per
  * partition, however many timers. A timer fires by publishing its command to the actor's stream.
  */
-export const makePartitionTimers = (env: PartitionEnv, kind: ActorKind.Any, partition: number) =>
+export const makePartitionTimers = (env: PartitionEnv, kind: ActorKind.Any, partition: number, epoch: number) =>
   Effect.gen(function*() {
     const { sql, names } = env
     const timers = new Map<string, TimerEntry>()
@@ -115,7 +115,7 @@ export const makePartitionTimers = (env: PartitionEnv, kind: ActorKind.Any, part
           return entry !== undefined && entry.fired && entry.firedAt !== undefined && now - entry.firedAt >= recheckMs ? [[row.timerId, entry] as const] : []
         })
         if (lost.length === 0) return
-        const info = yield* Effect.tryPromise(() => env.bus.jsm.consumers.info(names.stream(kind.name), consumerName(kind.name, partition)))
+        const info = yield* Effect.tryPromise(() => env.bus.jsm.consumers.info(names.stream(kind.name), consumerName(kind.name, partition, epoch)))
         if (info.num_pending > 0 || info.num_ack_pending > 0) return
         yield* Effect.logWarning("fired timers whose command never arrived: fired again", { kind: kind.name, partition, timers: lost.length })
         yield* Effect.forEach(lost, ([id, entry]) => {

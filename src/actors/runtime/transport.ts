@@ -31,11 +31,19 @@ export const streamSpec = (names: BusNamesShape, kind: string): Partial<StreamCo
   duplicate_window: nanos(Duration.toMillis(Duration.minutes(2)))
 })
 
-export const consumerName = (kind: string, partition: number) => `${kind}_${partition}`
+/**
+ * The partition's consumer under one owner epoch. One applier per consumer: an old owner's consume
+ * loop that outlives its partition (a paused node woken up) asks for its consumer by name and pulls
+ * again; under a name shared by every owner it pulled the next owner's commands, which its fenced
+ * commit could not settle, and the next owner meanwhile committed the actor's later commands past
+ * them (applied later, they were skipped as already applied: lost). Under its own epoch's name, a
+ * stale loop finds its consumer gone.
+ */
+export const consumerName = (kind: string, partition: number, epoch: number) => `${kind}_${partition}_e${epoch}`
 
-/** Durable pull consumer of one partition: explicit acks, bounded in-flight work. */
-export const consumerSpec = (names: BusNamesShape, kind: string, partition: number, maxAckPending: number): Partial<ConsumerConfig> => ({
-  durable_name: consumerName(kind, partition),
+/** Durable pull consumer of one partition under one owner epoch: explicit acks, bounded in-flight work. */
+export const consumerSpec = (names: BusNamesShape, kind: string, partition: number, epoch: number, maxAckPending: number): Partial<ConsumerConfig> => ({
+  durable_name: consumerName(kind, partition, epoch),
   filter_subject: names.subject(kind, partition, ">"),
   ack_policy: AckPolicy.Explicit,
   deliver_policy: DeliverPolicy.All,
