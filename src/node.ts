@@ -22,6 +22,7 @@ import { BroadcastKind } from "./broadcasts/BroadcastKind.ts"
 import { BroadcastsRepo } from "./broadcasts/BroadcastsRepo.ts"
 import { BroadcastTargets } from "./broadcasts/BroadcastTargets.ts"
 import { ChunkRunsLive } from "./broadcasts/ChunkRunner.ts"
+import { WaChunkRunsLive } from "./broadcasts/WaChunkRunner.ts"
 import { SendDispatcher } from "./messaging/SendDispatcher.ts"
 import { Subscriptions } from "./webhooks/Subscriptions.ts"
 import { Webhooks } from "./webhooks/Webhooks.ts"
@@ -46,7 +47,7 @@ export const HeraldKinds: Layer.Layer<never, never, ActorRuntime | SqlClient.Sql
   registerKind(DeliveryKind).pipe(Layer.provide(Layer.mergeAll(Dispatcher.Default, Endpoints.Default))),
   registerKind(SenderKind).pipe(Layer.provide(Layer.mergeAll(ChunkRunsLive, SendDispatcher.Default, Webhooks.Default, Subscriptions.Default))),
   registerKind(WaSenderKind).pipe(
-    Layer.provide(Layer.mergeAll(WaDispatcher.Default, WaNumbers.Default, Webhooks.Default, Subscriptions.Default, WaMessagesRepo.Default, ConversationsRepo.Default))
+    Layer.provide(Layer.mergeAll(WaChunkRunsLive, WaDispatcher.Default, WaNumbers.Default, Webhooks.Default, Subscriptions.Default, WaMessagesRepo.Default, ConversationsRepo.Default))
   ),
   registerKind(CapiKind).pipe(Layer.provide(Layer.mergeAll(CapiConfigs.Default, CapiForwarder.Default))),
   registerKind(BroadcastKind).pipe(Layer.provide(Layer.mergeAll(BroadcastsRepo.Default, BroadcastTargets.Default, Webhooks.Default))),

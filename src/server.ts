@@ -59,6 +59,8 @@ import { ApiRateLimits } from "./ratelimit/ApiRateLimits.ts"
 import { SecretKeys } from "./security/SecretKeys.ts"
 import { Team } from "./team/Team.ts"
 import { PublicHttpLive } from "./http/public/PublicHttp.ts"
+import { CampaignsHttpLive } from "./http/public/CampaignsHttp.ts"
+import { Campaigns } from "./campaigns/Campaigns.ts"
 import { PublicAuthenticationLive } from "./http/public/PublicAuthentication.ts"
 import { MetaWebhookRoute } from "./http/public/MetaWebhookRoute.ts"
 import { PublicMessages } from "./whatsapp/PublicMessages.ts"
@@ -119,8 +121,9 @@ const Services = Layer.mergeAll(
   Customers.Default,
   CustomersRepo.Default,
   PublicMessages.Default,
+  Campaigns.Default,
   WaTemplates.Default,
-  WaReports.Default.pipe(Layer.provide(AgentInboundTurns)),
+  WaReports.Default.pipe(Layer.provide(Layer.mergeAll(AgentInboundTurns, TargetReportsLive))),
   WaNumbers.Default,
   Conversations.Default,
   Conversions.Default,
@@ -161,6 +164,7 @@ export const ApiHandlers = Layer.mergeAll(
   ContactListsHttpLive,
   BroadcastsHttpLive,
   PublicHttpLive,
+  CampaignsHttpLive,
   CapiConfigHttpLive,
   ConversionsHttpLive,
   Layer.merge(PartnerEmailHttpLive, PartnerEmailVerifyHttpLive)

@@ -8,7 +8,12 @@ import { BroadcastTargets } from "./BroadcastTargets.ts"
 import { liveSubject } from "../live/liveSubjects.ts"
 import { progressOf } from "./progress.ts"
 import { CHUNK_TARGETS, CHUNK_WINDOW, chunkRange, EXPAND_BATCH } from "./chunking.ts"
-import { BroadcastAddress, ChunkDone, SendChunk, SenderAddress } from "../messaging/chunkProtocol.ts"
+import { BroadcastAddress, ChunkDone, SendChunk, SenderAddress, WaSenderChunkAddress } from "../messaging/chunkProtocol.ts"
+import { audienceCondition } from "./BroadcastTargets.ts"
+
+/** Before every customer_id: where a campaign's expansion starts. */
+const FIRST_CUSTOMER = "00000000-0000-0000-0000-000000000000"
+
 
 /** Begin (from the API's outbox row, or the timer of a scheduled broadcast). */
 export class Start extends Schema.TaggedClass<Start>()("Start", {}) {}
@@ -23,9 +28,16 @@ export type BroadcastCommand = typeof BroadcastCommand.Type
 const BroadcastState = Schema.Struct({
   phase: Schema.Literal("new", "waiting", "running", "finished"),
   accountId: Schema.String,
+  /** rcs: a bot's broadcast to a contact list; whatsapp: a number's campaign to customers (docs/campaigns.md). */
+  channel: Schema.optionalWith(Schema.Literal("rcs", "whatsapp"), { default: () => "rcs" as const }),
+  /** The actor that sends the chunks: the bot's `sender`, or the number's `wa_sender` (its phone_number_id). */
   botId: Schema.String,
   listId: Schema.String,
-  /** The list's last contact_id when the broadcast started: later imports are not sent to. */
+  /**
+   * What freezes the recipients when the broadcast started: the list's last contact_id (later
+   * imports are not sent to), or for a campaign the instant its audience was counted (customers
+   * recorded later are not sent to).
+   */
   upto: Schema.String,
   total: Schema.Int,
   /** Targets written so far, and the last contact they came from. */
@@ -60,7 +72,7 @@ const broadcastTools = (ctx: ActorContext<BroadcastCommand>) =>
         const { first, last } = chunkRange(handedOut, s.written)
         if (first >= s.written || (last - first + 1 < CHUNK_TARGETS && !s.expanded)) break
         ctx.send(
-          SenderAddress,
+          s.channel === "whatsapp" ? WaSenderChunkAddress : SenderAddress,
           s.botId,
           new SendChunk({ order: { broadcastId, accountId: s.accountId, chunkNo: handedOut, first, last } }),
           { msgId: `chunk-${broadcastId}-${handedOut}` }
@@ -86,7 +98,11 @@ const broadcastTools = (ctx: ActorContext<BroadcastCommand>) =>
             repo.markCompleted(broadcastId).pipe(
               Effect.flatMap((completed) =>
                 completed
-                  ? webhooks.emit({ accountId: s.accountId, type: "broadcast.completed", botId: s.botId, data: progressOf(broadcastId, final) })
+                  ? webhooks.emit(
+                    s.channel === "whatsapp"
+                      ? { accountId: s.accountId, type: "broadcast.completed", botId: null, channel: "whatsapp", data: progressOf(broadcastId, final) }
+                      : { accountId: s.accountId, type: "broadcast.completed", botId: s.botId, data: progressOf(broadcastId, final) }
+                  )
                   : Effect.void
               ),
               Effect.asVoid,
@@ -100,14 +116,29 @@ const broadcastTools = (ctx: ActorContext<BroadcastCommand>) =>
 
     const expandStep = (s: BroadcastState) =>
       Effect.gen(function*() {
-        const batch = yield* targets.expand({ broadcastId, listId: s.listId, after: s.after, upto: s.upto, firstNo: s.written, limit: EXPAND_BATCH })
+        const campaign = s.channel === "whatsapp" ? yield* campaignOf(broadcastId) : undefined
+        const batch = campaign === undefined
+          ? yield* targets.expand({ broadcastId, listId: s.listId, after: s.after, upto: s.upto, firstNo: s.written, limit: EXPAND_BATCH })
+          : yield* targets.expandAudience({ broadcastId, accountId: s.accountId, ...campaign, after: s.after, upto: s.upto, firstNo: s.written, limit: EXPAND_BATCH })
         const written = s.written + batch.read
-        const expanded = batch.read < EXPAND_BATCH || written >= s.total
+        // A campaign's audience was counted at its start; customers whose traits changed since may
+        // have come in or gone out, so it is written until a batch comes back short, and its total
+        // is what was written.
+        const expanded = batch.read < EXPAND_BATCH || (campaign === undefined && written >= s.total)
+        if (campaign !== undefined && expanded) ctx.persist(repo.setTotal(broadcastId, written).pipe(Effect.asVoid))
         if (!expanded) ctx.send(Self, broadcastId, new Expand(), { msgId: `expand-${broadcastId}-${written}` })
         return yield* finishIfDone(handOut({ ...s, written, after: batch.last ?? s.after, expanded }))
       })
 
-    return { repo, targets, broadcastId, handOut, finishIfDone, expandStep } as const
+    /** What a campaign's targets are written from: its audience, and the traits its values name. */
+    const campaignOf = (id: string) =>
+      Effect.gen(function*() {
+        const header = yield* repo.header(id)
+        if (header?.audience == null) return undefined
+        return { audience: audienceCondition(header.audience), traits: header.variables === null ? null : Object.keys(header.variables) }
+      })
+
+    return { repo, targets, broadcastId, handOut, finishIfDone, expandStep, campaignOf } as const
   })
 
 /**
@@ -123,6 +154,7 @@ export const BroadcastKind = ActorKind.make(BroadcastAddress.name, {
   initial: (): BroadcastState => ({
     phase: "new",
     accountId: "",
+    channel: "rcs",
     botId: "",
     listId: "",
     upto: "0",
@@ -142,12 +174,16 @@ export const BroadcastKind = ActorKind.make(BroadcastAddress.name, {
         if (state.phase !== "new" && state.phase !== "waiting") return state
         const header = yield* repo.header(broadcastId)
         if (header === undefined || header.status === "cancelled") return { ...state, phase: "finished" as const }
-        const base = { ...state, accountId: header.accountId, botId: header.botId, listId: header.listId }
+        const base = header.channel === "whatsapp"
+          ? { ...state, channel: "whatsapp" as const, accountId: header.accountId, botId: header.phoneNumberId ?? "", listId: "", after: FIRST_CUSTOMER }
+          : { ...state, accountId: header.accountId, botId: header.botId ?? "", listId: header.listId ?? "" }
         if (header.scheduledAt !== null && header.scheduledAt.getTime() > Date.now()) {
           ctx.schedule(new Start(), { at: header.scheduledAt }, "start")
           return { ...base, phase: "waiting" as const }
         }
-        const snapshot = yield* targets.snapshotList(header.listId)
+        const snapshot = header.channel === "whatsapp" && header.audience !== null
+          ? yield* targets.snapshotAudience(header.accountId, audienceCondition(header.audience))
+          : yield* targets.snapshotList(header.listId ?? "")
         if (snapshot === "Busy") {
           // An import into the list is running: its rows are not all there yet.
           ctx.schedule(new Start(), { after: Duration.seconds(1) }, "start")

@@ -6,7 +6,10 @@ import { NAME_PLACEHOLDER } from "../templates/placeholders.ts"
 import { stagedBatchItems } from "../webhooks/MessageBatchesRepo.ts"
 import type { BroadcastListener } from "../webhooks/Subscriptions.ts"
 import { bookSelected } from "../wallet/ledgerWrites.ts"
-import type { TargetStatus } from "./BroadcastsRepo.ts"
+import type { Audience, TargetStatus } from "./BroadcastsRepo.ts"
+import { customerCondition } from "../customers/filterSql.ts"
+import { OPTED_OUT_TRAIT } from "../customers/optOut.ts"
+import { type CustomerQuery, parseCustomerQuery } from "../customers/traitFilters.ts"
 
 /** Counter rows per broadcast (see the migration): more spreads concurrent reports further. */
 export const COUNTER_SHARDS = 16
@@ -16,7 +19,8 @@ const ADD_ON_CONFLICT = `ON CONFLICT (broadcast_id, shard) DO UPDATE SET
   delivered_count = broadcast_counters.delivered_count + excluded.delivered_count,
   read_count = broadcast_counters.read_count + excluded.read_count,
   failed_count = broadcast_counters.failed_count + excluded.failed_count,
-  cancelled_count = broadcast_counters.cancelled_count + excluded.cancelled_count`
+  cancelled_count = broadcast_counters.cancelled_count + excluded.cancelled_count,
+  skipped_count = broadcast_counters.skipped_count + excluded.skipped_count`
 
 const shardOf = (targetNo: number) => targetNo % COUNTER_SHARDS
 
@@ -50,6 +54,18 @@ export interface Listening {
 
 /** Rank of a target status along sent → delivered → read; failed and cancelled are final. */
 const RANK_SQL = (column: string) => `CASE ${column} WHEN 'pending' THEN 0 WHEN 'unconfirmed' THEN 0 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 ELSE 9 END`
+
+/** The audience a campaign's targets are written from (BroadcastsRepo's Audience, its query read). */
+export type AudienceCondition =
+  | { readonly kind: "query"; readonly query: CustomerQuery }
+  | { readonly kind: "customers"; readonly ids: ReadonlyArray<string> }
+
+/** A stored audience as the condition its targets are counted and written with (its query was checked when the campaign was created). */
+export const audienceCondition = (audience: Audience): AudienceCondition => {
+  if (audience.kind === "customers") return { kind: "customers", ids: audience.ids }
+  const query = parseCustomerQuery({ filters: audience.filters, tags: audience.tags })
+  return { kind: "query", query: "issues" in query ? { filters: [], tags: [] } : query }
+}
 
 /**
  * The chunk runner's write path: a broadcast's targets (written from its list, sent, reported on,
@@ -112,6 +128,76 @@ export class BroadcastTargets extends Effect.Service<BroadcastTargets>()("herald
         return batch!
       })
 
+    const audienceWhere = (accountId: string, audience: AudienceCondition) =>
+      audience.kind === "customers"
+        ? sql`c.account_id = ${accountId}::uuid AND c.customer_id = ANY(${audience.ids}::uuid[])`
+        : sql`c.account_id = ${accountId}::uuid AND ${customerCondition(sql, audience.query)}`
+
+    /**
+     * A campaign's audience as it starts: how many customers, and the instant that freezes it
+     * (customers recorded later are not sent to).
+     */
+    const snapshotAudience = (accountId: string, audience: AudienceCondition) =>
+      sql<{ readonly total: number; readonly upto: string }>`
+        SELECT count(*)::int AS total, to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS upto
+        FROM customers c WHERE ${audienceWhere(accountId, audience)} AND c.created_at <= now()`.pipe(Effect.map((rows) => rows[0]!))
+
+    /**
+     * Writes a campaign's next targets: up to `limit` customers of the audience after customer
+     * `after` (in customer_id order), recorded by `upto`, numbered from `firstNo`. A customer who
+     * opted out is written `skipped` (counted, never sent); the others carry their values of the
+     * traits the template's values name (`vars`, a trait they lack left out). Deterministic for a
+     * given state of the customers, and a repeat writes nothing new (ON CONFLICT): a batch applied
+     * again after a crash moves no counter.
+     */
+    const expandAudience = (input: {
+      broadcastId: string
+      accountId: string
+      audience: AudienceCondition
+      traits: ReadonlyArray<string> | null
+      after: string
+      upto: string
+      firstNo: number
+      limit: number
+    }) =>
+      Effect.gen(function*() {
+        const vars = input.traits === null ? sql`NULL::jsonb` : sql`(
+          SELECT jsonb_strip_nulls(coalesce(jsonb_object_agg(p, c.traits -> p), '{}')) FROM unnest(${input.traits}::text[]) AS p)`
+        const [batch] = yield* sql<{ readonly read: number; readonly last: string | null }>`
+          WITH source AS (
+            SELECT c.customer_id, c.phone, row_number() OVER (ORDER BY c.customer_id) - 1 AS n, ${vars} AS vars,
+                   coalesce(c.traits -> ${OPTED_OUT_TRAIT} = 'true'::jsonb, false) AS opted_out
+            FROM customers c
+            WHERE ${audienceWhere(input.accountId, input.audience)} AND c.customer_id > ${input.after}::uuid
+              AND c.created_at <= ${input.upto}::timestamptz
+            ORDER BY c.customer_id
+            LIMIT ${input.limit}
+          ), written AS (
+            INSERT INTO broadcast_targets (broadcast_id, target_no, phone, message_id, vars, customer_id, status)
+            SELECT ${input.broadcastId}::uuid, ${input.firstNo} + n, phone, gen_random_uuid(), vars, customer_id,
+                   CASE WHEN opted_out THEN 'skipped' ELSE 'pending' END
+            FROM source
+            ON CONFLICT DO NOTHING
+            RETURNING status
+          ), counted AS (
+            INSERT INTO broadcast_counters (broadcast_id, shard, skipped_count)
+            SELECT ${input.broadcastId}::uuid, ${shardOf(input.firstNo)}, count(*)::int FROM written WHERE status = 'skipped' HAVING count(*) > 0
+            ${sql.literal(ADD_ON_CONFLICT)}
+          )
+          SELECT count(*)::int AS read, max(customer_id::text) AS last FROM source`
+        return batch!
+      })
+
+    /**
+     * A campaign's targets a stopped node claimed and left without an outcome: WhatsApp has no
+     * idempotency key, so they are never sent again. They become unconfirmed (a status webhook
+     * still moves them on; the expiry fails them).
+     */
+    const markUnconfirmed = (broadcastId: string, first: number, upto: number, error: GatewayErrorRecord) =>
+      sql`
+        UPDATE broadcast_targets SET status = 'unconfirmed', unconfirmed_at = now(),
+          error = ${JSON.stringify(error)}::jsonb || jsonb_build_object('message_id', message_id::text), failure_reason = ${error.message}
+        WHERE broadcast_id = ${broadcastId}::uuid AND target_no BETWEEN ${first} AND ${upto} AND status = 'pending'`.pipe(Effect.asVoid)
 
     /** Where a chunk's sending stands: the last target that may have left, and since when. */
     const chunkClaim = (broadcastId: string, chunkNo: number) =>
@@ -151,6 +237,8 @@ export class BroadcastTargets extends Effect.Service<BroadcastTargets>()("herald
       broadcastId: string
       accountId: string
       price: string
+      /** RCS charges a message when the gateway takes it; WhatsApp when Meta reports it delivered (applyReport). */
+      chargeSent?: boolean | undefined
       outcomes: ReadonlyArray<TargetOutcome>
       listening?: Listening | undefined
     }) => {
@@ -184,7 +272,7 @@ export class BroadcastTargets extends Effect.Service<BroadcastTargets>()("herald
           ${bookSelected(sql, sql`
             SELECT ${input.accountId}::uuid, 'charge', counts.sent * ${input.price}::numeric,
                    'broadcast:' || ${input.broadcastId} || ':' || ${first} || ':' || gen_random_uuid()
-            FROM counts WHERE counts.sent > 0`)}
+            FROM counts WHERE counts.sent > 0 AND ${input.chargeSent !== false}`)}
         )
         INSERT INTO broadcast_counters (broadcast_id, shard, sent_count, failed_count, cancelled_count)
         SELECT ${input.broadcastId}::uuid, ${shardOf(first)}, counts.sent, counts.failed, counts.cancelled FROM counts
@@ -215,21 +303,23 @@ export class BroadcastTargets extends Effect.Service<BroadcastTargets>()("herald
      * → read; failed from sent or delivered, refunded). "unknown" when no target has the
      * message_id; "unchanged" for a duplicate or a late report.
      */
-    const applyReport = (report: { messageId: string; status: "delivered" | "read" | "failed"; at: Date; error: GatewayErrorRecord | undefined }) =>
+    const applyReport = (report: { messageId: string; status: "sent" | "delivered" | "read" | "failed"; at: Date; error: GatewayErrorRecord | undefined }) =>
       sql<{
         readonly before: TargetStatus
         readonly after: TargetStatus
         readonly broadcastId: string
         readonly accountId: string
-        readonly botId: string
+        readonly botId: string | null
         readonly phone: string
       }>`
         WITH prev AS (
-          SELECT broadcast_id, target_no, status, error FROM broadcast_targets WHERE message_id = ${report.messageId}::uuid FOR UPDATE
+          SELECT t.broadcast_id, t.target_no, t.status, t.error, b.channel, b.account_id, b.price
+          FROM broadcast_targets t JOIN broadcasts b USING (broadcast_id)
+          WHERE t.message_id = ${report.messageId}::uuid FOR UPDATE OF t
         ), moved AS (
           UPDATE broadcast_targets t SET
             status = ${report.status},
-            sent_at = CASE WHEN ${report.status} IN ('delivered', 'read') THEN coalesce(t.sent_at, ${report.at.toISOString()}::timestamptz) ELSE t.sent_at END,
+            sent_at = CASE WHEN ${report.status} IN ('sent', 'delivered', 'read') THEN coalesce(t.sent_at, ${report.at.toISOString()}::timestamptz) ELSE t.sent_at END,
             delivered_at = CASE WHEN ${report.status} IN ('delivered', 'read') THEN coalesce(t.delivered_at, ${report.at.toISOString()}::timestamptz) END,
             read_at = CASE WHEN ${report.status} = 'read' THEN ${report.at.toISOString()}::timestamptz END,
             failed_at = CASE WHEN ${report.status} = 'failed' THEN ${report.at.toISOString()}::timestamptz END,
@@ -241,23 +331,26 @@ export class BroadcastTargets extends Effect.Service<BroadcastTargets>()("herald
               prev.status IN ('pending', 'unconfirmed')
               OR (prev.status IN ('sent', 'delivered')
                   AND (${report.status} = 'failed' OR ${sql.literal(RANK_SQL(`'${report.status}'`))} > ${sql.literal(RANK_SQL("prev.status"))}))
-              OR (prev.status = 'failed' AND prev.error->>'message_id' IS NOT NULL AND ${report.status} IN ('delivered', 'read'))
+              OR (prev.status = 'failed' AND prev.error->>'message_id' IS NOT NULL AND ${report.status} IN ('sent', 'delivered', 'read'))
             )
-          RETURNING prev.status AS before, t.status AS after, t.broadcast_id, t.message_id, t.target_no, t.phone
+          RETURNING prev.status AS before, t.status AS after, t.broadcast_id, t.message_id, t.target_no, t.phone, prev.channel, prev.account_id, prev.price
         ), charged AS (
-          -- Reached the recipient, and not charged when it was recorded sent: charged now, once.
+          -- An RCS message is charged when the gateway takes it: one that reached the recipient and
+          -- was not charged when recorded (it was in doubt) is charged now, once. A WhatsApp
+          -- message is charged when Meta reports it delivered (or read), once.
           ${bookSelected(sql, sql`
-            SELECT b.account_id, 'charge', b.price, m.message_id::text FROM moved m JOIN broadcasts b USING (broadcast_id)
-            WHERE m.after IN ('delivered', 'read') AND m.before IN ('pending', 'unconfirmed', 'failed')`)}
+            SELECT m.account_id, 'charge', m.price, m.message_id::text FROM moved m
+            WHERE (m.channel = 'rcs' AND m.after IN ('sent', 'delivered', 'read') AND m.before IN ('pending', 'unconfirmed', 'failed'))
+               OR (m.channel = 'whatsapp' AND m.after IN ('delivered', 'read') AND m.before NOT IN ('delivered', 'read'))`)}
         ), refunded AS (
-          -- Rejected after the gateway took it: the charge booked when it was sent is given back.
+          -- Rejected after it was charged: the charge is given back.
           ${bookSelected(sql, sql`
-            SELECT b.account_id, 'refund', b.price, m.message_id::text FROM moved m JOIN broadcasts b USING (broadcast_id)
-            WHERE m.after = 'failed' AND m.before IN ('sent', 'delivered')`)}
+            SELECT m.account_id, 'refund', m.price, m.message_id::text FROM moved m
+            WHERE m.after = 'failed' AND ((m.channel = 'rcs' AND m.before IN ('sent', 'delivered')) OR (m.channel = 'whatsapp' AND m.before = 'delivered'))`)}
         ), counted AS (
           INSERT INTO broadcast_counters (broadcast_id, shard, sent_count, delivered_count, read_count, failed_count)
           SELECT m.broadcast_id, m.target_no % ${COUNTER_SHARDS},
-                 (m.after IN ('delivered', 'read') AND m.before IN ('pending', 'unconfirmed', 'failed'))::int
+                 (m.after IN ('sent', 'delivered', 'read') AND m.before IN ('pending', 'unconfirmed', 'failed'))::int
                    - (m.after = 'failed' AND m.before IN ('sent', 'delivered'))::int,
                  (m.after IN ('delivered', 'read') AND m.before NOT IN ('delivered', 'read'))::int - (m.after = 'failed' AND m.before = 'delivered')::int,
                  (m.after = 'read')::int,
@@ -265,7 +358,7 @@ export class BroadcastTargets extends Effect.Service<BroadcastTargets>()("herald
           FROM moved m
           ${sql.literal(ADD_ON_CONFLICT)}
         )
-        SELECT m.before, m.after, m.broadcast_id::text, b.account_id::text, b.bot_id::text, m.phone FROM moved m JOIN broadcasts b USING (broadcast_id)
+        SELECT m.before, m.after, m.broadcast_id::text, m.account_id::text, b.bot_id::text, m.phone FROM moved m JOIN broadcasts b USING (broadcast_id)
         UNION ALL
         SELECT status AS before, status AS after, NULL, NULL, NULL, NULL FROM prev WHERE NOT EXISTS (SELECT 1 FROM moved)`.pipe(
         Effect.map((rows) => {
@@ -280,7 +373,8 @@ export class BroadcastTargets extends Effect.Service<BroadcastTargets>()("herald
               phone: row.phone,
               status: row.after,
               // Counted sent by this report (the counters' rule above): it had not been.
-              countedSent: (row.after === "delivered" || row.after === "read") && (row.before === "pending" || row.before === "unconfirmed" || row.before === "failed")
+              countedSent: (row.after === "sent" || row.after === "delivered" || row.after === "read") &&
+                (row.before === "pending" || row.before === "unconfirmed" || row.before === "failed")
             }
             : { outcome: "unchanged" as const }
         })
@@ -318,6 +412,9 @@ export class BroadcastTargets extends Effect.Service<BroadcastTargets>()("herald
     return {
       snapshotList,
       expand,
+      snapshotAudience,
+      expandAudience,
+      markUnconfirmed,
       chunkClaim,
       releaseClaim,
       claim,

@@ -172,14 +172,14 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
      * (asked of the cached subscriptions each time: a change takes effect at the next statement),
      * the same statement stages them, and the batcher is told once it is committed.
      */
-    const record = (order: ChunkOrder, header: Header, outcomes: ReadonlyArray<TargetOutcome>) =>
+    const record = (run: Run, header: Header, outcomes: ReadonlyArray<TargetOutcome>) =>
       Effect.gen(function*() {
         if (outcomes.length === 0) return
-        const listening: Listening = { botId: header.botId, listeners: yield* batches.listeners(order.accountId, header.botId) }
-        yield* repo.recordOutcomes({ broadcastId: order.broadcastId, accountId: order.accountId, price: header.price, outcomes, listening })
+        const listening: Listening = { botId: run.botId, listeners: yield* batches.listeners(run.order.accountId, run.botId) }
+        yield* repo.recordOutcomes({ broadcastId: run.order.broadcastId, accountId: run.order.accountId, price: header.price, outcomes, listening })
         if (listening.listeners.length > 0) yield* batches.staged
       }).pipe(
-        Effect.tapError((error) => Effect.logWarning("broadcast outcomes not written yet; trying again", { broadcast_id: order.broadcastId, chunk: order.chunkNo, error: error.message })),
+        Effect.tapError((error) => Effect.logWarning("broadcast outcomes not written yet; trying again", { broadcast_id: run.order.broadcastId, chunk: run.order.chunkNo, error: error.message })),
         Effect.retry(untilWritten)
       )
 
@@ -202,7 +202,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
           else refused.push({ targetNo: target.targetNo, status: "failed", error: made.refused })
         }
         if (refused.length > 0) {
-          yield* record(order, header, refused)
+          yield* record(run, header, refused)
           yield* progress.changed(order.accountId, order.broadcastId)
         }
         let remaining = refused.length === 0 ? slice : slice.filter((t) => contents.has(t.targetNo))
@@ -225,7 +225,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
             } else if (answer.error.retryable && attempt < MAX_SEND_ATTEMPTS) again.push(target)
             else outcomes.push({ targetNo: target.targetNo, status: "failed", error: answer.error })
           })
-          yield* record(order, header, outcomes)
+          yield* record(run, header, outcomes)
           yield* progress.changed(order.accountId, order.broadcastId)
           if (unsent.length > 0) {
             // The lane sends in order: on a first try the targets that never left are the end of
@@ -262,7 +262,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
           const slice = targets.slice(start, start + size)
           const status = yield* broadcasts.status(order.broadcastId)
           if (status === undefined) return
-          if (status === "cancelled") return yield* cancelRest(order, header, slice[0]!.targetNo, resent ? targets.slice(start) : [])
+          if (status === "cancelled") return yield* cancelRest(run, header, slice[0]!.targetNo, resent ? targets.slice(start) : [])
           if (stopping) return yield* busyWhile(stopRun(run, slice[0]!.targetNo - 1))
           yield* Effect.catchAll(run.lease.current, () => stopRun(run, slice[0]!.targetNo - 1))
           yield* busyWhile(Effect.zipRight(
@@ -276,10 +276,10 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
      * A cancel stops what has not left: targets never sent are cancelled; targets in doubt being
      * sent again are not sent (sending was to stop) and are failed as not confirmed.
      */
-    const cancelRest = (order: ChunkOrder, header: Header, from: number, inDoubt: ReadonlyArray<Target>) =>
+    const cancelRest = (run: Run, header: Header, from: number, inDoubt: ReadonlyArray<Target>) =>
       inDoubt.length > 0
-        ? record(order, header, inDoubt.map((t) => ({ targetNo: t.targetNo, status: "failed", error: cancelledInDoubt(t.messageId) })))
-        : repo.cancelPending(order.broadcastId, from, order.last)
+        ? record(run, header, inDoubt.map((t) => ({ targetNo: t.targetNo, status: "failed", error: cancelledInDoubt(t.messageId) })))
+        : repo.cancelPending(run.order.broadcastId, from, run.order.last)
 
     /**
      * Targets a node claimed and left without an outcome (it stopped): once no node can still be
@@ -312,16 +312,17 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
      * Waits until the chunk's unconfirmed targets have had the report window for their delivery
      * reports (which give them their outcome meanwhile), then fails those still without one.
      */
-    const settleUnconfirmed = (order: ChunkOrder, header: Header): Effect.Effect<void, unknown> =>
+    const settleUnconfirmed = (run: Run): Effect.Effect<void, unknown> =>
       Effect.gen(function*() {
+        const { order } = run
         const left = yield* repo.unconfirmedIn(order.broadcastId, order.first, order.last, reportWindowMs)
         if (left.count === 0) return
         if (left.waitMs > 0) yield* Effect.sleep(Duration.millis(Math.ceil(left.waitMs)))
-        const listeners = yield* batches.listeners(order.accountId, header.botId)
-        yield* repo.failUnconfirmed(order.broadcastId, order.first, order.last, reportWindowMs, { accountId: order.accountId, botId: header.botId, listeners })
+        const listeners = yield* batches.listeners(order.accountId, run.botId)
+        yield* repo.failUnconfirmed(order.broadcastId, order.first, order.last, reportWindowMs, { accountId: order.accountId, botId: run.botId, listeners })
         if (listeners.length > 0) yield* batches.staged
         yield* progress.changed(order.accountId, order.broadcastId)
-        return yield* settleUnconfirmed(order, header)
+        return yield* settleUnconfirmed(run)
       })
 
     /** Sends what is left of the chunk, then settles what is in doubt. */
@@ -333,7 +334,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
         yield* resolveInDoubt(run, header, permits)
         const toSend = yield* repo.pendingTargets(order.broadcastId, order.first, order.last)
         if (toSend.length > 0) yield* permits.withPermits(1)(sendInSlices(run, header, toSend, false))
-        yield* settleUnconfirmed(order, header)
+        yield* settleUnconfirmed(run)
       })
 
     /**

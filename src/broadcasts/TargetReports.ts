@@ -1,5 +1,5 @@
 import { Effect, Layer } from "effect"
-import { BroadcastReports, type StatusReport } from "../messaging/BroadcastReports.ts"
+import { BroadcastReports, type TargetStatusReport } from "../messaging/BroadcastReports.ts"
 import { MessageBatches } from "../webhooks/MessageBatches.ts"
 import { BroadcastTargets } from "./BroadcastTargets.ts"
 import { BroadcastProgress } from "./progress.ts"
@@ -18,18 +18,19 @@ export const TargetReportsLive = Layer.effect(
     const progress = yield* BroadcastProgress
     const batches = yield* MessageBatches
 
-    const apply = (report: StatusReport) =>
+    const apply = (report: TargetStatusReport) =>
       Effect.gen(function*() {
         const result = yield* broadcasts.applyReport({ messageId: report.messageId, status: report.status, at: new Date(report.at), error: report.error })
         if (result.outcome !== "applied") return result.outcome === "unknown" ? "unknown_message" as const : result.outcome
-        const listeners = yield* batches.listeners(result.accountId, result.botId)
+        // A campaign's messages (no bot) have no batched message events yet (docs/campaigns.md).
+        const listeners = result.botId === null ? [] : yield* batches.listeners(result.accountId, result.botId)
         const about = { message_id: report.messageId, bot_id: result.botId, to: result.phone, broadcast_id: result.broadcastId }
         const reported = { ...about, status: result.status, occurred_at: new Date(report.at).toISOString() }
         const staged = listeners.length > 0 && (yield* batches.stage({
           listeners,
           accountId: result.accountId,
           broadcastId: result.broadcastId,
-          botId: result.botId,
+          botId: result.botId ?? "",
           occurredAt: new Date(report.at),
           events: [
             // A target in doubt (claimed, unconfirmed, failed as not confirmed) that the report shows

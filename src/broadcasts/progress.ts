@@ -15,7 +15,10 @@ export const progressOf = (broadcastId: string, counters: Counters) => ({
   delivered_count: counters.deliveredCount,
   read_count: counters.readCount,
   failed_count: counters.failedCount,
-  cancelled_count: counters.cancelledCount
+  cancelled_count: counters.cancelledCount,
+  // A WhatsApp campaign says so, and counts the customers it skipped (opted out); an RCS
+  // broadcast's event keeps the contract's shape.
+  ...(counters.channel === "whatsapp" ? { channel: "whatsapp" as const, skipped_count: counters.skippedCount } : {})
 })
 
 /**

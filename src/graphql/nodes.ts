@@ -112,7 +112,9 @@ export const TARGET_STATUS: Readonly<Record<TargetStatus, string>> = {
   delivered: "DELIVERED",
   read: "READ",
   failed: "FAILED",
-  cancelled: "FAILED"
+  cancelled: "FAILED",
+  // A campaign's customer who had opted out (no RCS broadcast has such a target).
+  skipped: "FAILED"
 }
 export const MESSAGE_STATUSES = ["QUEUED", "SENT", "DELIVERED", "READ", "FAILED"] as const
 export const targetStatusesOf = (status: string) => (Object.keys(TARGET_STATUS) as Array<TargetStatus>).filter((stored) => TARGET_STATUS[stored] === status)

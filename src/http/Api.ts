@@ -23,6 +23,7 @@ import { AppMessagesApi } from "./app/AppMessagesApi.ts"
 import { ContactsApi, CustomerImportApi, SegmentsApi } from "./app/ContactsApi.ts"
 import { OptKeywordsApi } from "./app/OptKeywordsApi.ts"
 import { PublicApi } from "./public/PublicApi.ts"
+import { AppCampaignsApi, PublicCampaignsApi } from "./public/CampaignsApi.ts"
 import { PartnerEmailApi, PartnerEmailVerifyApi } from "./partner/PartnerEmailApi.ts"
 
 // HttpApi answers a request that fails its schemas with its own `HttpApiDecodeError` body; the
@@ -79,6 +80,8 @@ export const ServedApi = withStrictPayloads(withEnvelopeErrors(
     .add(CapiConfigApi)
     .add(ConversionsApi)
     .add(PublicApi)
+    .add(PublicCampaignsApi)
+    .add(AppCampaignsApi)
     .add(PartnerEmailApi)
     .add(PartnerEmailVerifyApi)
 ))

@@ -77,6 +77,16 @@ export const BroadcastCompletedData = Schema.Struct({
   cancelled_count: Schema.Int.annotations({ description: "Targets never sent because the broadcast was cancelled." })
 }).annotations({ description: "A broadcast's final counts." })
 
+/** broadcast.completed of a WhatsApp campaign, to the developer webhook (progressOf with channel whatsapp). */
+export const CampaignCompletedData = Schema.Struct({
+  ...BroadcastCompletedData.fields,
+  total_count: Schema.Int.annotations({ description: "Customers of the audience when the campaign started." }),
+  sent_count: Schema.Int.annotations({ description: "Targets Meta took (those later delivered or read included)." }),
+  delivered_count: Schema.Int.annotations({ description: "Targets delivered (read included): each charged once at its category's price." }),
+  channel: Schema.Literal("whatsapp").annotations({ description: "Always whatsapp: a campaign (docs/campaigns.md)." }),
+  skipped_count: Schema.Int.annotations({ description: "Customers skipped because they had opted out: never sent, never charged." })
+}).annotations({ description: "A WhatsApp campaign's final counts." })
+
 const broadcastOf = { broadcast_id: text("The broadcast the message belongs to.") }
 
 /** One event inside a message.batch (src/webhooks/MessageBatches.ts): a single send's event of its type, plus broadcast_id. */
@@ -396,6 +406,26 @@ export const WEBHOOK_EVENTS: ReadonlyArray<WebhookEvent> = [
       ai_agent_id: "7a6b5c4d-3e2f-4a1b-8c9d-0e1f2a3b4c5d",
       reason: "keyword",
       text: "I want to talk to a person"
+    })
+  },
+  {
+    type: "broadcast.completed",
+    receiver: "whatsapp",
+    summary: "A WhatsApp campaign finished",
+    description: "Sent to the developer webhook once every target of a campaign (POST /api/v1/public/campaigns) has an outcome; not for a " +
+      "cancelled one. broadcast_id is the campaign's id.",
+    body: AccountEnvelope("broadcast.completed", CampaignCompletedData),
+    example: envelope("broadcast.completed", {
+      broadcast_id: "4b7f0f6e-4b61-4a57-9a37-0d1a1f0c2a11",
+      status: "completed",
+      total_count: 12000,
+      sent_count: 11948,
+      delivered_count: 11900,
+      read_count: 6400,
+      failed_count: 12,
+      cancelled_count: 0,
+      channel: "whatsapp",
+      skipped_count: 40
     })
   },
   ...(["opted_out", "opted_in"] as const).map((change) => ({

@@ -1,7 +1,16 @@
 import { Context, type Effect } from "effect"
+import type { GatewayErrorRecord } from "../domain/gatewayError.ts"
 import type { GatewayReport } from "../gateway/rcs.ts"
 
 export type StatusReport = Extract<GatewayReport, { _tag: "Status" }>
+
+/** What a target takes from a report: an RCS gateway's, or a WhatsApp status webhook's (which also says `sent`). */
+export interface TargetStatusReport {
+  readonly messageId: string
+  readonly status: "sent" | "delivered" | "read" | "failed"
+  readonly at: number
+  readonly error?: GatewayErrorRecord | undefined
+}
 
 /** A report a broadcast's target took: whose progress moved, and whether events were staged for it. */
 export interface BroadcastReportApplied {
@@ -18,7 +27,7 @@ export interface BroadcastReportApplied {
  */
 export class BroadcastReports extends Context.Tag("herald/messaging/BroadcastReports")<BroadcastReports, {
   /** In the report's transaction: applies it to the broadcast target with its message id, if any. */
-  readonly apply: (report: StatusReport) => Effect.Effect<"unknown_message" | "unchanged" | BroadcastReportApplied, unknown>
+  readonly apply: (report: TargetStatusReport) => Effect.Effect<"unknown_message" | "unchanged" | BroadcastReportApplied, unknown>
   /** After the commit: what an applied report publishes (live progress, the staged events' batches). */
   readonly applied: (result: BroadcastReportApplied) => Effect.Effect<void>
 }>() {}

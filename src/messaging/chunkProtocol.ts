@@ -28,5 +28,8 @@ export class ChunkDone extends Schema.TaggedClass<ChunkDone>()("ChunkDone", { ch
 /** The `sender` kind (one actor per bot), as a broadcast hands it chunks. */
 export const SenderAddress = ActorKind.address("sender", SendChunk)
 
+/** The `wa_sender` kind (one actor per WhatsApp number), as a campaign hands it chunks. */
+export const WaSenderChunkAddress = ActorKind.address("wa_sender", SendChunk)
+
 /** The `broadcast` kind (one actor per broadcast), as a sender reports a chunk done. */
 export const BroadcastAddress = ActorKind.address("broadcast", ChunkDone)

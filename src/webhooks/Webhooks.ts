@@ -26,7 +26,8 @@ export const WA_EVENT_TYPES = [
   "message.received",
   "conversation.handoff",
   "customer.opted_out",
-  "customer.opted_in"
+  "customer.opted_in",
+  "broadcast.completed"
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number] | (typeof WA_EVENT_TYPES)[number] | "webhook.test"
 /** A partner e-mail event as its destinations receive it (`email.delivery`, …). */

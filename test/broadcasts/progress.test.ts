@@ -12,6 +12,8 @@ import { LiveEvents } from "../../src/live/LiveEvents.ts"
 
 const counters = (sentCount: number): Counters => ({
   status: "running",
+  channel: "rcs",
+  skippedCount: 0,
   totalCount: 300,
   sentCount,
   deliveredCount: 0,

@@ -194,6 +194,16 @@ const SECRET_KEY_ROUTES: ReadonlyArray<{
   { method: "GET", route: "/api/v1/public/customers/:id", scheme: "Basic" },
   { method: "POST", route: "/api/v1/public/chats/assign", scheme: "Basic", body: { fullPhoneNumber: "919876541234", agentEmail: "" } },
   { method: "POST", route: "/api/v1/public/chats/resolve", scheme: "Basic", body: { fullPhoneNumber: "919876541234" } },
+  ...(["public", "app"] as const).flatMap((surface) => {
+    const scheme = surface === "public" ? { scheme: "Basic" as const } : {}
+    return [
+      { method: "POST", route: `/api/v1/${surface}/campaigns`, ...scheme, body: { name: "matrix", template: { name: "matrix", languageCode: "en" }, audience: { tags: ["matrix"] } } },
+      { method: "GET", route: `/api/v1/${surface}/campaigns`, ...scheme },
+      { method: "GET", route: `/api/v1/${surface}/campaigns/:id`, ...scheme },
+      { method: "GET", route: `/api/v1/${surface}/campaigns/:id/targets`, ...scheme },
+      { method: "POST", route: `/api/v1/${surface}/campaigns/:id/cancel`, ...scheme }
+    ]
+  }),
   { method: "POST", route: "/api/v1/app/meta-ads/capi/events", body: { event_name: "Lead", fullPhoneNumber: "919876541234" } },
   { method: "POST", route: "/api/v1/app/meta-ads/capi/events/batch", body: { events: [{ event_name: "Lead", fullPhoneNumber: "919876541234" }] } },
   { method: "POST", route: "/api/v1/app/meta-ads/capi/events/redrive" },

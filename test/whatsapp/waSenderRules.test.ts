@@ -6,12 +6,14 @@ import { AppConfig, type AppSettings } from "../../src/config/AppConfig.ts"
 import { MAX_SEND_ATTEMPTS } from "../../src/messaging/sendRetries.ts"
 import { WA_THROUGHPUT_DEFAULT, WaNumbers } from "../../src/whatsapp/numbers/WaNumbers.ts"
 import { WaDispatcher, type WaPayload } from "../../src/whatsapp/sender/WaDispatcher.ts"
-import { paceOf, WaAnswered, WaExpire, WaPump, WaRetry, WaSend, WaSenderKind, WaSweep } from "../../src/whatsapp/sender/WaSenderKind.ts"
+import { paceOf, WaAnswered, WaChunkFinished, WaExpire, WaPump, WaRetry, WaSend, WaSenderKind, WaSweep } from "../../src/whatsapp/sender/WaSenderKind.ts"
 import { Subscriptions } from "../../src/webhooks/Subscriptions.ts"
 import { Webhooks } from "../../src/webhooks/Webhooks.ts"
 import { ConversationsRepo } from "../../src/conversations/ConversationsRepo.ts"
 import { WaMessagesRepo } from "../../src/whatsapp/message/WaMessagesRepo.ts"
 import { applyBehaviour } from "../support/behaviour.ts"
+import { WaChunkRuns } from "../../src/whatsapp/sender/WaChunkRuns.ts"
+import { ChunkOrder, chunkKey, SendChunk } from "../../src/messaging/chunkProtocol.ts"
 
 // The WhatsApp sender actor's rules (src/whatsapp/sender/WaSenderKind.ts), one command at a time
 // with a recording context: no NATS, no Postgres. Sends leave in the order accepted, paced by the
@@ -25,6 +27,9 @@ const LOST_AFTER_MS = GATEWAY_TIMEOUT_MS + 5_000
 
 const world = (throughput = 10, rowsOf: (statement: string) => ReadonlyArray<unknown> = () => []) => {
   const statements: Array<string> = []
+  /** Campaign chunks started on this node, and those it runs now. */
+  const started: Array<string> = []
+  const running = new Set<string>()
   const submitted: Array<{ readonly messageId: string }> = []
   const payloads = new Map<string, WaPayload>()
   const layer = Layer.mergeAll(
@@ -35,7 +40,11 @@ const world = (throughput = 10, rowsOf: (statement: string) => ReadonlyArray<unk
       isHandling: () => false
     } as unknown as WaDispatcher),
     Layer.succeed(WaNumbers, { find: () => Effect.succeed({ accountId: "acc_1", throughput }) } as unknown as WaNumbers),
-    Layer.succeed(ActorClient, {} as unknown as ActorClient),
+    Layer.succeed(ActorClient, { send: () => Effect.void } as unknown as ActorClient),
+    Layer.succeed(WaChunkRuns, {
+      isRunning: (order: { broadcastId: string; chunkNo: number }) => running.has(chunkKey(order)),
+      start: (order: ChunkOrder) => Effect.sync(() => void started.push(chunkKey(order)))
+    } as unknown as WaChunkRuns["Type"]),
     AppConfig.make({ gatewayTimeoutMs: GATEWAY_TIMEOUT_MS, waUnconfirmedExpiryMs: 86_400_000, natsPrefix: "t" } as AppSettings),
     // Statements are only read back for events: each query is recorded and finds what rowsOf gives (nothing by default).
     Layer.succeed(SqlClient.SqlClient, ((strings: TemplateStringsArray) => {
@@ -62,7 +71,7 @@ const world = (throughput = 10, rowsOf: (statement: string) => ReadonlyArray<unk
   /** Runs a command's persisted statements as its commit would, over the recording SQL client. */
   const commit = (applied: { readonly recorded: { readonly persisted: ReadonlyArray<Effect.Effect<void, unknown, SqlClient.SqlClient>> } }) =>
     Effect.provide(Effect.forEach(applied.recorded.persisted, (write) => write, { discard: true }), services)
-  return { submitted, statements, apply, commit }
+  return { submitted, statements, started, running, apply, commit }
 }
 
 const send = (n: number) =>
@@ -220,5 +229,43 @@ describe("WhatsApp sender rules", () => {
       expect(paceOf(10)).toEqual({ rate: 10, capacity: 1 })
       expect(paceOf(1_000)).toEqual({ rate: 1_000, capacity: 100 })
       expect(paceOf(undefined)).toEqual({ rate: WA_THROUGHPUT_DEFAULT, capacity: 8 })
+    }))
+})
+
+describe("a number's campaign chunks", () => {
+  const order: ChunkOrder = { broadcastId: "c-1", accountId: "acc_1", chunkNo: 2, first: 2_000, last: 2_999 }
+  const empty = WaSenderKind.initial("")
+
+  it.effect("a SendChunk runs on this node once its command commits, and is kept until finished, with a sweep timer", () =>
+    Effect.gen(function*() {
+      const w = world()
+      const { state, recorded } = yield* w.apply(empty, new SendChunk({ order }))
+      expect(w.started).toEqual([chunkKey(order)])
+      expect(state.chunks).toEqual({ [chunkKey(order)]: order })
+      expect(recorded.timers.map((t) => t.id)).toContain("sweep")
+      expect(state.sweepAt).not.toBeNull()
+    }))
+
+  it.effect("a SendChunk delivered again while this node runs it: not run twice, not kept twice", () =>
+    Effect.gen(function*() {
+      const w = world()
+      w.running.add(chunkKey(order))
+      const kept = { ...empty, chunks: { [chunkKey(order)]: order }, sweepAt: Date.now() + 1_000 }
+      const { state } = yield* w.apply(kept, new SendChunk({ order }))
+      expect(w.started).toEqual([])
+      expect(state).toEqual(kept)
+    }))
+
+  it.effect("WaChunkFinished forgets the chunk; the sweep runs a kept chunk this node does not run (its node stopped)", () =>
+    Effect.gen(function*() {
+      const w = world()
+      const kept = { ...empty, chunks: { [chunkKey(order)]: order } }
+      const swept = yield* w.apply(kept, new WaSweep())
+      expect(w.started).toEqual([chunkKey(order)])
+      expect(swept.state.sweepAt).not.toBeNull()
+      const finished = yield* w.apply(swept.state, new WaChunkFinished({ broadcastId: order.broadcastId, chunkNo: order.chunkNo }))
+      expect(finished.state.chunks).toEqual({})
+      const again = yield* w.apply(finished.state, new WaChunkFinished({ broadcastId: order.broadcastId, chunkNo: order.chunkNo }))
+      expect(again.state).toEqual(finished.state)
     }))
 })

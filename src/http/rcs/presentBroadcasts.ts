@@ -1,4 +1,4 @@
-import type { BroadcastRow, TargetRow } from "../../broadcasts/BroadcastsRepo.ts"
+import type { BroadcastRow, RcsTargetStatus, TargetRow } from "../../broadcasts/BroadcastsRepo.ts"
 import { isoOrNull } from "../../storage/isoTimestamp.ts"
 import type { CursorPage } from "../../storage/ListCursors.ts"
 import { presentListPage } from "./listPage.ts"
@@ -35,7 +35,7 @@ const targetView = (row: TargetRow) => ({
   target_no: row.targetNo,
   phone: row.phone,
   message_id: row.messageId,
-  status: row.status,
+  status: row.status as RcsTargetStatus,
   failure_reason: row.failureReason,
   error: row.error === null ? null : withoutEnvelope(row.error),
   sent_at: isoOrNull(row.sentAt),

@@ -38,6 +38,7 @@ import historyLateSent from "./0038_history_late_sent.ts"
 import waMessageHistory from "./0042_wa_message_history.ts"
 import customerOptOut from "./0048_customer_opt_out.ts"
 import optKeywords from "./0049_opt_keywords.ts"
+import whatsappCampaigns from "./0050_whatsapp_campaigns.ts"
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that the set applied
@@ -81,5 +82,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0038_history_late_sent": historyLateSent,
   "0042_wa_message_history": waMessageHistory,
   "0048_customer_opt_out": customerOptOut,
-  "0049_opt_keywords": optKeywords
+  "0049_opt_keywords": optKeywords,
+  "0050_whatsapp_campaigns": whatsappCampaigns
 }

@@ -16,6 +16,7 @@ import { WaInboundRepo } from "./WaInboundRepo.ts"
 import { CustomersRepo } from "../../customers/CustomersRepo.ts"
 import { OptKeywords } from "../../customers/OptKeywords.ts"
 import { mayBeKeyword, optChangeOf } from "../../customers/optOut.ts"
+import { BroadcastReports } from "../../messaging/BroadcastReports.ts"
 
 const STATUSES: ReadonlySet<string> = new Set(["sent", "delivered", "read", "failed"])
 
@@ -39,6 +40,7 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
     const inbound = yield* WaInboundRepo
     const customers = yield* CustomersRepo
     const optKeywords = yield* OptKeywords
+    const targets = yield* BroadcastReports
 
     const applyStatus = (status: Record<string, unknown>) =>
       Effect.gen(function*() {
@@ -52,7 +54,12 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
         const at = timeOf(status.timestamp)
         const result = yield* webhooks.committed(Effect.gen(function*() {
           const moved = yield* messages.move(messageId, wamid, reported as WaStatus, at, error)
-          if (moved === undefined) return "unknown_message" as const
+          if (moved === undefined) {
+            // Not a single send: perhaps one of a campaign's (BroadcastReports, in this transaction).
+            if (messageId === undefined) return "unknown_message" as const
+            const target = yield* targets.apply({ messageId, status: reported as WaStatus, at: at.getTime(), error })
+            return typeof target === "string" ? target : { campaign: target }
+          }
           const reached = moved.after === "delivered" || moved.after === "read"
           if (reached && Number(moved.price) > 0) {
             yield* chargeOnce(sql, { accountId: moved.accountId, amount: moved.price, reference: moved.messageId })
@@ -68,6 +75,10 @@ export class WaReports extends Effect.Service<WaReports>()("herald/whatsapp/WaRe
           return moved
         })).pipe(Effect.orDie)
         if (typeof result === "string") return result
+        if ("campaign" in result) {
+          yield* targets.applied(result.campaign)
+          return "applied" as const
+        }
         yield* live.publish(result.accountId, "message_status", {
           message_id: result.messageId,
           status: reported as WaStatus,

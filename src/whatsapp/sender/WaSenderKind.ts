@@ -15,6 +15,9 @@ import { stageAttempt, stageQueued, WaMessagesRepo } from "../message/WaMessages
 import { WA_THROUGHPUT_DEFAULT, WaNumbers } from "../numbers/WaNumbers.ts"
 import { type Bucket, type Limit, msUntilToken, take } from "../../ratelimit/tokenBucket.ts"
 import { WaDispatcher, type WaPayload } from "./WaDispatcher.ts"
+import { WaChunkRuns } from "./WaChunkRuns.ts"
+import { BroadcastAddress, ChunkDone, ChunkOrder, chunkKey, SendChunk } from "../../messaging/chunkProtocol.ts"
+import { randomUUID } from "node:crypto"
 
 const Content = Schema.Struct({
   type: Schema.Literal("text", "image", "video", "audio", "sticker", "document", "interactive", "template"),
@@ -62,7 +65,10 @@ export class WaSweep extends Schema.TaggedClass<WaSweep>()("WaSweep", {}) {}
 /** An unconfirmed send heard nothing for 24 hours: it failed. */
 export class WaExpire extends Schema.TaggedClass<WaExpire>()("WaExpire", { messageId: Schema.String }) {}
 
-export const WaSenderCommand = Schema.Union(WaSend, WaPump, WaAnswered, WaRetry, WaSweep, WaExpire)
+/** Every target of a campaign chunk has its outcome (from the node that sent it). */
+export class WaChunkFinished extends Schema.TaggedClass<WaChunkFinished>()("WaChunkFinished", { broadcastId: Schema.String, chunkNo: Schema.Int }) {}
+
+export const WaSenderCommand = Schema.Union(WaSend, WaPump, WaAnswered, WaRetry, WaSweep, WaExpire, SendChunk, WaChunkFinished)
 type WaSenderCommand = typeof WaSenderCommand.Type
 
 /** The kind's address: its answers come back to it (WaAnswered) without its type naming itself. */
@@ -85,7 +91,9 @@ const WaSenderState = Schema.Struct({
   tokens: Schema.Number,
   refilledAt: Schema.Number,
   pumpAt: Schema.NullOr(Schema.Number),
-  sweepAt: Schema.NullOr(Schema.Number)
+  sweepAt: Schema.NullOr(Schema.Number),
+  /** Campaign chunks handed to this number and not finished, by chunkKey: the sweep runs them again after a takeover. */
+  chunks: Schema.optionalWith(Schema.Record({ key: Schema.String, value: ChunkOrder }), { default: () => ({}) })
 })
 type WaSenderState = typeof WaSenderState.Type
 
@@ -116,6 +124,7 @@ const without = (current: WaSenderState, messageId: string): WaSenderState => {
 const senderOf = (ctx: ActorContext<WaSenderCommand>) =>
   Effect.gen(function*() {
     const dispatcher = yield* WaDispatcher
+    const chunks = yield* WaChunkRuns
     const numbers = yield* WaNumbers
     const client = yield* ActorClient
     const config = yield* AppConfig
@@ -156,7 +165,7 @@ const senderOf = (ctx: ActorContext<WaSenderCommand>) =>
       ctx.afterCommit(dispatcher.submit({ phoneNumberId, messageId, payload, lease: ctx.lease, report: report(messageId, attempt) }))
 
     const withSweep = (next: WaSenderState): WaSenderState => {
-      if (next.sweepAt !== null || Object.keys(next.inFlight).length === 0) return next
+      if (next.sweepAt !== null || (Object.keys(next.inFlight).length === 0 && Object.keys(next.chunks).length === 0)) return next
       const at = now + lostAfterMs
       ctx.schedule(new WaSweep(), { at: new Date(at) }, "sweep")
       return { ...next, sweepAt: at }
@@ -216,7 +225,42 @@ const senderOf = (ctx: ActorContext<WaSenderCommand>) =>
       ctx.schedule(new WaExpire({ messageId }), { after: Duration.millis(config.waUnconfirmedExpiryMs) }, `expire-${messageId}`)
     }
 
-    return { numbers, dispatcher, messages, conversations, webhooks, phoneNumberId, lostAfterMs, now, payloadsOf, dispatch, withSweep, pump, emitFailed, unconfirmed }
+    /** Tells an actor what a chunk came to, retried for a while; given up on, the sweep runs the chunk again. */
+    const told = (tell: Effect.Effect<unknown, unknown>, lost: string, order: ChunkOrder): Effect.Effect<void> =>
+      tell.pipe(
+        Effect.retry(Schedule.exponential(Duration.millis(50)).pipe(Schedule.upTo(Duration.seconds(20)))),
+        Effect.catchAll((error) => Effect.logWarning(lost, { chunk: chunkKey(order), reason: String(error) })),
+        Effect.asVoid
+      )
+
+    /**
+     * Runs a campaign chunk on this node once this command is committed; once done, the campaign
+     * and this actor are told. Stopped because the partition left this node, it is handed to the
+     * partition's next owner.
+     */
+    const runChunk = (order: ChunkOrder): void =>
+      ctx.afterCommit(chunks.start(
+        order,
+        phoneNumberId,
+        ctx.lease,
+        told(
+          Effect.zipRight(
+            client.send(BroadcastAddress, order.broadcastId, new ChunkDone({ chunkNo: order.chunkNo }), { msgId: `chunk-done-${chunkKey(order)}` }),
+            client.send(WaSenderAddress, phoneNumberId, new WaChunkFinished({ broadcastId: order.broadcastId, chunkNo: order.chunkNo }), {
+              msgId: `wa-chunk-finished-${chunkKey(order)}`
+            })
+          ),
+          "campaign chunk end not reported; the sweep will run it again",
+          order
+        ),
+        told(
+          client.send(WaSenderAddress, phoneNumberId, new SendChunk({ order }), { msgId: `wa-chunk-moved-${chunkKey(order)}-${randomUUID()}` }),
+          "moved campaign chunk not handed over; the sweep will run it again",
+          order
+        )
+      ))
+
+    return { numbers, dispatcher, chunks, messages, conversations, webhooks, phoneNumberId, lostAfterMs, now, payloadsOf, dispatch, withSweep, pump, emitFailed, unconfirmed, runChunk }
   })
 
 /**
@@ -231,7 +275,7 @@ const senderOf = (ctx: ActorContext<WaSenderCommand>) =>
 export const WaSenderKind = ActorKind.make("wa_sender", {
   command: WaSenderCommand,
   state: WaSenderState,
-  initial: (): WaSenderState => ({ waiting: [], inFlight: {}, tokens: 1, refilledAt: 0, pumpAt: null, sweepAt: null }),
+  initial: (): WaSenderState => ({ waiting: [], inFlight: {}, tokens: 1, refilledAt: 0, pumpAt: null, sweepAt: null, chunks: {} }),
   passivateAfter: Duration.seconds(30),
   handlers: {
     WaSend: (state, command, ctx) =>
@@ -309,7 +353,28 @@ export const WaSenderKind = ActorKind.make("wa_sender", {
           )
           next = without(next, id)
         }
+        // Campaign chunks this node does not run: their node stopped (or never got them). Run them here.
+        for (const order of Object.values(state.chunks)) {
+          if (!sender.chunks.isRunning(order)) sender.runChunk(order)
+        }
         return sender.withSweep(yield* sender.pump(next))
+      }),
+
+    SendChunk: (state, command, ctx) =>
+      Effect.gen(function*() {
+        const sender = yield* senderOf(ctx)
+        const key = chunkKey(command.order)
+        if (!sender.chunks.isRunning(command.order)) sender.runChunk(command.order)
+        if (state.chunks[key] !== undefined) return state
+        return sender.withSweep({ ...state, chunks: { ...state.chunks, [key]: command.order } })
+      }),
+
+    WaChunkFinished: (state, command) =>
+      Effect.sync(() => {
+        const key = chunkKey(command)
+        if (state.chunks[key] === undefined) return state
+        const { [key]: _, ...rest } = state.chunks
+        return { ...state, chunks: rest }
       }),
 
     WaExpire: (state, command, ctx) =>
