@@ -13,6 +13,8 @@ import { audienceCondition } from "./BroadcastTargets.ts"
 
 /** Before every customer_id: where a campaign's expansion starts. */
 const FIRST_CUSTOMER = "00000000-0000-0000-0000-000000000000"
+/** Before every target_no: where a retry's expansion starts. */
+const BEFORE_TARGETS = "-1"
 
 
 /** Begin (from the API's outbox row, or the timer of a scheduled broadcast). */
@@ -116,10 +118,14 @@ const broadcastTools = (ctx: ActorContext<BroadcastCommand>) =>
 
     const expandStep = (s: BroadcastState) =>
       Effect.gen(function*() {
-        const campaign = s.channel === "whatsapp" ? yield* campaignOf(broadcastId) : undefined
-        const batch = campaign === undefined
-          ? yield* targets.expand({ broadcastId, listId: s.listId, after: s.after, upto: s.upto, firstNo: s.written, limit: EXPAND_BATCH })
-          : yield* targets.expandAudience({ broadcastId, accountId: s.accountId, ...campaign, after: s.after, upto: s.upto, firstNo: s.written, limit: EXPAND_BATCH })
+        const source = yield* sourceOf(s)
+        const step = { broadcastId, after: s.after, upto: s.upto, firstNo: s.written, limit: EXPAND_BATCH }
+        const batch = source.kind === "list"
+          ? yield* targets.expand({ ...step, listId: s.listId })
+          : source.kind === "retry"
+          ? yield* targets.expandRetry({ ...step, sourceId: source.of })
+          : yield* targets.expandAudience({ ...step, accountId: s.accountId, audience: source.audience, traits: source.traits })
+        const campaign = source.kind === "audience" ? source : undefined
         const written = s.written + batch.read
         // A campaign's audience was counted at its start; customers whose traits changed since may
         // have come in or gone out, so it is written until a batch comes back short, and its total
@@ -130,15 +136,20 @@ const broadcastTools = (ctx: ActorContext<BroadcastCommand>) =>
         return yield* finishIfDone(handOut({ ...s, written, after: batch.last ?? s.after, expanded }))
       })
 
-    /** What a campaign's targets are written from: its audience, and the traits its values name. */
-    const campaignOf = (id: string) =>
+    /**
+     * What the targets are written from: an RCS broadcast's list, a campaign's audience (and the
+     * traits its values name), or for a retry the targets of the broadcast it retries.
+     */
+    const sourceOf = (s: BroadcastState) =>
       Effect.gen(function*() {
-        const header = yield* repo.header(id)
-        if (header?.audience == null) return undefined
-        return { audience: audienceCondition(header.audience), traits: header.variables === null ? null : Object.keys(header.variables) }
+        const header = yield* repo.header(broadcastId)
+        const audience = header?.audience ?? null
+        if (audience?.kind === "retry") return { kind: "retry" as const, of: audience.of }
+        if (audience === null || s.channel !== "whatsapp") return { kind: "list" as const }
+        return { kind: "audience" as const, audience: audienceCondition(audience), traits: header!.variables === null ? null : Object.keys(header!.variables) }
       })
 
-    return { repo, targets, broadcastId, handOut, finishIfDone, expandStep, campaignOf } as const
+    return { repo, targets, broadcastId, handOut, finishIfDone, expandStep } as const
   })
 
 /**
@@ -174,14 +185,17 @@ export const BroadcastKind = ActorKind.make(BroadcastAddress.name, {
         if (state.phase !== "new" && state.phase !== "waiting") return state
         const header = yield* repo.header(broadcastId)
         if (header === undefined || header.status === "cancelled") return { ...state, phase: "finished" as const }
+        const retry = header.audience?.kind === "retry" ? header.audience : undefined
         const base = header.channel === "whatsapp"
-          ? { ...state, channel: "whatsapp" as const, accountId: header.accountId, botId: header.phoneNumberId ?? "", listId: "", after: FIRST_CUSTOMER }
-          : { ...state, accountId: header.accountId, botId: header.botId ?? "", listId: header.listId ?? "" }
+          ? { ...state, channel: "whatsapp" as const, accountId: header.accountId, botId: header.phoneNumberId ?? "", listId: "", after: retry ? BEFORE_TARGETS : FIRST_CUSTOMER }
+          : { ...state, accountId: header.accountId, botId: header.botId ?? "", listId: header.listId ?? "", after: retry ? BEFORE_TARGETS : state.after }
         if (header.scheduledAt !== null && header.scheduledAt.getTime() > Date.now()) {
           ctx.schedule(new Start(), { at: header.scheduledAt }, "start")
           return { ...base, phase: "waiting" as const }
         }
-        const snapshot = header.channel === "whatsapp" && header.audience !== null
+        const snapshot = retry !== undefined
+          ? yield* targets.snapshotRetry(retry.of)
+          : header.channel === "whatsapp" && header.audience !== null && header.audience.kind !== "retry"
           ? yield* targets.snapshotAudience(header.accountId, audienceCondition(header.audience))
           : yield* targets.snapshotList(header.listId ?? "")
         if (snapshot === "Busy") {

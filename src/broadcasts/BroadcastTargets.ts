@@ -60,8 +60,16 @@ export type AudienceCondition =
   | { readonly kind: "query"; readonly query: CustomerQuery }
   | { readonly kind: "customers"; readonly ids: ReadonlyArray<string> }
 
+/**
+ * The failures a retry sends again: the gateway's own (a 5xx, a timeout before the request left)
+ * and its throughput refusals. Not `recipient` or `content` (the same message would fail the same
+ * way), not `config`, and not `unknown`: a send that was never confirmed may have reached the
+ * customer, and WhatsApp would deliver it twice.
+ */
+export const RETRY_CATEGORIES = ["gateway", "quota"] as const
+
 /** A stored audience as the condition its targets are counted and written with (its query was checked when the campaign was created). */
-export const audienceCondition = (audience: Audience): AudienceCondition => {
+export const audienceCondition = (audience: Exclude<Audience, { kind: "retry" }>): AudienceCondition => {
   if (audience.kind === "customers") return { kind: "customers", ids: audience.ids }
   const query = parseCustomerQuery({ filters: audience.filters, tags: audience.tags })
   return { kind: "query", query: "issues" in query ? { filters: [], tags: [] } : query }
@@ -185,6 +193,46 @@ export class BroadcastTargets extends Effect.Service<BroadcastTargets>()("herald
             ${sql.literal(ADD_ON_CONFLICT)}
           )
           SELECT count(*)::int AS read, max(customer_id::text) AS last FROM source`
+        return batch!
+      })
+
+    /** A retry's source as it starts: how many of its targets failed with a category worth retrying, up to which target_no. */
+    const snapshotRetry = (sourceId: string) =>
+      sql<{ readonly total: number; readonly upto: string }>`
+        SELECT count(*)::int AS total, coalesce(max(target_no), -1)::text AS upto FROM broadcast_targets
+        WHERE broadcast_id = ${sourceId}::uuid AND status = 'failed' AND error->>'category' IN ${sql.in(RETRY_CATEGORIES)}`.pipe(
+        Effect.map((rows) => rows[0]!)
+      )
+
+    /**
+     * Writes a retry's next targets: the source's targets after target `after` that failed with a
+     * retry category, with their phone, customer and values, each a new message id. A campaign's
+     * customer who opted out since is written `skipped`.
+     */
+    const expandRetry = (input: { broadcastId: string; sourceId: string; after: string; upto: string; firstNo: number; limit: number }) =>
+      Effect.gen(function*() {
+        const [batch] = yield* sql<{ readonly read: number; readonly last: string | null }>`
+          WITH source AS (
+            SELECT s.target_no, s.phone, s.vars, s.customer_id, row_number() OVER (ORDER BY s.target_no) - 1 AS n,
+                   coalesce(c.traits -> ${OPTED_OUT_TRAIT} = 'true'::jsonb, false) AS opted_out
+            FROM broadcast_targets s LEFT JOIN customers c ON c.customer_id = s.customer_id
+            WHERE s.broadcast_id = ${input.sourceId}::uuid AND s.target_no > ${input.after}::int AND s.target_no <= ${input.upto}::int
+              AND s.status = 'failed' AND s.error->>'category' IN ${sql.in(RETRY_CATEGORIES)}
+            ORDER BY s.target_no
+            LIMIT ${input.limit}
+          ), written AS (
+            INSERT INTO broadcast_targets (broadcast_id, target_no, phone, message_id, vars, customer_id, status)
+            SELECT ${input.broadcastId}::uuid, ${input.firstNo} + n, phone, gen_random_uuid(), vars, customer_id,
+                   CASE WHEN opted_out THEN 'skipped' ELSE 'pending' END
+            FROM source
+            ON CONFLICT DO NOTHING
+            RETURNING status
+          ), counted AS (
+            INSERT INTO broadcast_counters (broadcast_id, shard, skipped_count)
+            SELECT ${input.broadcastId}::uuid, ${shardOf(input.firstNo)}, count(*)::int FROM written WHERE status = 'skipped' HAVING count(*) > 0
+            ${sql.literal(ADD_ON_CONFLICT)}
+          )
+          SELECT count(*)::int AS read, max(target_no)::text AS last FROM source`
         return batch!
       })
 
@@ -414,6 +462,8 @@ export class BroadcastTargets extends Effect.Service<BroadcastTargets>()("herald
       expand,
       snapshotAudience,
       expandAudience,
+      snapshotRetry,
+      expandRetry,
       markUnconfirmed,
       chunkClaim,
       releaseClaim,

@@ -17,6 +17,7 @@ import { TemplatesRepo } from "../templates/TemplatesRepo.ts"
 import { Wallet } from "../wallet/Wallet.ts"
 import { BroadcastKind, Cancel, Start } from "./BroadcastKind.ts"
 import { BroadcastsRepo, type BroadcastStatus, type TargetStatus } from "./BroadcastsRepo.ts"
+import { BroadcastTargets, RETRY_CATEGORIES } from "./BroadcastTargets.ts"
 import { BotNotPromotional } from "./errors.ts"
 import { type CursorScope, ListCursors } from "../storage/ListCursors.ts"
 
@@ -49,6 +50,7 @@ export class Broadcasts extends Effect.Service<Broadcasts>()("herald/broadcasts/
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* BroadcastsRepo
+    const targets = yield* BroadcastTargets
     const cursors = yield* ListCursors
     const bots = yield* BotsCache
     const templates = yield* TemplatesRepo
@@ -137,7 +139,7 @@ export class Broadcasts extends Effect.Service<Broadcasts>()("herald/broadcasts/
         return cursors.positionPage(scope, rows, limit, (row) => ({ createdAt: row.position, id: row.broadcastId }))
       })
 
-    const targets = (principal: Principal, broadcastId: string, params: { limit?: number | undefined; cursor?: string | undefined; status?: TargetStatus | undefined }) =>
+    const targetsOf = (principal: Principal, broadcastId: string, params: { limit?: number | undefined; cursor?: string | undefined; status?: TargetStatus | undefined }) =>
       Effect.gen(function*() {
         const row = yield* visible(principal, broadcastId)
         const limit = Math.min(params.limit ?? PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX)
@@ -160,7 +162,56 @@ export class Broadcasts extends Effect.Service<Broadcasts>()("herald/broadcasts/
         return yield* get(principal, broadcastId)
       })
 
-    return { create, get, list, targets, cancel } as const
+    /**
+     * A new broadcast over this one's targets that failed with a retry category (RETRY_CATEGORIES:
+     * the gateway's own failures and throughput refusals), once it has finished: same bot,
+     * template, content and defaults, each target's phone and values as they were.
+     */
+    const retryFailed = (principal: Principal, broadcastId: string) =>
+      Effect.gen(function*() {
+        yield* requireRole(principal, "operator", "retry broadcasts")
+        const row = yield* visible(principal, broadcastId)
+        if (row.status !== "completed" && row.status !== "cancelled") {
+          return yield* new Conflict({ key: "status", message: `broadcast ${broadcastId} is ${row.status}: retry its failed targets once it has completed or been cancelled` })
+        }
+        const { total } = yield* targets.snapshotRetry(row.broadcastId).pipe(Effect.orDie)
+        if (total === 0) {
+          return yield* new Conflict({ key: "targets", message: `broadcast ${broadcastId} has no target that failed with a category worth retrying (${RETRY_CATEGORIES.join(", ")})` })
+        }
+        const header = yield* repo.header(row.broadcastId).pipe(Effect.orDie)
+        if (header === undefined) return yield* new NotFound({ message: `no broadcast ${broadcastId}` })
+        const price = config.messagePrice
+        const cost = price * total
+        const balance = yield* wallet.balanceFor(principal.accountId, cost)
+        if (balance < cost) {
+          return yield* new InsufficientBalance({
+            message: `the wallet balance ${balance.toFixed(2)} does not cover ${total} messages at ${price.toFixed(2)} (${cost.toFixed(2)})`,
+            balance,
+            price: cost
+          })
+        }
+        const suffix = " (retry)"
+        const retry = yield* Effect.gen(function*() {
+          const created = yield* repo.insert({
+            accountId: principal.accountId,
+            botId: row.botId,
+            templateId: row.templateId,
+            listId: row.listId,
+            name: row.name.slice(0, 200 - suffix.length) + suffix,
+            content: header.content,
+            variables: header.variables,
+            price,
+            scheduledAt: null,
+            retryOf: row.broadcastId
+          })
+          yield* outbox.enqueue(BroadcastKind, created.broadcastId, new Start(), { msgId: `start-${created.broadcastId}` })
+          return created
+        }).pipe(sql.withTransaction, Effect.orDie)
+        yield* outbox.nudge
+        return retry
+      })
+
+    return { create, get, list, targets: targetsOf, cancel, retryFailed } as const
   }),
-  dependencies: [BroadcastsRepo.Default, BotsCache.Default, TemplatesRepo.Default, ContactListsRepo.Default, Wallet.Default, ListCursors.Default]
+  dependencies: [BroadcastsRepo.Default, BroadcastTargets.Default, BotsCache.Default, TemplatesRepo.Default, ContactListsRepo.Default, Wallet.Default, ListCursors.Default]
 }) {}

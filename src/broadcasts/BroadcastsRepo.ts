@@ -104,6 +104,8 @@ export interface WrittenFilter {
 export type Audience =
   | { readonly kind: "query"; readonly filters: ReadonlyArray<WrittenFilter>; readonly tags: ReadonlyArray<string>; readonly segmentId: string | null }
   | { readonly kind: "customers"; readonly ids: ReadonlyArray<string> }
+  /** A retry: the targets of broadcast `of` that failed with a category worth trying again (RETRY_CATEGORIES). */
+  | { readonly kind: "retry"; readonly of: string }
 
 export interface CampaignRow {
   readonly broadcastId: string
@@ -157,13 +159,16 @@ export class BroadcastsRepo extends Effect.Service<BroadcastsRepo>()("herald/bro
       variables: Readonly<Record<string, string>> | null
       price: number
       scheduledAt: Date | null
+      /** A retry of another broadcast's failed targets (its list kept for the record); absent: the list's contacts. */
+      retryOf?: string | undefined
     }) =>
       sql<BroadcastRow>`
         WITH b AS (
-          INSERT INTO broadcasts (account_id, bot_id, template_id, list_id, name, content, variables, price, status, scheduled_at)
+          INSERT INTO broadcasts (account_id, bot_id, template_id, list_id, name, content, variables, price, status, scheduled_at, audience)
           VALUES (${input.accountId}, ${input.botId}, ${input.templateId}, ${input.listId}, ${input.name}, ${JSON.stringify(input.content)}::jsonb,
                   ${input.variables === null ? null : JSON.stringify(input.variables)}::jsonb,
-                  ${input.price}, ${input.scheduledAt === null ? "queued" : "scheduled"}, ${input.scheduledAt?.toISOString() ?? null}::timestamptz)
+                  ${input.price}, ${input.scheduledAt === null ? "queued" : "scheduled"}, ${input.scheduledAt?.toISOString() ?? null}::timestamptz,
+                  ${input.retryOf === undefined ? null : JSON.stringify({ kind: "retry", of: input.retryOf })}::jsonb)
           RETURNING *
         ), c AS (SELECT 0 AS sent_count, 0 AS delivered_count, 0 AS read_count, 0 AS failed_count, 0 AS cancelled_count)
         SELECT ${sql.literal(BROADCAST_COLUMNS)} FROM b, c`.pipe(Effect.map((rows) => rows[0]!))

@@ -4,7 +4,7 @@ import { Outbox } from "../actors/runtime/index.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { BroadcastKind, Cancel, Start } from "../broadcasts/BroadcastKind.ts"
 import { type Audience, type BroadcastStatus, BroadcastsRepo, type CampaignRow, type CampaignTemplate, type TargetStatus, type WrittenFilter } from "../broadcasts/BroadcastsRepo.ts"
-import { audienceCondition, BroadcastTargets } from "../broadcasts/BroadcastTargets.ts"
+import { audienceCondition, BroadcastTargets, RETRY_CATEGORIES } from "../broadcasts/BroadcastTargets.ts"
 import { checkFallbacks, fillTraits, traitsIn } from "../broadcasts/campaignValues.ts"
 import { Conflict, describeIssues, FieldIssue, InvalidRequest, NotFound } from "../domain/errors.ts"
 import { isUuid } from "../domain/ids.ts"
@@ -209,7 +209,56 @@ export class Campaigns extends Effect.Service<Campaigns>()("herald/campaigns/Cam
         return yield* get(accountId, row.broadcastId)
       })
 
-    return { create, get, list, targets: targetsOf, cancel } as const
+    /**
+     * A new run over the campaign's targets that failed with a retry category (RETRY_CATEGORIES),
+     * once the campaign has finished: same number, template and values, the price as it is now.
+     */
+    const retryFailed = (accountId: string, campaignId: string) =>
+      Effect.gen(function*() {
+        const source = yield* get(accountId, campaignId)
+        if (source.status !== "completed" && source.status !== "cancelled") {
+          return yield* new Conflict({ key: "status", message: `campaign ${campaignId} is ${source.status}: retry its failed targets once it has completed or been cancelled` })
+        }
+        const { total } = yield* targets.snapshotRetry(source.broadcastId).pipe(Effect.orDie)
+        if (total === 0) {
+          return yield* new Conflict({
+            key: "targets",
+            message: `campaign ${campaignId} has no target that failed with a category worth retrying (${RETRY_CATEGORIES.join(", ")})`
+          })
+        }
+        const price = config.waPrices[source.content.category]
+        const cost = price * total
+        if (cost > 0) {
+          const balance = yield* wallet.balanceFor(accountId, cost)
+          if (balance < cost) {
+            return yield* new InsufficientBalance({
+              message: `the wallet balance ${balance.toFixed(2)} does not cover ${total} ${source.content.category} messages at ${price.toFixed(2)} (${cost.toFixed(2)})`,
+              balance,
+              price: cost
+            })
+          }
+        }
+        const suffix = " (retry)"
+        const row = yield* Effect.gen(function*() {
+          const row = yield* repo.insertCampaign({
+            accountId,
+            phoneNumberId: source.phoneNumberId,
+            templateId: source.templateId,
+            name: source.name.slice(0, CAMPAIGN_NAME_MAX - suffix.length) + suffix,
+            content: source.content,
+            audience: { kind: "retry", of: source.broadcastId },
+            variables: source.variables,
+            price,
+            scheduledAt: null
+          })
+          yield* outbox.enqueue(BroadcastKind, row.broadcastId, new Start(), { msgId: `start-${row.broadcastId}` })
+          return row
+        }).pipe(sql.withTransaction, Effect.orDie)
+        yield* outbox.nudge
+        return row
+      })
+
+    return { create, get, list, targets: targetsOf, cancel, retryFailed } as const
   }),
   dependencies: [BroadcastsRepo.Default, BroadcastTargets.Default, WaNumbers.Default, WaTemplatesRepo.Default, SegmentsRepo.Default, Wallet.Default, ListCursors.Default]
 }) {}

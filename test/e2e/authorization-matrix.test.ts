@@ -149,7 +149,8 @@ const ROUTES: ReadonlyArray<Rule> = [
   { method: "POST", route: "/api/v1/rcs/broadcasts", role: "operator", key: false, bot: true, body: () => broadcastBody() },
   { method: "GET", route: "/api/v1/rcs/broadcasts/:id", role: "viewer", key: "broadcasts:read", bot: true, owned: true },
   { method: "GET", route: "/api/v1/rcs/broadcasts/:id/targets", role: "viewer", key: "contacts:read", bot: true, owned: true },
-  { method: "POST", route: "/api/v1/rcs/broadcasts/:id/cancel", role: "operator", key: false, bot: true, owned: true, fresh: () => newBroadcast() }
+  { method: "POST", route: "/api/v1/rcs/broadcasts/:id/cancel", role: "operator", key: false, bot: true, owned: true, fresh: () => newBroadcast() },
+  { method: "POST", route: "/api/v1/rcs/broadcasts/:id/retry-failed", role: "operator", key: false, bot: true, owned: true }
 ]
 
 // Routes of the secret-key surfaces (/api/v1/app/* but key management, /api/v1/public/*):
@@ -201,7 +202,8 @@ const SECRET_KEY_ROUTES: ReadonlyArray<{
       { method: "GET", route: `/api/v1/${surface}/campaigns`, ...scheme },
       { method: "GET", route: `/api/v1/${surface}/campaigns/:id`, ...scheme },
       { method: "GET", route: `/api/v1/${surface}/campaigns/:id/targets`, ...scheme },
-      { method: "POST", route: `/api/v1/${surface}/campaigns/:id/cancel`, ...scheme }
+      { method: "POST", route: `/api/v1/${surface}/campaigns/:id/cancel`, ...scheme },
+      { method: "POST", route: `/api/v1/${surface}/campaigns/:id/retry-failed`, ...scheme }
     ]
   }),
   { method: "POST", route: "/api/v1/app/meta-ads/capi/events", body: { event_name: "Lead", fullPhoneNumber: "919876541234" } },

@@ -169,6 +169,8 @@ describe("creating a broadcast", () => {
   })
 })
 
+let everyRule = ""
+
 describe("a broadcast with every recipient rule", () => {
   it("ends every target sent or failed, with exact counters, one broadcast.completed and targets to page through", async () => {
     const normal = Array.from({ length: 20 }, (_, i) => phone(100 + i))
@@ -179,6 +181,7 @@ describe("a broadcast with every recipient rule", () => {
     expect(r.status, JSON.stringify(r.body)).toBe(200)
     expect(r.body.broadcast).toMatchObject({ name: "Every rule", status: "queued", bot_id: bots.promo, sent_count: 0, delivered_count: 0 })
     const id = r.body.broadcast.id
+    everyRule = id
     const done = await until(id, "completed")
     // 0001 rejected, 0002 no answer (no report in the window), 0003 503 five times: 6 failed.
     // 0004 was cut after the gateway took it: unconfirmed, then its delivery report says delivered.
@@ -242,6 +245,29 @@ describe("a broadcast with every recipient rule", () => {
     expect((await call("GET", `/api/v1/rcs/broadcasts/${id}`, tokens.b)).status).toBe(404)
     expect((await call("POST", `/api/v1/rcs/broadcasts/${id}/cancel`, tokens.owner)).status).toBe(409)
     expect((await call("GET", `/api/v1/rcs/broadcasts/${id}/targets?cursor=nonsense`, tokens.owner)).status).toBe(400)
+  }, 90_000)
+
+  it("retry-failed: a new broadcast over the targets the gateway itself failed, and no other; 409 when there are none", async () => {
+    expect(everyRule).not.toBe("")
+    const r = await call("POST", `/api/v1/rcs/broadcasts/${everyRule}/retry-failed`, tokens.owner)
+    expect(r.status, JSON.stringify(r.body)).toBe(201)
+    expect(r.body.broadcast).toMatchObject({ name: "Every rule (retry)", status: "queued", bot_id: bots.promo, template_id: templates.promo })
+    const done = await until(r.body.broadcast.id, "completed")
+    // Only the two 0003 (503 five times, category gateway): not 0001 (the recipient), not 0002 (never confirmed: it may have been delivered).
+    expect(done).toMatchObject({ total_count: 2, sent_count: 0, failed_count: 2 })
+    const retried = await allTargets(r.body.broadcast.id)
+    const original = await allTargets(everyRule)
+    expect(retried.map((t) => t.phone).sort()).toEqual(original.filter((t) => t.phone.endsWith("0003")).map((t) => t.phone).sort())
+    for (const t of retried) {
+      expect(original.map((o) => o.message_id)).not.toContain(t.message_id)
+      expect((await simLog(t.message_id)).sends).toBe(5)
+    }
+    // A run with nothing worth retrying: 409 naming why, nothing written.
+    const before = await broadcastsWritten()
+    const none = await call("POST", `/api/v1/rcs/broadcasts/${(await create({ name: "Fine", bot_id: bots.promo, template_id: templates.promo, contact_list_id: await listOf([phone(300)]) })).body.broadcast.id}/retry-failed`, tokens.owner)
+    expect(none.status).toBe(409)
+    expect(none.body.key).toMatch(/^(status|targets)$/)
+    expect(await broadcastsWritten()).toBe(before + 1)
   }, 90_000)
 })
 

@@ -244,6 +244,48 @@ describe("audiences and schedules", () => {
   })
 })
 
+describe("retry-failed", () => {
+  // 0003: Meta answers 500 (category gateway), tried five times then failed; 0001: undeliverable (recipient).
+  const GATEWAY_FAILS = "919876580003"
+  const UNDELIVERABLE_TOO = "919876580001"
+  const FINE = "919876580020"
+  let first: Json
+
+  it("a new run over the targets that failed with a category worth retrying, and no other", async () => {
+    await Promise.all([GATEWAY_FAILS, UNDELIVERABLE_TOO, FINE].map((phone) => pub("POST", "/track/users", { fullPhoneNumber: phone, traits: { city: "Retry" } })))
+    const r = await pub("POST", "/campaigns", { name: "Flaky", template: TEMPLATE, fallbackValues: FALLBACKS, audience: { filters: [{ trait: "city", op: "eq", value: "Retry" }] } })
+    expect(r.status).toBe(201)
+    first = await completed(r.body.campaign.id)
+    expect(first.counters).toMatchObject({ total: 3, sent: 1, failed: 2 })
+    const retried = await pub("POST", `/campaigns/${first.id}/retry-failed`)
+    expect(retried.status).toBe(201)
+    expect(retried.body.campaign).toMatchObject({ name: "Flaky (retry)", status: "queued", audience: { retry_of: first.id }, template: TEMPLATE, fallback_values: FALLBACKS })
+    const done = await completed(retried.body.campaign.id)
+    expect(done.counters).toMatchObject({ total: 1, failed: 1 })
+    const targets = (await pub("GET", `/campaigns/${done.id}/targets`)).body.targets
+    expect(targets.map((t: Json) => t.phone)).toEqual([`+${GATEWAY_FAILS}`])
+    // A new message id, sent its own five times; the first run's stays at its five.
+    const original = (await pub("GET", `/campaigns/${first.id}/targets`)).body.targets.find((t: Json) => t.phone === `+${GATEWAY_FAILS}`)
+    expect(targets[0].message_id).not.toBe(original.message_id)
+    expect(await simSends(targets[0].message_id)).toBe(5)
+    expect(await simSends(original.message_id)).toBe(5)
+  }, 90_000)
+
+  it("a campaign without such failures, or not finished, is 409 naming why; nothing written", async () => {
+    const before = await campaignRows()
+    const mumbai = (await pub("GET", "/campaigns?limit=1000")).body.campaigns.find((c: Json) => c.name === "Mumbai")
+    const none = await pub("POST", `/campaigns/${mumbai.id}/retry-failed`)
+    expect(none.status).toBe(409)
+    expect(none.body).toMatchObject({ code: "conflict", key: "targets" })
+    const later = await pub("POST", "/campaigns", { name: "Not yet", template: TEMPLATE, fallbackValues: FALLBACKS, audience: { tags: ["x"] }, scheduled_at: new Date(Date.now() + 600_000).toISOString() })
+    const early = await pub("POST", `/campaigns/${later.body.campaign.id}/retry-failed`)
+    expect(early.status).toBe(409)
+    expect(early.body).toMatchObject({ code: "conflict", key: "status" })
+    expect(await campaignRows()).toBe(before + 1)
+    expect((await pub("POST", "/campaigns/00000000-0000-4000-8000-000000000000/retry-failed")).status).toBe(404)
+  })
+})
+
 describe("refusals: nothing written", () => {
   it.each([
     ["a trait without a fallback", { name: "x", template: TEMPLATE, fallbackValues: { discount: "10" }, audience: { tags: ["vip"] } }, 400, "invalid_request", "fallbackValues.first_name"],

@@ -68,8 +68,9 @@ const FrozenAudience = Schema.Struct({
   segment_id: Schema.optional(Schema.NullOr(Schema.String)).annotations({ description: "The segment it was created from; null for a search." }),
   filters: Schema.optional(Schema.Array(TraitFilter)).annotations({ description: "The trait filters, as they were at creation." }),
   tags: Schema.optional(Schema.Array(Schema.String)).annotations({ description: "The tags, as they were at creation." }),
-  customer_ids: Schema.optional(Schema.Array(Schema.String)).annotations({ description: "The customers it was created for by id." })
-}).annotations({ description: "The audience as frozen at creation: {segment_id, filters, tags}, or {customer_ids}." })
+  customer_ids: Schema.optional(Schema.Array(Schema.String)).annotations({ description: "The customers it was created for by id." }),
+  retry_of: Schema.optional(Schema.String).annotations({ description: "A retry: the campaign whose failed targets it sends again." })
+}).annotations({ description: "The audience as frozen at creation: {segment_id, filters, tags}, {customer_ids}, or {retry_of} for a retry." })
 
 export const Campaign = Schema.Struct({
   id: Schema.String.annotations({ description: "The campaign's id." }),
@@ -246,6 +247,29 @@ const campaignEndpoints = <const Name extends string>(name: Name) =>
             "cancelled already is 409 `conflict` (`key: \"status\"`). " + CALLER,
           response: { result: true, success: true, campaign: { ...EXAMPLE, status: "cancelled", cancelled_at: "2026-11-29T08:05:00.000Z" } },
           returns: "The campaign, cancelled."
+        }))
+    )
+    .add(
+      HttpApiEndpoint.post("retryFailedCampaign", "/campaigns/:id/retry-failed")
+        .setPath(CampaignPath)
+        .addSuccess(CampaignAnswer, { status: 201 })
+        .addError(NotFoundResponse)
+        .addError(ConflictResponse)
+        .addError(InsufficientBalanceResponse)
+        .annotateContext(documented({
+          summary: "Retry a campaign's failed targets",
+          description: "Creates a new campaign (a new run, `audience: {retry_of}`) over this one's targets that failed with a category worth " +
+            "trying again: `gateway` (Meta's 5xx, a request that never left) and `quota` (a throughput refusal). Failures of the recipient " +
+            "or the content would fail the same way, and a send never confirmed may have reached the customer, so none of those is sent " +
+            "again; customers who opted out since are skipped. The campaign must have completed or been cancelled (409 `conflict`, `key: " +
+            "\"status\"`), and have such targets (409 `conflict`, `key: \"targets\"`). Same template, values and number; charged as any " +
+            "campaign. " + CALLER,
+          response: {
+            result: true,
+            success: true,
+            campaign: { ...EXAMPLE, id: "5c8e1a2b-…", name: "Diwali offer (retry)", status: "queued", audience: { retry_of: EXAMPLE.id }, started_at: null }
+          },
+          returns: "The new campaign, queued."
         }))
     )
 

@@ -21,6 +21,8 @@ export const presentCampaign = (row: CampaignRow) => {
     fallback_values: row.variables ?? {},
     audience: row.audience.kind === "customers"
       ? { customer_ids: row.audience.ids }
+      : row.audience.kind === "retry"
+      ? { retry_of: row.audience.of }
       : { segment_id: row.audience.segmentId, filters: row.audience.filters, tags: row.audience.tags },
     scheduled_at: iso(row.scheduledAt),
     counters: {
@@ -78,7 +80,8 @@ const campaignAnswers = Effect.map(Campaigns, (campaigns) => ({
         result: true as const,
         ...presentPage("targets", { items: page.rows, nextCursor: page.nextCursor }, presentTarget)
       }))),
-  cancel: (id: string) => Effect.flatMap(CurrentAccount, (account) => answered(campaigns.cancel(account.accountId, id)))
+  cancel: (id: string) => Effect.flatMap(CurrentAccount, (account) => answered(campaigns.cancel(account.accountId, id))),
+  retryFailed: (id: string) => Effect.flatMap(CurrentAccount, (account) => answered(campaigns.retryFailed(account.accountId, id)))
 }))
 
 const PublicCampaignsHttpLive = apiGroup(HeraldApi, "publicCampaigns", (handlers) =>
@@ -88,7 +91,8 @@ const PublicCampaignsHttpLive = apiGroup(HeraldApi, "publicCampaigns", (handlers
       .handle("listCampaigns", ({ urlParams }) => answer.list(urlParams))
       .handle("getCampaign", ({ path }) => answer.get(path.id))
       .handle("listCampaignTargets", ({ path, urlParams }) => answer.targets(path.id, urlParams))
-      .handle("cancelCampaign", ({ path }) => answer.cancel(path.id))))
+      .handle("cancelCampaign", ({ path }) => answer.cancel(path.id))
+      .handle("retryFailedCampaign", ({ path }) => answer.retryFailed(path.id))))
 
 const AppCampaignsHttpLive = apiGroup(HeraldApi, "appCampaigns", (handlers) =>
   Effect.map(campaignAnswers, (answer) =>
@@ -97,7 +101,8 @@ const AppCampaignsHttpLive = apiGroup(HeraldApi, "appCampaigns", (handlers) =>
       .handle("listCampaigns", ({ urlParams }) => answer.list(urlParams))
       .handle("getCampaign", ({ path }) => answer.get(path.id))
       .handle("listCampaignTargets", ({ path, urlParams }) => answer.targets(path.id, urlParams))
-      .handle("cancelCampaign", ({ path }) => answer.cancel(path.id))))
+      .handle("cancelCampaign", ({ path }) => answer.cancel(path.id))
+      .handle("retryFailedCampaign", ({ path }) => answer.retryFailed(path.id))))
 
 /** The campaign handlers of both surfaces (one service, one presenter). */
 export const CampaignsHttpLive = Layer.mergeAll(PublicCampaignsHttpLive, AppCampaignsHttpLive)

@@ -300,7 +300,28 @@ export class BroadcastsApi extends HttpApiGroup.make("broadcasts")
         },
         returns: "The broadcast, cancelled."
       }))
+  )  .add(
+    HttpApiEndpoint.post("retryFailed", "/:id/retry-failed")
+      .setPath(BroadcastPath)
+      .addSuccess(BroadcastAnswer, { status: 201 })
+      .addError(ForbiddenResponse)
+      .addError(NotFoundResponse)
+      .addError(BotNotInScopeResponse)
+      .addError(ConflictResponse)
+      .addError(InsufficientBalanceResponse)
+      .annotateContext(documented({
+        summary: "Retry a broadcast's failed targets",
+        description: "Creates a new broadcast over this one's targets that failed with a category worth trying again: `gateway` (the " +
+          "gateway's own failures) and `quota` (its throughput refusals), each with its phone and values as they were and a new message_id. " +
+          "Failures of the recipient or the content would fail the same way, and a send never confirmed may have been delivered, so none of " +
+          "those is sent again. Same bot, template and defaults; its name ends in \" (retry)\". The broadcast must have completed or been " +
+          "cancelled (409 `conflict`, `key: \"status\"`) and have such targets (409 `conflict`, `key: \"targets\"`); the wallet must cover " +
+          "them (402). An operator or the owner, with a user token.",
+        response: { success: true, broadcast: { ...BROADCAST, name: "Diwali (retry)", status: "queued", total_count: 0, started_at: null } },
+        returns: "The new broadcast, queued."
+      }))
   )
+
   .middleware(Authentication)
   .prefix("/api/v1/rcs/broadcasts")
   .annotate(OpenApi.Description, "Broadcasts: one approved template sent to every contact of a contact list, now or at a set time, with per-recipient " +

@@ -22,4 +22,5 @@ export const BroadcastsHttpLive = apiGroup(HeraldApi, "broadcasts", (handlers) =
       .handle("list", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => Effect.map(broadcasts.list(p, urlParams), presentBroadcasts)))
       .handle("get", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => Effect.map(broadcasts.get(p, path.id), presentBroadcast)))
       .handle("targets", ({ path, urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => Effect.map(broadcasts.targets(p, path.id, urlParams), presentTargets)))
-      .handle("cancel", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => Effect.map(broadcasts.cancel(p, path.id), presentBroadcast)))))
+      .handle("cancel", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => Effect.map(broadcasts.cancel(p, path.id), presentBroadcast)))
+      .handle("retryFailed", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => Effect.map(broadcasts.retryFailed(p, path.id), presentBroadcast)))))
