@@ -140,3 +140,82 @@ describe("broadcast rules", () => {
       expect(w.emitted).toEqual([])
     }))
 })
+
+// The same actor for a WhatsApp campaign (docs/campaigns.md): its targets come from the audience's
+// customers (or, for a retry, from the failed targets of the broadcast it retries), its chunks go
+// to the number's wa_sender, its total is what was written, and its broadcast.completed goes to
+// the developer webhook.
+describe("campaign rules", () => {
+  const NUMBER = "115416010524074"
+  const campaign = (options: { readonly total: number; readonly written?: number; readonly audience?: unknown }) => {
+    const calls: Array<string> = []
+    const emitted: Array<{ type: string; channel?: string; botId: string | null }> = []
+    const written = options.written ?? options.total
+    const audience = options.audience ?? { kind: "query", filters: [{ trait: "city", op: "eq", value: "Pune" }], tags: [], segmentId: null }
+    const header = {
+      accountId: "acc_1",
+      channel: "whatsapp",
+      botId: null,
+      listId: null,
+      phoneNumberId: NUMBER,
+      audience,
+      status: "queued",
+      scheduledAt: null,
+      variables: { first_name: "there" }
+    }
+    const repo = {
+      header: () => Effect.succeed(header),
+      snapshotAudience: () => Effect.sync(() => (calls.push("snapshot audience"), { total: options.total, upto: "2026-11-29T10:00:00.000000Z" })),
+      snapshotRetry: (of: string) => Effect.sync(() => (calls.push(`snapshot retry of ${of}`), { total: options.total, upto: String(options.total - 1) })),
+      expandAudience: (input: { after: string; traits: ReadonlyArray<string> | null; limit: number }) =>
+        Effect.sync(() => {
+          calls.push(`audience after ${input.after} traits ${input.traits?.join(",")}`)
+          return { read: written, last: "ffffffff-0000-0000-0000-000000000000" }
+        }),
+      expandRetry: (input: { sourceId: string; after: string }) =>
+        Effect.sync(() => (calls.push(`retry ${input.sourceId} after ${input.after}`), { read: written, last: String(written - 1) })),
+      counters: () => Effect.succeed({ status: "running", channel: "whatsapp", totalCount: written, sentCount: written, deliveredCount: 0, readCount: 0, failedCount: 0, cancelledCount: 0, skippedCount: 0 }),
+      markRunning: (_id: string, total: number) => Effect.sync(() => void calls.push(`running ${total}`)),
+      setTotal: (_id: string, total: number) => Effect.sync(() => void calls.push(`total ${total}`)),
+      markCompleted: () => Effect.sync(() => (calls.push("completed"), true))
+    }
+    const layer = Layer.mergeAll(
+      Layer.succeed(BroadcastsRepo, repo as unknown as BroadcastsRepo),
+      Layer.succeed(BroadcastTargets, repo as unknown as BroadcastTargets),
+      Layer.succeed(Webhooks, { emit: (e: { type: string; channel?: string; botId: string | null }) => Effect.sync(() => void emitted.push(e)) } as unknown as Webhooks),
+      AppConfig.make({ natsPrefix: "test" } as AppSettings)
+    )
+    const run = (state: typeof BroadcastKind.state.Type, command: typeof BroadcastKind.command.Type) =>
+      Effect.provide(applyBehaviour(BroadcastKind, state, command, { key: ID }), layer)
+    return { calls, emitted, run }
+  }
+  const persist = (recorded: { readonly persisted: ReadonlyArray<unknown> }) => Effect.forEach(recorded.persisted, (w) => w as Effect.Effect<void>, { discard: true })
+
+  it.effect("writes the audience's customers with the traits its values name, hands chunks to the number's wa_sender, and its total is what was written", () =>
+    Effect.gen(function*() {
+      // Counted 2,500 at the start; 2,400 written (some customers' traits changed meanwhile).
+      const w = campaign({ total: 2_500, written: 2_400 })
+      const started = yield* w.run(BroadcastKind.initial(ID), new Start())
+      yield* persist(started.recorded)
+      expect(w.calls).toEqual(["snapshot audience", "audience after 00000000-0000-0000-0000-000000000000 traits first_name", "running 2500", "total 2400"])
+      expect(started.state).toMatchObject({ channel: "whatsapp", botId: NUMBER, written: 2_400, expanded: true })
+      const chunks = started.recorded.sends.filter((s) => s.command instanceof SendChunk)
+      expect(chunks.map((s) => [s.kind, s.key, (s.command as SendChunk).order.last])).toEqual([["wa_sender", NUMBER, 999], ["wa_sender", NUMBER, 1_999], ["wa_sender", NUMBER, 2_399]])
+      let state = started.state
+      for (const n of [0, 1, 2]) {
+        const done = yield* w.run(state, new ChunkDone({ chunkNo: n }))
+        yield* persist(done.recorded)
+        state = done.state
+      }
+      expect(state.phase).toBe("finished")
+      expect(w.emitted).toEqual([expect.objectContaining({ type: "broadcast.completed", channel: "whatsapp", botId: null })])
+    }))
+
+  it.effect("a retry writes the failed targets of the broadcast it retries, from before its first target", () =>
+    Effect.gen(function*() {
+      const w = campaign({ total: 3, audience: { kind: "retry", of: "b_0" } })
+      const started = yield* w.run(BroadcastKind.initial(ID), new Start())
+      expect(w.calls).toEqual(["snapshot retry of b_0", "retry b_0 after -1"])
+      expect(started.state).toMatchObject({ written: 3, expanded: true })
+    }))
+})
