@@ -1,5 +1,5 @@
 import { Deferred, Duration, Effect, Schedule } from "effect"
-import type { Consumer, JsMsg } from "nats"
+import { type Consumer, JSONCodec, type JsMsg } from "nats"
 import type { Connected } from "../../bus/Nats.ts"
 import { streamEntry } from "./applied.ts"
 import { partitionOf } from "./partitioning.ts"
@@ -8,9 +8,31 @@ import { commandsOf } from "./streamCommand.ts"
 import { consumerName, consumerSpec } from "./transport.ts"
 
 /**
+ * The names of a stream's consumers. JetStream's CONSUMER.NAMES, which nats.js does not wrap: in a
+ * NATS cluster the meta leader answers it from its assignments, where CONSUMER.LIST (nats.js's
+ * `consumers.list`) asks every consumer's leader for its state and made each takeover seconds slower.
+ */
+const consumerNames = async (bus: Connected, stream: string): Promise<ReadonlyArray<string>> => {
+  const codec = JSONCodec<{ total?: number; consumers?: ReadonlyArray<string> | null; error?: { description?: string } }>()
+  const request = JSONCodec<{ offset: number }>()
+  const found: Array<string> = []
+  for (;;) {
+    const answer = codec.decode((await bus.nc.request(`$JS.API.CONSUMER.NAMES.${stream}`, request.encode({ offset: found.length }), { timeout: 5_000 })).data)
+    if (answer.error !== undefined) throw new Error(`consumer names of ${stream}: ${answer.error.description ?? "refused"}`)
+    const page = answer.consumers ?? []
+    found.push(...page)
+    if (page.length === 0 || found.length >= (answer.total ?? 0)) return found
+  }
+}
+
+/** Whether a consumer is one of the partition's: the un-suffixed name all owners shared before, or an epoch's (consumerName). */
+const isPartitionConsumer = (name: string, kind: string, partition: number) =>
+  name === `${kind}_${partition}` || name.startsWith(`${kind}_${partition}_e`)
+
+/**
  * The partition's durable consumer for this owner epoch (consumerName: one applier per consumer),
- * made anew. Every consumer of the partition is deleted first, whatever its name: those of previous
- * epochs (and the un-suffixed one all owners shared before), so that no consume loop of a previous
+ * made anew. Every consumer of the partition is deleted first: those of previous epochs (and the
+ * un-suffixed one all owners shared before), found by name, so that no consume loop of a previous
  * owner can pull from this one; a work-queue stream refuses a second consumer on the same subjects
  * anyway. What a previous owner was delivered and did not acknowledge (it died, or was paused with
  * commands in flight) is thereby delivered again at once and in stream order, instead of after its
@@ -21,13 +43,11 @@ export const durableConsumer = (p: PartitionState) =>
   Effect.gen(function*() {
     const { bus, names } = p.env
     const stream = names.stream(p.kind.name)
-    const filter = names.subject(p.kind.name, p.partition, ">")
     yield* Effect.tryPromise(async () => {
-      const previous: Array<string> = []
-      for await (const info of bus.jsm.consumers.list(stream)) if (info.config.filter_subject === filter) previous.push(info.name)
+      const previous = (await consumerNames(bus, stream)).filter((name) => isPartitionConsumer(name, p.kind.name, p.partition))
       // One already gone is fine; one that could not be deleted makes the add fail (overlapping
       // filters), and the partition is tried again on the next assignment round.
-      for (const name of previous) await bus.jsm.consumers.delete(stream, name).catch(() => false)
+      await Promise.all(previous.map((name) => bus.jsm.consumers.delete(stream, name).catch(() => false)))
       await bus.jsm.consumers.add(stream, consumerSpec(names, p.kind.name, p.partition, p.epoch, p.env.maxAckPending))
     })
     return yield* Effect.tryPromise(() => bus.js.consumers.get(stream, consumerName(p.kind.name, p.partition, p.epoch)))
