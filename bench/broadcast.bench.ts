@@ -18,17 +18,27 @@
 // the CLI and the API as in test/e2e/broadcasts.test.ts.
 import { randomUUID } from "node:crypto"
 import { once } from "node:events"
-import { readFileSync } from "node:fs"
 import { connect, DiscardPolicy, nanos, RetentionPolicy, StorageType } from "nats"
-import Pg from "pg"
+import type Pg from "pg"
 import { CHUNK_TARGETS } from "../src/broadcasts/chunking.ts"
-import { type HeraldProcess, heraldCommand, heraldEntry, startGatewaySim, startHerald } from "../test/support/HeraldProcess.ts"
-import { callJson } from "../test/support/http.ts"
+import { type HeraldProcess, heraldEntry, startGatewaySim, startHerald } from "../test/support/HeraldProcess.ts"
 import { cleanup, envFor, type Isolation, makeIsolation, NATS_URL } from "../test/support/isolation.ts"
 import { freePort } from "../test/support/TcpProxy.ts"
-import { createBroadcast } from "./support/createBroadcast.ts"
+import {
+  benchLog,
+  cpuCores,
+  getBroadcast,
+  pgClient,
+  RCS_PRICE,
+  type RcsSetup,
+  rssSampler,
+  runRcsBroadcast,
+  setUpRcs,
+  sleep,
+  targetStates
+} from "./support/broadcastRuns.ts"
 import { round2 } from "./support/figures.ts"
-import { cpuSeconds, machineCpu, peakRssMb, rssMb } from "./support/procStats.ts"
+import { cpuSeconds, peakRssMb, rssMb } from "./support/procStats.ts"
 
 const N = Number(process.env.N ?? 1_000_000)
 const SMALL_N = Number(process.env.SMALL_N ?? 100_000)
@@ -45,7 +55,6 @@ const SIM_TRANSPORT = process.env.SIM_TRANSPORT ?? "direct"
 const HEAP_MB = process.env.HEAP_MB === "0" ? undefined : process.env.HEAP_MB ?? "400"
 /** PROFILE=<dir>: the node of the N run writes a CPU profile there when it stops. */
 const PROFILE = process.env.PROFILE
-const PRICE = 0.1
 
 /**
  * Recipient i: a distinct valid Indian mobile number (+917…) whose last digit is 7, so its last
@@ -53,42 +62,7 @@ const PRICE = 0.1
  */
 const phoneOf = (i: number) => `+91${7_000_000_007 + i * 10}`
 
-const log = (message: string) => process.stderr.write(`[broadcast bench] ${message}\n`)
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-/** A connected client of the bench's database; a connection the server ends fails its next query instead of the script. */
-const pgClient = async (iso: Isolation) => {
-  const client = new Pg.Client({ connectionString: iso.databaseUrl })
-  client.on("error", (error) => log(`postgres connection: ${error.message}`))
-  await client.connect()
-  return client
-}
-
-/** GET of a broadcast; a failed or non-200 answer is retried a few times before it counts. */
-const getBroadcast = async (node: HeraldProcess, token: string, id: string) => {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const got = await callJson(node.url, "GET", `/api/v1/rcs/broadcasts/${id}`, token)
-      if (got.status === 200 && got.body.broadcast) return got.body.broadcast
-      if (attempt >= 5) throw new Error(`GET broadcast answered ${got.status}: ${JSON.stringify(got.body).slice(0, 300)}`)
-    } catch (error) {
-      if (attempt >= 5) throw error
-    }
-    log(`GET broadcast failed (attempt ${attempt}); node exit code ${node.child.exitCode}`)
-    await sleep(200 * attempt)
-  }
-}
-
-// ---- processes: memory and CPU from /proc ----
-
-/** Samples a process's RSS (VmHWM is read at the end too; the sampler is for the report's curve). */
-const rssSampler = (pids: () => ReadonlyArray<number>) => {
-  const peak = new Map<number, number>()
-  const timer = setInterval(() => {
-    for (const pid of pids()) peak.set(pid, Math.max(peak.get(pid) ?? 0, rssMb(pid)))
-  }, 250)
-  return { stop: () => clearInterval(timer), peak: (pid: number) => Math.max(peak.get(pid) ?? 0, peakRssMb(pid)) }
-}
+const log = benchLog("broadcast")
 
 // ---- Postgres: COPY FROM STDIN through pg's custom-query hook (no pg-copy-streams here) ----
 
@@ -134,139 +108,10 @@ function* targetRows(broadcastId: string, n: number) {
   if (chunk.length > 0) yield chunk
 }
 
-// ---- a node with an account, an unlimited promotional bot, money, a template and a list ----
-
-interface Setup {
-  readonly accountId: string
-  readonly botId: string
-  readonly templateId: string
-  readonly listId: string
-  readonly token: string
-}
-
-const setUp = async (node: HeraldProcess, env: Record<string, string>, iso: Isolation, n: number): Promise<Setup> => {
-  const cli = async (...args: Array<string>) => {
-    const r = await heraldCommand(args, env)
-    if (r.code !== 0) throw new Error(`herald ${args.join(" ")} exited with ${r.code}: ${r.stderr}`)
-    return JSON.parse(r.stdout)
-  }
-  const accountId = (await cli("admin", "create-account", "--email", "bench@broadcast.io", "--password", "bench password", "--label", "Bench")).account_id
-  const botId = (await cli("admin", "create-bot", accountId, "--name", "Bench", "--use-case", "promotional", "--status", "active")).bot_id
-  await cli("admin", "bot-throughput", botId, "unlimited")
-  await cli("admin", "wallet-credit", accountId, String(Math.ceil(n * PRICE * 2) + 100))
-  const token = (await callJson(node.url, "POST", "/api/v1/rcs/auth/login", undefined, { email: "bench@broadcast.io", password: "bench password" })).body.token
-  const template = await callJson(node.url, "POST", "/api/v1/rcs/templates", token, { bot_id: botId, name: "bench offer", type: "text", text: "Big sale today" })
-  if (template.status !== 200) throw new Error(`template: ${template.status} ${JSON.stringify(template.body)}`)
-  const list = await callJson(node.url, "POST", "/api/v1/rcs/contact-lists", token, { name: "bench" })
-  if (list.status !== 200) throw new Error(`contact list: ${list.status} ${JSON.stringify(list.body)}`)
-  const listId = list.body.list.list_id as string
-  const started = performance.now()
-  const db = await pgClient(iso)
-  try {
-    await db.query(
-      `INSERT INTO contacts (list_id, phone) SELECT $1, '+91' || (7000000007 + i * 10)::text FROM generate_series(0, $2 - 1) AS i ORDER BY i`,
-      [listId, n]
-    )
-    await db.query("UPDATE contact_lists SET contact_count = $2 WHERE list_id = $1", [listId, n])
-    await db.query("VACUUM ANALYZE contacts")
-  } finally {
-    await db.end()
-  }
-  log(`${n} contacts written in ${round2((performance.now() - started) / 1000)} s`)
-  return { accountId, botId, templateId: template.body.template_id, listId, token }
-}
-
-// ---- one broadcast, watched until completed ----
-
-interface Watched {
-  readonly id: string
-  readonly seconds: number
-  readonly timeline: Record<string, number | null>
-  readonly final: Record<string, number | string>
-  readonly serverSeconds: number
-  readonly nodeCpuS: number
-  readonly machineBusyCores: number
-  /** delivered_count + read_count when the broadcast completed. */
-  readonly reportsAtCompletion: number
-}
-
-const runBroadcast = async (node: HeraldProcess, iso: Isolation, setup: Setup, n: number): Promise<Watched> => {
-  const db = await pgClient(iso)
-  try {
-    return await watch(node, db, setup, n)
-  } finally {
-    await db.end().catch(() => undefined)
-  }
-}
-
-const watch = async (node: HeraldProcess, db: Pg.Client, setup: Setup, n: number): Promise<Watched> => {
-  const pid = node.child.pid!
-  const cpu0 = cpuSeconds(pid)
-  const machine0 = machineCpu()
-  const started = performance.now()
-  const at = () => round2((performance.now() - started) / 1000)
-  const id = await createBroadcast(node.url, setup)
-  const timeline: Record<string, number | null> = { running_s: null, first_sent_s: null, targets_written_s: null, half_sent_s: null }
-  let lastLog = 0
-  let final: any
-  for (;;) {
-    const b = await getBroadcast(node, setup.token, id)
-    if (b.status !== "queued" && timeline.running_s === null) timeline.running_s = at()
-    if (b.sent_count + b.failed_count > 0 && timeline.first_sent_s === null) timeline.first_sent_s = at()
-    if (b.sent_count + b.failed_count >= n / 2 && timeline.half_sent_s === null) timeline.half_sent_s = at()
-    if (timeline.targets_written_s === null && b.status !== "queued") {
-      const written = (await db.query<{ n: number | null }>("SELECT max(target_no) + 1 AS n FROM broadcast_targets WHERE broadcast_id = $1", [id])).rows[0]!.n
-      if (written !== null && written >= b.total_count && b.total_count > 0) timeline.targets_written_s = at()
-    }
-    if (b.status === "completed" || b.status === "cancelled") {
-      final = b
-      break
-    }
-    if (performance.now() - lastLog > 5_000) {
-      lastLog = performance.now()
-      log(`${at()} s: ${b.status} sent ${b.sent_count}/${b.total_count} failed ${b.failed_count}; node CPU ${round2(cpuSeconds(pid) - cpu0)} s, RSS ${rssMb(pid)} MB`)
-    }
-    if (performance.now() - started > TIMEOUT_MS) throw new Error(`broadcast not completed in ${TIMEOUT_MS / 1000} s: ${JSON.stringify(b)}`)
-    await sleep(100)
-  }
-  const seconds = (performance.now() - started) / 1000
-  const nodeCpuS = cpuSeconds(pid) - cpu0
-  const machine1 = machineCpu()
-  const [server] = (await db.query<{ s: number }>("SELECT extract(epoch FROM completed_at - created_at)::float8 AS s FROM broadcasts WHERE broadcast_id = $1", [id])).rows
-  log(`${id} ${final.status} after ${round2(seconds)} s`)
-  return {
-    id,
-    seconds,
-    timeline,
-    final: { status: final.status, total: final.total_count, sent: final.sent_count, failed: final.failed_count, cancelled: final.cancelled_count },
-    reportsAtCompletion: final.delivered_count + final.read_count,
-    serverSeconds: server!.s,
-    nodeCpuS,
-    // Of the machine's cores, how many were busy on average (Herald, Postgres, NATS, this script).
-    machineBusyCores: (machine1.busy - machine0.busy) / ((machine1.total - machine0.total) / Math.max(1, cpuCores()))
-  }
-}
-
-const cpuCores = () => readFileSync("/proc/stat", "utf8").split("\n").filter((l) => /^cpu\d/.test(l)).length
-
-/** Targets by status, straight from broadcast_targets. */
-const targetStates = async (iso: Isolation, id: string) => {
-  const db = await pgClient(iso)
-  try {
-    const { rows } = await db.query<{ status: string; n: number }>(
-      "SELECT status, count(*)::int AS n FROM broadcast_targets WHERE broadcast_id = $1 GROUP BY status ORDER BY status",
-      [id]
-    )
-    return Object.fromEntries(rows.map((r) => [r.status, r.n]))
-  } finally {
-    await db.end()
-  }
-}
-
 // ---- the raw floor, on this machine, in the same database before the broadcast runs ----
 
-const measureFloor = async (iso: Isolation, setup: Setup, n: number) => {
-  const db = await pgClient(iso)
+const measureFloor = async (iso: Isolation, setup: RcsSetup, n: number) => {
+  const db = await pgClient(iso, log)
   let copyS: number, updateS: number
   try {
     // A scratch broadcast owning the rows (broadcast_targets references broadcasts), in the real
@@ -275,7 +120,7 @@ const measureFloor = async (iso: Isolation, setup: Setup, n: number) => {
     const scratch = (await db.query<{ id: string }>(
       `INSERT INTO broadcasts (account_id, bot_id, template_id, list_id, name, content, price, status)
        VALUES ($1, $2, $3, $4, 'floor', '{"text":"Big sale today"}', $5, 'running') RETURNING broadcast_id AS id`,
-      [setup.accountId, setup.botId, setup.templateId, setup.listId, PRICE]
+      [setup.accountId, setup.botId, setup.templateId, setup.listId, RCS_PRICE]
     )).rows[0]!.id
     await db.query("CHECKPOINT")
     let started = performance.now()
@@ -353,13 +198,13 @@ const large = async () => {
   const node = await startHerald(env, PROFILE ? { entry: { argv: ["--cpu-prof", `--cpu-prof-dir=${PROFILE}`, ...heraldEntry.argv, "serve"] } } : {})
   const sampler = rssSampler(() => [node.child.pid!, process.pid])
   try {
-    const setup = await setUp(node, env, iso, N)
+    const setup = await setUpRcs(node, env, iso, N, log)
     log("floor: COPY, UPDATE, JetStream publish")
     const floor = await measureFloor(iso, setup, N)
     log(`floor ${JSON.stringify(floor)}`)
     const rssBefore = rssMb(node.child.pid!)
-    const run = await runBroadcast(node, iso, setup, N)
-    const states = await targetStates(iso, run.id)
+    const run = await runRcsBroadcast(node, iso, setup, N, TIMEOUT_MS, log)
+    const states = await targetStates(iso, run.id, log)
     sampler.stop()
     return {
       recipients: N,
@@ -404,10 +249,10 @@ const small = async () => {
     node = await startHerald(env)
     const live = node
     sampler = rssSampler(() => [live.child.pid!, sim.child.pid!])
-    const setup = await setUp(node, env, iso, SMALL_N)
+    const setup = await setUpRcs(node, env, iso, SMALL_N, log)
     const simCpu0 = cpuSeconds(sim.child.pid!)
     const started = performance.now()
-    const run = await runBroadcast(node, iso, setup, SMALL_N)
+    const run = await runRcsBroadcast(node, iso, setup, SMALL_N, TIMEOUT_MS, log)
     // Delivered and read keep counting after completion: until every target has both, or until
     // neither has moved for STALL seconds (the simulator gives a callback up after ~10 s of retries).
     let deliveredS: number | null = null
@@ -416,7 +261,7 @@ const small = async () => {
     let moved = { at: performance.now(), count: -1 }
     let lastLog = performance.now()
     for (;;) {
-      last = await getBroadcast(node, setup.token, run.id)
+      last = await getBroadcast(node, setup.token, run.id, log)
       const now = performance.now()
       const elapsed = (now - started) / 1000
       if (deliveredS === null && last.delivered_count >= last.sent_count) deliveredS = elapsed
@@ -433,7 +278,7 @@ const small = async () => {
     const callbackWindowS = (performance.now() - started) / 1000 - run.seconds
     const simTotals = await fetch(`http://127.0.0.1:${simPort}/simulate/log`).then((r) => r.json() as Promise<any>, () => undefined)
     const simCpuS = cpuSeconds(sim.child.pid!) - simCpu0
-    const states = await targetStates(iso, run.id)
+    const states = await targetStates(iso, run.id, log)
     sampler.stop()
     return {
       recipients: SMALL_N,
