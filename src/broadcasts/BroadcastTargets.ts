@@ -136,6 +136,25 @@ export class BroadcastTargets extends Effect.Service<BroadcastTargets>()("herald
         return batch!
       })
 
+    /**
+     * The CTEs that write a batch of a campaign's targets from \`source\` (phone, vars, customer_id,
+     * opted_out, and n numbering them from \`firstNo\`) and count the skipped ones; a repeat writes
+     * nothing new and counts nothing (ON CONFLICT).
+     */
+    const writeCustomerTargets = (broadcastId: string, firstNo: number) =>
+      sql`, written AS (
+            INSERT INTO broadcast_targets (broadcast_id, target_no, phone, message_id, vars, customer_id, status)
+            SELECT ${broadcastId}::uuid, ${firstNo} + n, phone, gen_random_uuid(), vars, customer_id,
+                   CASE WHEN opted_out THEN 'skipped' ELSE 'pending' END
+            FROM source
+            ON CONFLICT DO NOTHING
+            RETURNING status
+          ), counted AS (
+            INSERT INTO broadcast_counters (broadcast_id, shard, skipped_count)
+            SELECT ${broadcastId}::uuid, ${shardOf(firstNo)}, count(*)::int FROM written WHERE status = 'skipped' HAVING count(*) > 0
+            ${sql.literal(ADD_ON_CONFLICT)}
+          )`
+
     const audienceWhere = (accountId: string, audience: AudienceCondition) =>
       audience.kind === "customers"
         ? sql`c.account_id = ${accountId}::uuid AND c.customer_id = ANY(${audience.ids}::uuid[])`
@@ -180,18 +199,7 @@ export class BroadcastTargets extends Effect.Service<BroadcastTargets>()("herald
               AND c.created_at <= ${input.upto}::timestamptz
             ORDER BY c.customer_id
             LIMIT ${input.limit}
-          ), written AS (
-            INSERT INTO broadcast_targets (broadcast_id, target_no, phone, message_id, vars, customer_id, status)
-            SELECT ${input.broadcastId}::uuid, ${input.firstNo} + n, phone, gen_random_uuid(), vars, customer_id,
-                   CASE WHEN opted_out THEN 'skipped' ELSE 'pending' END
-            FROM source
-            ON CONFLICT DO NOTHING
-            RETURNING status
-          ), counted AS (
-            INSERT INTO broadcast_counters (broadcast_id, shard, skipped_count)
-            SELECT ${input.broadcastId}::uuid, ${shardOf(input.firstNo)}, count(*)::int FROM written WHERE status = 'skipped' HAVING count(*) > 0
-            ${sql.literal(ADD_ON_CONFLICT)}
-          )
+          )${writeCustomerTargets(input.broadcastId, input.firstNo)}
           SELECT count(*)::int AS read, max(customer_id::text) AS last FROM source`
         return batch!
       })
@@ -220,18 +228,7 @@ export class BroadcastTargets extends Effect.Service<BroadcastTargets>()("herald
               AND s.status = 'failed' AND s.error->>'category' IN ${sql.in(RETRY_CATEGORIES)}
             ORDER BY s.target_no
             LIMIT ${input.limit}
-          ), written AS (
-            INSERT INTO broadcast_targets (broadcast_id, target_no, phone, message_id, vars, customer_id, status)
-            SELECT ${input.broadcastId}::uuid, ${input.firstNo} + n, phone, gen_random_uuid(), vars, customer_id,
-                   CASE WHEN opted_out THEN 'skipped' ELSE 'pending' END
-            FROM source
-            ON CONFLICT DO NOTHING
-            RETURNING status
-          ), counted AS (
-            INSERT INTO broadcast_counters (broadcast_id, shard, skipped_count)
-            SELECT ${input.broadcastId}::uuid, ${shardOf(input.firstNo)}, count(*)::int FROM written WHERE status = 'skipped' HAVING count(*) > 0
-            ${sql.literal(ADD_ON_CONFLICT)}
-          )
+          )${writeCustomerTargets(input.broadcastId, input.firstNo)}
           SELECT count(*)::int AS read, max(target_no)::text AS last FROM source`
         return batch!
       })

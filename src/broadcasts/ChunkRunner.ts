@@ -1,8 +1,6 @@
-import type { SqlError } from "@effect/sql/SqlError"
-import { Cause, Data, Duration, Effect, FiberSet, Layer, Option, Schedule } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
 import type { LeaseGuard } from "../actors/runtime/leaseGuard.ts"
-import { refused } from "../actors/runtime/sqlRefusal.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { checkContent } from "../domain/contentLimits.ts"
 import type { MessageContent } from "../domain/content.ts"
@@ -14,7 +12,8 @@ import { personalise } from "../templates/placeholders.ts"
 import { MessageBatches } from "../webhooks/MessageBatches.ts"
 import { BroadcastsRepo } from "./BroadcastsRepo.ts"
 import { BroadcastTargets, type Listening, type PendingTarget, type TargetOutcome } from "./BroadcastTargets.ts"
-import { type ChunkOrder, chunkKey } from "../messaging/chunkProtocol.ts"
+import type { ChunkOrder } from "../messaging/chunkProtocol.ts"
+import { makeChunkRuns, PartitionGone, untilWritten } from "./chunkRuns.ts"
 import { ChunkRuns } from "../messaging/ChunkRuns.ts"
 import { CHUNK_TARGETS, CHUNK_WINDOW } from "./chunking.ts"
 import { BroadcastProgress } from "./progress.ts"
@@ -32,8 +31,6 @@ interface Run {
   readonly id: string
 }
 
-/** The run stopped because this node no longer holds the bot's partition: its next owner runs the chunk. */
-class PartitionGone extends Data.TaggedError("PartitionGone")<{ readonly message: string }> {}
 
 type Header = NonNullable<Effect.Effect.Success<ReturnType<BroadcastsRepo["header"]>>>
 
@@ -81,20 +78,6 @@ const cancelledInDoubt = (messageId: string): GatewayErrorRecord => ({
   message_id: messageId
 })
 
-/** How long a stopping node waits for its slices on their way (see ChunkRunner's finalizer). */
-const STOP_SLICES_WITHIN_MS = 2_000
-
-/**
- * What a slice's send came to is written however long the database takes to take it (a pool with
- * no free connection for seconds, a lost connection): given up on, the chunk would start again
- * and find its sent targets claimed with no outcome, in doubt, and send them again once the
- * report window passed. A statement the database refuses is not tried again here.
- */
-const untilWritten = Schedule.exponential(Duration.millis(100), 2).pipe(
-  Schedule.either(Schedule.spaced(Duration.seconds(2))),
-  Schedule.whileInput((e: SqlError) => !refused(e))
-)
-
 /**
  * Sends broadcast chunks for the sender actors this node owns, through the bots' lanes (so a
  * broadcast and single sends share the bot's throughput). A chunk is sent slice by slice; each
@@ -117,32 +100,8 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
     const config = yield* AppConfig
     const progress = yield* BroadcastProgress
     const batches = yield* MessageBatches
-    const fibers = yield* FiberSet.make()
-    const running = new Set<string>()
-    // A stopping node (SIGTERM) lets the slices on their way finish and write their outcomes, and
-    // gives each run's claim back at its slice's end, before its runs are interrupted: a run cut
-    // off mid-slice left its sent targets claimed with no outcome, in doubt, and the next owner
-    // sent them again once the report window passed. Registered after the FiberSet, so it runs
-    // before the set interrupts what is left (runs waiting on a report window or a backoff).
-    let stopping = false
-    let busy = 0
-    const busyWhile = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      Effect.acquireUseRelease(Effect.sync(() => busy++), () => effect, () => Effect.sync(() => busy--))
-    yield* Effect.addFinalizer(() =>
-      Effect.suspend(() => {
-        stopping = true
-        if (busy === 0) return Effect.void
-        const started = Date.now()
-        return Effect.suspend(() => (busy === 0 ? Effect.void : Effect.fail("busy" as const))).pipe(
-          Effect.retry(Schedule.spaced(Duration.millis(20))),
-          // A slice is half a second of a paced bot's throughput; at most 2 s of the node's 10 s
-          // to exit, so the partitions' hand-off (up to 5 s of draining) still fits after it.
-          Effect.timeout(Duration.millis(Math.min(config.gatewayTimeoutMs + 1_000, STOP_SLICES_WITHIN_MS))),
-          Effect.zipRight(Effect.suspend(() => Effect.logInfo("broadcast slices on their way finished", { ms: Date.now() - started }))),
-          Effect.catchAll(() => Effect.logWarning("broadcast slices still on their way at the stop; their targets are left in doubt", { slices: busy }))
-        )
-      })
-    )
+    const runs = yield* makeChunkRuns("broadcast", config)
+    const busyWhile = runs.busyWhile
     const perBot = new Map<string, Effect.Semaphore>()
     // A claim this old belongs to no node still sending it: a slice's claim is renewed before each
     // attempt, and an attempt lasts at most one gateway timeout after its longest backoff (a
@@ -235,7 +194,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
           }
           remaining = again
           if (again.length > 0) {
-            if (stopping) return yield* stopRun(run, slice[slice.length - 1]!.targetNo)
+            if (runs.stopping()) return yield* stopRun(run, slice[slice.length - 1]!.targetNo)
             yield* Effect.sleep(retryDelay(attempt))
             yield* Effect.catchAll(run.lease.current, () => stopRun(run, slice[slice.length - 1]!.targetNo))
             yield* repo.claim(order.broadcastId, order.chunkNo, again[again.length - 1]!.targetNo, run.id).pipe(Effect.retry(untilWritten))
@@ -263,7 +222,7 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
           const status = yield* broadcasts.status(order.broadcastId)
           if (status === undefined) return
           if (status === "cancelled") return yield* cancelRest(run, header, slice[0]!.targetNo, resent ? targets.slice(start) : [])
-          if (stopping) return yield* busyWhile(stopRun(run, slice[0]!.targetNo - 1))
+          if (runs.stopping()) return yield* busyWhile(stopRun(run, slice[0]!.targetNo - 1))
           yield* Effect.catchAll(run.lease.current, () => stopRun(run, slice[0]!.targetNo - 1))
           yield* busyWhile(Effect.zipRight(
             repo.claim(order.broadcastId, order.chunkNo, slice[slice.length - 1]!.targetNo, run.id),
@@ -345,45 +304,12 @@ export class ChunkRunner extends Effect.Service<ChunkRunner>()("herald/broadcast
      */
     const start = (order: ChunkOrder, botId: string, lease: LeaseGuard, finished: Effect.Effect<void>, moved: Effect.Effect<void>) =>
       Effect.gen(function*() {
-        const key = chunkKey(order)
-        // Stopping: the chunk stays in its sender's state, whose sweep runs it on the next owner.
-        if (running.has(key) || stopping) return
-        running.add(key)
+        if (runs.skip(order)) return
         const permits = yield* permitsOf(botId, yield* rateOf(order.accountId, botId))
-        const run: Run = { order, botId, lease, id: randomUUID() }
-        yield* FiberSet.run(
-          fibers,
-          runChunk(run, permits).pipe(
-            // A read that dies (the bots cache's query while the database is away) is tried again too.
-            Effect.catchAllDefect((defect) => Effect.fail(defect)),
-            Effect.tapErrorCause((cause) =>
-              Cause.failureOption(cause).pipe(Option.exists((e) => e instanceof PartitionGone))
-                ? Effect.void
-                : Effect.logWarning("broadcast chunk failed; trying again", { broadcast_id: order.broadcastId, chunk: order.chunkNo, cause })
-            ),
-            Effect.retry({
-              schedule: Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5)))),
-              while: (e) => !(e instanceof PartitionGone)
-            }),
-            Effect.matchEffect({
-              onSuccess: () => finished,
-              // Stopped by this node's stop, the partition is still this node's until it is handed
-              // off: told now, the move would come back here. The sender's sweep runs it on the next owner.
-              onFailure: () => {
-                const stopped = (why: string) => Effect.logInfo(`broadcast chunk stopped: ${why}`, { broadcast_id: order.broadcastId, chunk: order.chunkNo })
-                return stopping
-                  ? stopped("this node is stopping; its sender's next owner runs the rest")
-                  : Effect.zipRight(stopped("the bot's partition left this node; its next owner runs the rest"), moved)
-              }
-            }),
-            Effect.ensuring(Effect.sync(() => running.delete(key)))
-          )
-        )
+        yield* runs.start(order, runChunk({ order, botId, lease, id: randomUUID() }, permits), finished, moved)
       })
 
-    const isRunning = (order: { readonly broadcastId: string; readonly chunkNo: number }) => running.has(chunkKey(order))
-
-    return { start, isRunning } as const
+    return { start, isRunning: runs.isRunning } as const
   }),
   dependencies: [BroadcastsRepo.Default, BroadcastTargets.Default, BotsCache.Default, BroadcastProgress.Default, MessageBatches.Default, SendDispatcher.Default]
 }) {}

@@ -1,14 +1,13 @@
-import type { SqlError } from "@effect/sql/SqlError"
-import { Cause, Data, Duration, Effect, FiberSet, Layer, Option, Schedule } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
 import type { LeaseGuard } from "../actors/runtime/leaseGuard.ts"
-import { refused } from "../actors/runtime/sqlRefusal.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { GatewayErrorRecord } from "../domain/gatewayError.ts"
 import { waUnconfirmed } from "../gateway/cloud/CloudApiGateway.ts"
 import { WaGateway } from "../gateway/WaGateway.ts"
 import type { WaSendOutcome } from "../gateway/wa.ts"
-import { type ChunkOrder, chunkKey } from "../messaging/chunkProtocol.ts"
+import type { ChunkOrder } from "../messaging/chunkProtocol.ts"
+import { makeChunkRuns, PartitionGone, untilWritten } from "./chunkRuns.ts"
 import { MAX_SEND_ATTEMPTS, retryDelay } from "../messaging/sendRetries.ts"
 import { type Bucket, type Limit, msUntilToken, take } from "../ratelimit/tokenBucket.ts"
 import { toCloudMessage } from "../whatsapp/cloud/payload.ts"
@@ -30,8 +29,6 @@ interface Run {
   readonly id: string
 }
 
-/** The run stopped because this node no longer holds the number's partition: its next owner runs the chunk. */
-class PartitionGone extends Data.TaggedError("PartitionGone")<{ readonly message: string }> {}
 
 type Header = NonNullable<Effect.Effect.Success<ReturnType<BroadcastsRepo["header"]>>>
 
@@ -49,14 +46,6 @@ const isRefusal = (value: Record<string, unknown> | GatewayErrorRecord): value i
 /** Requests to Meta in flight per run: bounds memory and sockets whatever the number's tier. */
 const IN_FLIGHT = 256
 
-/** How long a stopping node waits for its slices on their way (as ChunkRunner). */
-const STOP_SLICES_WITHIN_MS = 2_000
-
-/** Outcomes are written however long the database takes to take them (see ChunkRunner's untilWritten). */
-const untilWritten = Schedule.exponential(Duration.millis(100), 2).pipe(
-  Schedule.either(Schedule.spaced(Duration.seconds(2))),
-  Schedule.whileInput((e: SqlError) => !refused(e))
-)
 
 /** A number's pace: its tier a second, in bursts of a tenth of a second. */
 const paceOf = (throughput: number | undefined): Limit => {
@@ -82,25 +71,9 @@ export class WaChunkRunner extends Effect.Service<WaChunkRunner>()("herald/broad
     const numbers = yield* WaNumbers
     const config = yield* AppConfig
     const progress = yield* BroadcastProgress
-    const fibers = yield* FiberSet.make()
-    const running = new Set<string>()
     const buckets = new Map<string, Bucket>()
-    // As ChunkRunner: a stopping node lets the slices on their way finish and record their outcomes.
-    let stopping = false
-    let busy = 0
-    const busyWhile = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      Effect.acquireUseRelease(Effect.sync(() => busy++), () => effect, () => Effect.sync(() => busy--))
-    yield* Effect.addFinalizer(() =>
-      Effect.suspend(() => {
-        stopping = true
-        if (busy === 0) return Effect.void
-        return Effect.suspend(() => (busy === 0 ? Effect.void : Effect.fail("busy" as const))).pipe(
-          Effect.retry(Schedule.spaced(Duration.millis(20))),
-          Effect.timeout(Duration.millis(Math.min(config.gatewayTimeoutMs + 1_000, STOP_SLICES_WITHIN_MS))),
-          Effect.catchAll(() => Effect.logWarning("campaign slices still on their way at the stop; their targets are left unconfirmed", { slices: busy }))
-        )
-      })
-    )
+    const runs = yield* makeChunkRuns("campaign", config)
+    const busyWhile = runs.busyWhile
     const staleAfterMs = config.gatewayTimeoutMs + Duration.toMillis(retryDelay(MAX_SEND_ATTEMPTS - 1)) + 5_000
     const allowHttpMedia = config.mediaAllowHttp
 
@@ -193,7 +166,7 @@ export class WaChunkRunner extends Effect.Service<WaChunkRunner>()("herald/broad
           if (unsent.length > 0) return yield* stopRun(run, Math.min(...unsent.map((t) => t.targetNo)) - 1)
           remaining = again
           if (again.length > 0) {
-            if (stopping) return yield* stopRun(run, Math.min(...again.map((t) => t.targetNo)) - 1)
+            if (runs.stopping()) return yield* stopRun(run, Math.min(...again.map((t) => t.targetNo)) - 1)
             yield* Effect.sleep(retryDelay(attempt))
             yield* Effect.catchAll(run.lease.current, () => stopRun(run, Math.min(...again.map((t) => t.targetNo)) - 1))
             yield* repo.claim(order.broadcastId, order.chunkNo, slice[slice.length - 1]!.targetNo, run.id).pipe(Effect.retry(untilWritten))
@@ -214,7 +187,7 @@ export class WaChunkRunner extends Effect.Service<WaChunkRunner>()("herald/broad
           const status = yield* broadcasts.status(order.broadcastId)
           if (status === undefined) return
           if (status === "cancelled") return yield* repo.cancelPending(order.broadcastId, slice[0]!.targetNo, order.last)
-          if (stopping) return yield* busyWhile(stopRun(run, slice[0]!.targetNo - 1))
+          if (runs.stopping()) return yield* busyWhile(stopRun(run, slice[0]!.targetNo - 1))
           yield* Effect.catchAll(run.lease.current, () => stopRun(run, slice[0]!.targetNo - 1))
           yield* busyWhile(Effect.zipRight(
             repo.claim(order.broadcastId, order.chunkNo, slice[slice.length - 1]!.targetNo, run.id),
@@ -289,36 +262,12 @@ export class WaChunkRunner extends Effect.Service<WaChunkRunner>()("herald/broad
 
     const start = (order: ChunkOrder, phoneNumberId: string, lease: LeaseGuard, finished: Effect.Effect<void>, moved: Effect.Effect<void>) =>
       Effect.gen(function*() {
-        const key = chunkKey(order)
-        if (running.has(key) || stopping) return
-        running.add(key)
+        if (runs.skip(order)) return
         const permits = yield* permitsOf(phoneNumberId, yield* paceFor(phoneNumberId))
-        const run: Run = { order, phoneNumberId, lease, id: randomUUID() }
-        yield* FiberSet.run(
-          fibers,
-          runChunk(run, permits).pipe(
-            Effect.catchAllDefect((defect) => Effect.fail(defect)),
-            Effect.tapErrorCause((cause) =>
-              Cause.failureOption(cause).pipe(Option.exists((e) => e instanceof PartitionGone))
-                ? Effect.void
-                : Effect.logWarning("campaign chunk failed; trying again", { broadcast_id: order.broadcastId, chunk: order.chunkNo, cause })
-            ),
-            Effect.retry({
-              schedule: Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5)))),
-              while: (e) => !(e instanceof PartitionGone)
-            }),
-            Effect.matchEffect({
-              onSuccess: () => finished,
-              onFailure: () => (stopping ? Effect.void : moved)
-            }),
-            Effect.ensuring(Effect.sync(() => running.delete(key)))
-          )
-        )
+        yield* runs.start(order, runChunk({ order, phoneNumberId, lease, id: randomUUID() }, permits), finished, moved)
       })
 
-    const isRunning = (order: { readonly broadcastId: string; readonly chunkNo: number }) => running.has(chunkKey(order))
-
-    return { start, isRunning } as const
+    return { start, isRunning: runs.isRunning } as const
   }),
   dependencies: [BroadcastsRepo.Default, BroadcastTargets.Default, BroadcastProgress.Default, WaNumbers.Default]
 }) {}
