@@ -25,7 +25,7 @@ const env = envFor(iso)
 const cli = cliFor(env)
 let node: HeraldProcess
 let token = ""
-const ids = { account: "", bot: "", list: "", broadcast: "", importList: "", secretKey: "", segment: "" }
+const ids = { account: "", bot: "", list: "", broadcast: "", importList: "", secretKey: "", segment: "", number: "", campaign: "" }
 
 /** Where a new row goes in its list: on top, tied on the sort key with an existing row, or among older rows. */
 type Place = "top" | "tie" | "middle"
@@ -104,6 +104,8 @@ const byTime = (spec: {
 }
 
 const CONTENT = `'{"type":"text","text":"hi","suggestions":[]}'`
+/** A campaign's content as the campaign reads present it (its template as given, the definition, the category). */
+const CAMPAIGN_CONTENT = `'{"data":{"name":"offer","languageCode":"en"},"definition":{"name":"offer","language":"en","category":"MARKETING","components":[]},"category":"MARKETING"}'`
 const ofAccount = () => `account_id = '${ids.account}'`
 
 const LISTS: ReadonlyArray<ListUnderTest> = [
@@ -257,10 +259,46 @@ const LISTS: ReadonlyArray<ListUnderTest> = [
     table: "broadcasts",
     idColumn: "broadcast_id",
     timeColumn: "created_at",
-    scope: ofAccount,
+    // Campaigns live in the same table (channel whatsapp) and are another list.
+    scope: () => `${ofAccount()} AND channel = 'rcs'`,
     columns: "account_id, bot_id, template_id, list_id, name, content, price, status",
     values: (n) => `'${ids.account}', '${ids.bot}', gen_random_uuid(), '${ids.list}', 'row ' || ${n}, ${CONTENT}, 0.1, 'completed'`
   }),
+  // WhatsApp campaigns, the same rows under both surfaces that take a secret key.
+  ...(["public", "app"] as const).map((surface, i) =>
+    byTime({
+      route: `/api/v1/${surface}/campaigns`,
+      url: () => `/api/v1/${surface}/campaigns`,
+      field: "campaigns",
+      idField: "id",
+      timeField: "created_at",
+      table: "broadcasts",
+      idColumn: "broadcast_id",
+      timeColumn: "created_at",
+      scope: () => `${ofAccount()} AND channel = 'whatsapp'`,
+      columns: "account_id, channel, phone_number_id, template_id, name, content, audience, price, status",
+      values: (n) => `'${ids.account}', 'whatsapp', '${ids.number}', gen_random_uuid(), 'row ' || ${n}, ${CAMPAIGN_CONTENT}, '{"kind":"customers","ids":[]}', 0.8, 'completed'`,
+      auth: () => `${surface === "public" ? "Basic" : "Bearer"} ${ids.secretKey}`,
+      seededElsewhere: i === 1
+    })),
+  ...(["public", "app"] as const).map((surface, i): ListUnderTest => ({
+    route: `/api/v1/${surface}/campaigns/{id}/targets`,
+    url: () => `/api/v1/${surface}/campaigns/${ids.campaign}/targets`,
+    field: "targets",
+    id: (r) => String(r.target_no),
+    key: (r) => r.target_no,
+    ties: false,
+    // Even numbers only, so rows can be added between them; the app's list reads the same rows.
+    seed: () =>
+      i === 1 ? Promise.resolve() : db(`INSERT INTO broadcast_targets (broadcast_id, target_no, phone, message_id, customer_id)
+          SELECT $1, n * 2, '+919876541234', gen_random_uuid(), gen_random_uuid() FROM generate_series(0, ${SEED - 1}) n`, [ids.campaign]).then(() => undefined),
+    present: async () => new Set((await db<{ id: string }>("SELECT target_no::text AS id FROM broadcast_targets WHERE broadcast_id = $1", [ids.campaign])).map((r) => r.id)),
+    add: async (place) => {
+      const at = place === "top" ? "(SELECT max(target_no) + 1 FROM broadcast_targets WHERE broadcast_id = $1)" : `${1 + 2 * Math.floor(Math.random() * SEED)}`
+      await db(`INSERT INTO broadcast_targets (broadcast_id, target_no, phone, message_id, customer_id) SELECT $1, ${at}, '+919876541234', gen_random_uuid(), gen_random_uuid() ON CONFLICT DO NOTHING`, [ids.campaign])
+    },
+    auth: () => `${surface === "public" ? "Basic" : "Bearer"} ${ids.secretKey}`
+  })),
   {
     route: "/api/v1/rcs/contact-lists/{list_id}/contacts",
     url: () => `/api/v1/rcs/contact-lists/${ids.importList}/contacts`,
@@ -345,6 +383,13 @@ beforeAll(async () => {
     [ids.account, ids.bot, ids.list]
   )
   ids.broadcast = b!.id
+  ids.number = (await cli("admin", "create-wa-number", ids.account, "--phone", "+919800000501")).phone_number_id
+  const [c] = await db<{ id: string }>(
+    `INSERT INTO broadcasts (account_id, channel, phone_number_id, template_id, name, content, audience, price, status)
+     VALUES ($1, 'whatsapp', $2, gen_random_uuid(), 'targets', ${CAMPAIGN_CONTENT}, '{"kind":"customers","ids":[]}', 0.8, 'completed') RETURNING broadcast_id::text AS id`,
+    [ids.account, ids.number]
+  )
+  ids.campaign = c!.id
   // A segment without filters: its members are every customer of the account.
   ids.segment = (await callJson(node.url, "POST", "/api/v1/app/segments", `Bearer ${ids.secretKey}`, { name: "everyone" })).body.segment.id
   for (const list of LISTS) await list.seed()
