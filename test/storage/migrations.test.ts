@@ -57,7 +57,7 @@ layer(Env, { timeout: 60_000 })("storage", (it) => {
       const runtimeIds = new Set([
         "wa_numbers.phone_number_id", "wa_numbers.waba_id", "conversations.phone_number_id", "wa_templates.waba_id",
         "wa_templates.upstream_id", "wa_template_reviews.upstream_id", "wa_messages.phone_number_id", "wa_messages.upstream_id", "wa_inbound.upstream_id",
-        "wa_inbound.phone_number_id", "wa_calls.call_id", "wa_payments.payment_id", "wa_payments.reference_id", "customers.user_id",
+        "wa_inbound.phone_number_id", "broadcasts.phone_number_id", "wa_calls.call_id", "wa_payments.payment_id", "wa_payments.reference_id", "customers.user_id",
         "capi_configs.dataset_id", "capi_events.event_id",
         "actor_outbox.outbox_id", "actor_outbox.msg_id", "actor_timers.timer_id",
         "webhook_deliveries.delivery_id", "webhook_attempts.delivery_id", "webhook_dead_letters.delivery_id",
