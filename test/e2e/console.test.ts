@@ -226,7 +226,9 @@ describe("the console in Chromium", () => {
     await page.goto(`${node.url}/console/broadcasts`)
     // Not signed in: the sign-in page, which will come back here.
     await h1(page, "Sign in to the Herald console").waitFor()
-    expect(new URL(page.url()).pathname + new URL(page.url()).search).toBe(`/console/sign-in?next=${encodeURIComponent("/console/broadcasts")}`)
+    // The form shows as soon as the session reads signed out; the address follows in the effect
+    // after that render (app.tsx), so it is waited for rather than read once.
+    await expect.poll(() => new URL(page.url()).pathname + new URL(page.url()).search).toBe(`/console/sign-in?next=${encodeURIComponent("/console/broadcasts")}`)
 
     await page.getByLabel("E-mail").fill(TWOFA)
     await page.getByLabel("Password", { exact: true }).fill("not the password at all")
