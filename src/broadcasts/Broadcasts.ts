@@ -59,6 +59,18 @@ export class Broadcasts extends Effect.Service<Broadcasts>()("herald/broadcasts/
     const outbox = yield* Outbox
     const config = yield* AppConfig
 
+    /** Writes the broadcast and its actor's Start in one transaction, then wakes the outbox. */
+    const insertAndStart = (input: Parameters<BroadcastsRepo["insert"]>[0]) =>
+      Effect.gen(function*() {
+        const row = yield* Effect.gen(function*() {
+          const row = yield* repo.insert(input)
+          yield* outbox.enqueue(BroadcastKind, row.broadcastId, new Start(), { msgId: `start-${row.broadcastId}` })
+          return row
+        }).pipe(sql.withTransaction, Effect.orDie)
+        yield* outbox.nudge
+        return row
+      })
+
     const create = (principal: Principal, input: CreateInput) =>
       Effect.gen(function*() {
         yield* mayWrite.createBroadcasts(principal)
@@ -94,24 +106,18 @@ export class Broadcasts extends Effect.Service<Broadcasts>()("herald/broadcasts/
             price: cost
           })
         }
-        const row = yield* Effect.gen(function*() {
-          const row = yield* repo.insert({
-            accountId: principal.accountId,
-            botId: bot.botId,
-            templateId: input.templateId,
-            listId: list.listId,
-            name: input.name,
-            content: template.content,
-            // Only the template's placeholders: checkDefaults refused any other name.
-            variables: placeholders.length === 0 ? null : { ...input.variables },
-            price,
-            scheduledAt: input.scheduledAt ?? null
-          })
-          yield* outbox.enqueue(BroadcastKind, row.broadcastId, new Start(), { msgId: `start-${row.broadcastId}` })
-          return row
-        }).pipe(sql.withTransaction, Effect.orDie)
-        yield* outbox.nudge
-        return row
+        return yield* insertAndStart({
+          accountId: principal.accountId,
+          botId: bot.botId,
+          templateId: input.templateId,
+          listId: list.listId,
+          name: input.name,
+          content: template.content,
+          // Only the template's placeholders: checkDefaults refused any other name.
+          variables: placeholders.length === 0 ? null : { ...input.variables },
+          price,
+          scheduledAt: input.scheduledAt ?? null
+        })
       })
 
     /** The broadcast if the caller may see it: 404 when it is not the account's, 403 off-scope. */
@@ -191,24 +197,18 @@ export class Broadcasts extends Effect.Service<Broadcasts>()("herald/broadcasts/
           })
         }
         const suffix = " (retry)"
-        const retry = yield* Effect.gen(function*() {
-          const created = yield* repo.insert({
-            accountId: principal.accountId,
-            botId: row.botId,
-            templateId: row.templateId,
-            listId: row.listId,
-            name: row.name.slice(0, 200 - suffix.length) + suffix,
-            content: header.content,
-            variables: header.variables,
-            price,
-            scheduledAt: null,
-            retryOf: row.broadcastId
-          })
-          yield* outbox.enqueue(BroadcastKind, created.broadcastId, new Start(), { msgId: `start-${created.broadcastId}` })
-          return created
-        }).pipe(sql.withTransaction, Effect.orDie)
-        yield* outbox.nudge
-        return retry
+        return yield* insertAndStart({
+          accountId: principal.accountId,
+          botId: row.botId,
+          templateId: row.templateId,
+          listId: row.listId,
+          name: row.name.slice(0, 200 - suffix.length) + suffix,
+          content: header.content,
+          variables: header.variables,
+          price,
+          scheduledAt: null,
+          retryOf: row.broadcastId
+        })
       })
 
     return { create, get, list, targets: targetsOf, cancel, retryFailed } as const

@@ -14,10 +14,12 @@ import { SegmentsRepo } from "../segments/SegmentsRepo.ts"
 import { isIntegerKey } from "../storage/keyCursor.ts"
 import { type CursorScope, ListCursors } from "../storage/ListCursors.ts"
 import { Wallet } from "../wallet/Wallet.ts"
-import { NoWaNumber, TemplateNotUsable } from "../whatsapp/errors.ts"
+import { NoWaNumber } from "../whatsapp/errors.ts"
 import { WaNumbers } from "../whatsapp/numbers/WaNumbers.ts"
 import { buildTemplateSend } from "../whatsapp/templates/templateValues.ts"
+import type { TemplateCategory } from "../whatsapp/templates/templateRules.ts"
 import { WaTemplatesRepo } from "../whatsapp/templates/WaTemplatesRepo.ts"
+import { approvedTemplate } from "../whatsapp/templates/approvedTemplate.ts"
 
 export const CAMPAIGNS_LIMIT_DEFAULT = 50
 export const CAMPAIGNS_LIMIT_MAX = 1_000
@@ -95,6 +97,35 @@ export class Campaigns extends Effect.Service<Campaigns>()("herald/campaigns/Cam
     const outbox = yield* Outbox
     const config = yield* AppConfig
 
+    /** The category's price, once the wallet covers `count` messages at it (402 otherwise). */
+    const covered = (accountId: string, count: number, category: TemplateCategory) =>
+      Effect.gen(function*() {
+        const price = config.waPrices[category]
+        const cost = price * count
+        if (cost === 0) return price
+        const balance = yield* wallet.balanceFor(accountId, cost)
+        if (balance < cost) {
+          return yield* new InsufficientBalance({
+            message: `the wallet balance ${balance.toFixed(2)} does not cover ${count} ${category} messages at ${price.toFixed(2)} (${cost.toFixed(2)})`,
+            balance,
+            price: cost
+          })
+        }
+        return price
+      })
+
+    /** Writes the campaign and its actor's Start in one transaction, then wakes the outbox. */
+    const insertAndStart = (input: Parameters<BroadcastsRepo["insertCampaign"]>[0]) =>
+      Effect.gen(function*() {
+        const row = yield* Effect.gen(function*() {
+          const row = yield* repo.insertCampaign(input)
+          yield* outbox.enqueue(BroadcastKind, row.broadcastId, new Start(), { msgId: `start-${row.broadcastId}` })
+          return row
+        }).pipe(sql.withTransaction, Effect.orDie)
+        yield* outbox.nudge
+        return row
+      })
+
     const create = (accountId: string, input: CampaignInput) =>
       Effect.gen(function*() {
         const number = yield* numbers.sender(accountId, input.phoneNumberId)
@@ -114,18 +145,7 @@ export class Campaigns extends Effect.Service<Campaigns>()("herald/campaigns/Cam
         const chosen = yield* audienceOf(accountId, input.audience, segments)
         if (chosen.issues !== undefined) issues.push(...chosen.issues)
         if (issues.length > 0 || chosen.audience === undefined) return yield* new InvalidRequest({ message: describeIssues(issues), errors: issues })
-        const found = yield* templates.byName(accountId, name as string)
-        const template = found.find((t) => t.language === languageCode)
-        if (template === undefined) {
-          return yield* new TemplateNotUsable({
-            message: found.length === 0
-              ? `no template named ${name}`
-              : `template ${name} has no ${languageCode} version (it has ${found.map((t) => t.language).join(", ")})`
-          })
-        }
-        if (template.status !== "APPROVED") {
-          return yield* new TemplateNotUsable({ message: `template ${name} (${languageCode}) is ${template.status === "PENDING" ? "still pending Meta's review" : "rejected"}` })
-        }
+        const template = yield* approvedTemplate(templates, accountId, name as string, languageCode as string)
         // Per-recipient values: every {{trait.x}} has a fallback, and the values filled with the
         // fallbacks are what the template asks for (a customer's own trait is checked when sent).
         const traits = traitsIn(input.template)
@@ -136,38 +156,21 @@ export class Campaigns extends Effect.Service<Campaigns>()("herald/campaigns/Cam
           if ("issues" in built) valueIssues.push(...built.issues.map((i) => new FieldIssue({ path: i.path.replace(/^data/, "template"), message: i.message })))
         }
         if (valueIssues.length > 0) return yield* new InvalidRequest({ message: describeIssues(valueIssues), errors: valueIssues })
-        const price = config.waPrices[template.category]
         const size = (yield* targets.snapshotAudience(accountId, audienceCondition(chosen.audience)).pipe(Effect.orDie)).total
-        const cost = price * size
-        if (cost > 0) {
-          const balance = yield* wallet.balanceFor(accountId, cost)
-          if (balance < cost) {
-            return yield* new InsufficientBalance({
-              message: `the wallet balance ${balance.toFixed(2)} does not cover ${size} ${template.category} messages at ${price.toFixed(2)} (${cost.toFixed(2)})`,
-              balance,
-              price: cost
-            })
-          }
-        }
+        const price = yield* covered(accountId, size, template.category)
         const now = yield* Clock.currentTimeMillis
         const scheduledAt = input.scheduled_at !== undefined && input.scheduled_at.getTime() > now ? input.scheduled_at : null
-        const row = yield* Effect.gen(function*() {
-          const row = yield* repo.insertCampaign({
-            accountId,
-            phoneNumberId: number.phoneNumberId,
-            templateId: template.templateId,
-            name: input.name,
-            content: { data: input.template, definition: template.definition, category: template.category },
-            audience: chosen.audience,
-            variables: traits.length === 0 ? null : Object.fromEntries(traits.map((t) => [t, fallbacks[t]!])),
-            price,
-            scheduledAt
-          })
-          yield* outbox.enqueue(BroadcastKind, row.broadcastId, new Start(), { msgId: `start-${row.broadcastId}` })
-          return row
-        }).pipe(sql.withTransaction, Effect.orDie)
-        yield* outbox.nudge
-        return row
+        return yield* insertAndStart({
+          accountId,
+          phoneNumberId: number.phoneNumberId,
+          templateId: template.templateId,
+          name: input.name,
+          content: { data: input.template, definition: template.definition, category: template.category },
+          audience: chosen.audience,
+          variables: traits.length === 0 ? null : Object.fromEntries(traits.map((t) => [t, fallbacks[t]!])),
+          price,
+          scheduledAt
+        })
       })
 
     const get = (accountId: string, campaignId: string) =>
@@ -226,36 +229,19 @@ export class Campaigns extends Effect.Service<Campaigns>()("herald/campaigns/Cam
             message: `campaign ${campaignId} has no target that failed with a category worth retrying (${RETRY_CATEGORIES.join(", ")})`
           })
         }
-        const price = config.waPrices[source.content.category]
-        const cost = price * total
-        if (cost > 0) {
-          const balance = yield* wallet.balanceFor(accountId, cost)
-          if (balance < cost) {
-            return yield* new InsufficientBalance({
-              message: `the wallet balance ${balance.toFixed(2)} does not cover ${total} ${source.content.category} messages at ${price.toFixed(2)} (${cost.toFixed(2)})`,
-              balance,
-              price: cost
-            })
-          }
-        }
+        const price = yield* covered(accountId, total, source.content.category)
         const suffix = " (retry)"
-        const row = yield* Effect.gen(function*() {
-          const row = yield* repo.insertCampaign({
-            accountId,
-            phoneNumberId: source.phoneNumberId,
-            templateId: source.templateId,
-            name: source.name.slice(0, CAMPAIGN_NAME_MAX - suffix.length) + suffix,
-            content: source.content,
-            audience: { kind: "retry", of: source.broadcastId },
-            variables: source.variables,
-            price,
-            scheduledAt: null
-          })
-          yield* outbox.enqueue(BroadcastKind, row.broadcastId, new Start(), { msgId: `start-${row.broadcastId}` })
-          return row
-        }).pipe(sql.withTransaction, Effect.orDie)
-        yield* outbox.nudge
-        return row
+        return yield* insertAndStart({
+          accountId,
+          phoneNumberId: source.phoneNumberId,
+          templateId: source.templateId,
+          name: source.name.slice(0, CAMPAIGN_NAME_MAX - suffix.length) + suffix,
+          content: source.content,
+          audience: { kind: "retry", of: source.broadcastId },
+          variables: source.variables,
+          price,
+          scheduledAt: null
+        })
       })
 
     return { create, get, list, targets: targetsOf, cancel, retryFailed } as const

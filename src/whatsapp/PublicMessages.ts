@@ -8,7 +8,7 @@ import { InsufficientBalance } from "../messaging/errors.ts"
 import { toE164 } from "../messaging/phone.ts"
 import type { SecretKeyAccount } from "../security/SecretKeys.ts"
 import { Wallet } from "../wallet/Wallet.ts"
-import { NoWaNumber, OutsideServiceWindow, RecipientOptedOut, TemplateNotUsable } from "./errors.ts"
+import { NoWaNumber, OutsideServiceWindow, RecipientOptedOut } from "./errors.ts"
 import { checkMessageData, type CloudContent, isFreeFormType, type PublicMessageType } from "./message/publicMessage.ts"
 import { WaNumbers } from "./numbers/WaNumbers.ts"
 import { type WaMessage, type WaMessageStatusEntry, WaMessagesRepo } from "./message/WaMessagesRepo.ts"
@@ -16,6 +16,7 @@ import { ConversationsRepo } from "../conversations/ConversationsRepo.ts"
 import { WaSend, WaSenderKind } from "./sender/WaSenderKind.ts"
 import { buildTemplateSend } from "./templates/templateValues.ts"
 import { WaTemplatesRepo } from "./templates/WaTemplatesRepo.ts"
+import { approvedTemplate } from "./templates/approvedTemplate.ts"
 import { CustomersRepo } from "../customers/CustomersRepo.ts"
 import { isOptedOut } from "../customers/optOut.ts"
 
@@ -82,22 +83,7 @@ export class PublicMessages extends Effect.Service<PublicMessages>()("herald/wha
           issues.push(new FieldIssue({ path: "data.languageCode", message: "must be the template's language code, e.g. en or en_US" }))
         }
         if (issues.length > 0) return undefined
-        const found = yield* templates.byName(accountId, named.name as string)
-        const exact = found.find((t) => t.language === named.languageCode)
-        if (exact === undefined) {
-          return yield* new TemplateNotUsable({
-            message: found.length === 0
-              ? `no template named ${named.name}`
-              : `template ${named.name} has no ${named.languageCode} version (it has ${found.map((t) => t.language).join(", ")})`
-          })
-        }
-        if (exact.status !== "APPROVED") {
-          return yield* new TemplateNotUsable({
-            message: exact.status === "PENDING"
-              ? `template ${named.name} (${named.languageCode}) is still pending Meta's review`
-              : `template ${named.name} (${named.languageCode}) was rejected${exact.rejectedReason ? ` (${exact.rejectedReason})` : ""}`
-          })
-        }
+        const exact = yield* approvedTemplate(templates, accountId, named.name as string, named.languageCode as string)
         const built = buildTemplateSend(exact.definition, data, { allowHttpMedia })
         if ("issues" in built) {
           issues.push(...built.issues)
